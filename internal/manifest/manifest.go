@@ -1,0 +1,189 @@
+// Package manifest holds the raw testnet manifest as the user wrote it in TOML,
+// its defaults and its validation. Resolution into concrete nodes, addresses and
+// peers is the plan package's job; nothing here touches the machine.
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Manifest is one testnet as declared in a TOML file. Every field's default is
+// in defaults.go and documented in docs/manifest.md.
+type Manifest struct {
+	// Name labels the testnet, its run directories and its resources.
+	Name string `toml:"name"`
+	// Seed makes every random choice of the plan (peer picks, zone
+	// assignment, topologies) reproducible.
+	Seed int64 `toml:"seed"`
+	// Network is the address plan and link emulation.
+	Network Network `toml:"network"`
+	// Node maps a group name to a group of identical nodes. Groups are
+	// resolved in the order they appear in the file.
+	Node map[string]*Group `toml:"node"`
+	// Load is the default workload of `benchnet run`.
+	Load Load `toml:"load"`
+
+	// File is the path the manifest was read from ("" for built-ins).
+	File string `toml:"-"`
+	// Raw is the file's content as given, kept for the run directory.
+	Raw []byte `toml:"-"`
+
+	pos positions
+}
+
+// Network is the [network] table.
+type Network struct {
+	// Subnet holds every node address; .1 is the harness's bridge address.
+	Subnet string `toml:"subnet"`
+	// Topology is "full" (every node has every other as persistent peer) or
+	// "seeds" (nodes know only the seed nodes and find peers with PEX).
+	Topology string `toml:"topology"`
+
+	// Zones is a built-in zone set name ("aws") or the path of a CSV matrix
+	// of one-way delays in ms ("" = no latency emulation).
+	Zones string `toml:"zones"`
+	// Jitter is a fraction of the one-way delay ("5%") or a duration ("2ms").
+	Jitter string `toml:"jitter"`
+	// Loss is the packet loss probability on every link ("0.1%").
+	Loss string `toml:"loss"`
+	// Bandwidth is every node's egress rate ("10mbit"); "" = unlimited.
+	Bandwidth string `toml:"bandwidth"`
+	// Linkem picks the link-emulation backend: "auto", "netem", "userspace".
+	Linkem string `toml:"linkem"`
+}
+
+// Group is one [node.<name>] table: Count identical nodes.
+type Group struct {
+	Count int `toml:"count"`
+	// Role is validator, full or seed; default: the group's name when it is
+	// one of those, else validator.
+	Role string `toml:"role"`
+	// Release is NAME@VERSION, e.g. cometbft@v1.0.1.
+	Release string `toml:"release"`
+	// Zone places every node of the group in one zone; Zones spreads them
+	// round-robin over several. A free-form label unless [network].zones is set.
+	Zone  string   `toml:"zone"`
+	Zones []string `toml:"zones"`
+	// App is "kvstore" (in-process) or "kvstore-socket" (abci-cli kvstore as a
+	// separate process over TCP).
+	App string `toml:"app"`
+	// StartDelay starts the group this long after the others were started.
+	StartDelay Duration `toml:"start_delay"`
+	// Config overrides the node's config.toml by dotted key
+	// ("mempool.size" = 10000, "log_level" = "error").
+	Config map[string]any `toml:"config"`
+}
+
+// Load is the [load] table: the open-loop workload of `benchnet run`.
+type Load struct {
+	// Rate is tx/s per connection; Connections the number of connections
+	// per target node (the QA method's c × r).
+	Rate        float64  `toml:"rate"`
+	Connections int      `toml:"connections"`
+	Duration    Duration `toml:"duration"`
+	// Count, when set, is the exact number of txs (overrides Duration).
+	Count int `toml:"count"`
+	// Size is the exact byte size of every tx.
+	Size int `toml:"size"`
+	// Shape is "constant" or "ramp" (linear from RampFrom to Rate).
+	Shape    string  `toml:"shape"`
+	RampFrom float64 `toml:"ramp_from"`
+	// Target is "round-robin" (connections spread over validators), "all"
+	// (c connections to every validator) or "single" (first validator).
+	Target string `toml:"target"`
+	// Transport is "websocket" or "http"; Method "async" or "sync".
+	Transport string `toml:"transport"`
+	Method    string `toml:"method"`
+	// Format is "kv" (our payload) or "loadtime" (CometBFT's test/loadtime).
+	Format string `toml:"format"`
+	// Keys is "unique" (one key per tx) or "fixed" (every tx writes one key).
+	Keys string `toml:"keys"`
+	// Warmup is how long the warm-up may take at most.
+	Warmup Duration `toml:"warmup"`
+	// Grace is how long to wait for mempools to drain after the last send.
+	Grace Duration `toml:"grace"`
+	// LatencyBlock is "H" (header time of the committing block) or "H+1"
+	// (as CometBFT's loadtime report does).
+	LatencyBlock string `toml:"latency_block"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("500ms").
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("not a duration (want e.g. \"500ms\", \"90s\"): %q", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Load reads, decodes, defaults and validates the manifest at path.
+func LoadFile(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes, defaults and validates a manifest. file names it in errors.
+// Every problem found is reported at once, each as file:line: field: message.
+func Parse(file string, data []byte) (*Manifest, error) {
+	m := &Manifest{File: file, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(m); err != nil {
+		return nil, m.decodeError(err)
+	}
+	m.applyDefaults()
+	if errs := m.Validate(); len(errs) > 0 {
+		return nil, errs
+	}
+	return m, nil
+}
+
+// decodeError turns go-toml's errors into FieldErrors with file:line.
+func (m *Manifest) decodeError(err error) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) {
+		var errs Errors
+		for _, e := range strict.Errors {
+			line, _ := e.Position()
+			errs = append(errs, &FieldError{File: m.File, Line: line, Field: joinKey(e.Key()), Msg: "unknown key"})
+		}
+		return errs
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		line, _ := de.Position()
+		return Errors{{File: m.File, Line: line, Field: joinKey(de.Key()), Msg: de.Error()}}
+	}
+	return Errors{{File: m.File, Msg: err.Error()}}
+}
+
+// GroupNames returns the groups in the order they appear in the file, so the
+// plan follows the user's order and stays deterministic.
+func (m *Manifest) GroupNames() []string {
+	return m.pos.order("node", m.Node)
+}
+
+// Line returns the line of a dotted field path, or of its closest enclosing
+// table, or 0 when the field comes from a default.
+func (m *Manifest) Line(field string) int { return m.pos.line(field) }
+
+// Errorf builds a FieldError located at field's line.
+func (m *Manifest) Errorf(field, format string, args ...any) *FieldError {
+	return &FieldError{File: m.File, Line: m.pos.line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,199 @@
+// Package plan resolves a manifest into a concrete testnet: every node's name,
+// role, zone, address, ports, peers, binary and config overrides. The result
+// is a pure, deterministic function of the manifest (same manifest and seed,
+// same plan); runners and drivers only read it.
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/manifest"
+)
+
+// Default ports: every node is its own host, so every node uses the same ones.
+const (
+	P2PPort        = 26656
+	RPCPort        = 26657
+	ABCIPort       = 26658
+	PrometheusPort = 26660
+)
+
+// Testnet is a resolved manifest.
+type Testnet struct {
+	Name     string           `json:"name"`
+	Seed     int64            `json:"seed"`
+	Subnet   netip.Prefix     `json:"subnet"`
+	Gateway  netip.Addr       `json:"gateway"` // the harness's address on the testnet's bridge
+	Topology string           `json:"topology"`
+	Network  manifest.Network `json:"network"`
+	Nodes    []*Node          `json:"nodes"`
+	Load     manifest.Load    `json:"load"`
+}
+
+// Node is one resolved node.
+type Node struct {
+	Name    string     `json:"name"`
+	Index   int        `json:"index"` // position in Testnet.Nodes
+	Group   string     `json:"group"`
+	Role    string     `json:"role"`
+	Zone    string     `json:"zone"`
+	Release Release    `json:"release"`
+	App     string     `json:"app"`
+	Addr    netip.Addr `json:"addr"`
+	// Ports on Addr (ABCI listens on the node's loopback).
+	P2PPort        int `json:"p2p_port"`
+	RPCPort        int `json:"rpc_port"`
+	ABCIPort       int `json:"abci_port"`
+	PrometheusPort int `json:"prometheus_port"`
+	// PersistentPeers and Seeds name other nodes of the testnet.
+	PersistentPeers []string      `json:"persistent_peers"`
+	Seeds           []string      `json:"seeds"`
+	StartDelay      time.Duration `json:"start_delay"`
+	// Config holds the manifest's overrides by dotted key.
+	Config map[string]any `json:"config,omitempty"`
+}
+
+// Release names a node binary by name and pinned version.
+type Release struct {
+	Name    string `json:"name"`    // "cometbft"
+	Version string `json:"version"` // "v1.0.1"
+}
+
+func (r Release) String() string { return r.Name + "@" + r.Version }
+
+// RPCURL is the node's CometBFT RPC endpoint as seen from the harness.
+func (n *Node) RPCURL() string {
+	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()
+}
+
+// MetricsURL is the node's Prometheus endpoint.
+func (n *Node) MetricsURL() string {
+	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.PrometheusPort)).String() + "/metrics"
+}
+
+// Resolve turns a validated manifest into a Testnet.
+func Resolve(m *manifest.Manifest) (*Testnet, error) {
+	prefix, err := netip.ParsePrefix(m.Network.Subnet)
+	if err != nil {
+		return nil, fmt.Errorf("resolve network.subnet: %w", err)
+	}
+	gw := prefix.Addr().Next()
+	t := &Testnet{
+		Name: m.Name, Seed: m.Seed, Subnet: prefix, Gateway: gw,
+		Topology: m.Network.Topology, Network: m.Network, Load: m.Load,
+	}
+	rng := rand.New(rand.NewPCG(uint64(m.Seed), 0x62656e63686e6574)) // "benchnet"
+	addr := gw
+	for _, gname := range m.GroupNames() {
+		g := m.Node[gname]
+		name, version, ok := manifest.ParseRelease(g.Release)
+		if !ok {
+			return nil, fmt.Errorf("resolve node.%s.release: %q", gname, g.Release)
+		}
+		for i := 0; i < g.Count; i++ {
+			addr = addr.Next()
+			if !prefix.Contains(addr) {
+				return nil, fmt.Errorf("resolve: subnet %s has no address left for %s%d", prefix, gname, i)
+			}
+			zone := g.Zone
+			if len(g.Zones) > 0 {
+				zone = g.Zones[i%len(g.Zones)]
+			}
+			t.Nodes = append(t.Nodes, &Node{
+				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
+				Zone: zone, Release: Release{name, version}, App: g.App, Addr: addr,
+				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
+				StartDelay: g.StartDelay.Duration, Config: g.Config,
+			})
+		}
+	}
+	t.connect(rng)
+	return t, nil
+}
+
+// connect fills in peers by topology.
+func (t *Testnet) connect(rng *rand.Rand) {
+	var seeds []string
+	for _, n := range t.Nodes {
+		if n.Role == "seed" {
+			seeds = append(seeds, n.Name)
+		}
+	}
+	for _, n := range t.Nodes {
+		n.PersistentPeers, n.Seeds = []string{}, []string{}
+		switch {
+		case t.Topology == "full":
+			for _, p := range t.Nodes {
+				if p != n {
+					n.PersistentPeers = append(n.PersistentPeers, p.Name)
+				}
+			}
+		case n.Role == "seed":
+			// Seeds know each other; they crawl the rest through PEX.
+			for _, s := range seeds {
+				if s != n.Name {
+					n.Seeds = append(n.Seeds, s)
+				}
+			}
+		default:
+			n.Seeds = append(n.Seeds, seeds...)
+		}
+	}
+	_ = rng // reserved for randomised topologies; drawn in a fixed order to stay deterministic
+}
+
+// Validators returns the validator nodes in plan order.
+func (t *Testnet) Validators() []*Node { return t.ByRole("validator") }
+
+// ByRole returns the nodes of one role in plan order.
+func (t *Testnet) ByRole(role string) []*Node {
+	var out []*Node
+	for _, n := range t.Nodes {
+		if n.Role == role {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Node returns the node called name, or nil.
+func (t *Testnet) Node(name string) *Node {
+	for _, n := range t.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Releases returns the distinct releases the testnet runs, sorted.
+func (t *Testnet) Releases() []Release {
+	seen := map[Release]bool{}
+	var out []Release
+	for _, n := range t.Nodes {
+		if !seen[n.Release] {
+			seen[n.Release] = true
+			out = append(out, n.Release)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// JSON renders the plan for `benchnet plan --json` and the run directory.
+func (t *Testnet) JSON() ([]byte, error) { return json.MarshalIndent(t, "", "  ") }
+
+// ReadJSON reads a plan written by JSON.
+func ReadJSON(data []byte) (*Testnet, error) {
+	var t Testnet
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("decode plan: %w", err)
+	}
+	return &t, nil
+}

@@ -1,0 +1,203 @@
+// Package rundir owns the layout of a run directory. Every stage writes its
+// raw records here as they happen, and every later stage (analyze, report,
+// compare) reads only from here, so an interrupted run stays readable and a
+// report can be re-rendered with no node running.
+//
+// Layout of runs/<timestamp>-<name>/:
+//
+//	manifest.toml      the manifest as given
+//	plan.json          the resolved testnet (plan.Testnet)
+//	state.json         every resource the runner created, written as created (infra/local)
+//	events.jsonl       timestamped events: node started, ready, crashed, load start/stop …
+//	homes/<node>/      node homes (config, data)
+//	logs/<node>.log    node stdout+stderr (and <node>-app.log for socket apps)
+//	txs.csv            one row per sent tx (load)
+//	blocks.csv         one row per block in the run's height range (load)
+//	results.json       summary of the run (analyze)
+//	metrics/           Prometheus samples and process stats (collect)
+//	report.md, report.html, plots/   the report (report)
+package rundir
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// File names inside a run directory.
+const (
+	Manifest = "manifest.toml"
+	Plan     = "plan.json"
+	State    = "state.json"
+	Events   = "events.jsonl"
+	Homes    = "homes"
+	Logs     = "logs"
+	Txs      = "txs.csv"
+	Blocks   = "blocks.csv"
+	Results  = "results.json"
+	Metrics  = "metrics"
+)
+
+// Dir is one run directory.
+type Dir struct {
+	Path string
+
+	mu     sync.Mutex
+	events *os.File
+}
+
+// Create makes a new run directory root/<timestamp>-<name>.
+func Create(root, name string, now time.Time) (*Dir, error) {
+	path := filepath.Join(root, now.UTC().Format("20060102-150405")+"-"+name)
+	for i := 2; ; i++ {
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			break
+		}
+		path = filepath.Join(root, fmt.Sprintf("%s-%s-%d", now.UTC().Format("20060102-150405"), name, i))
+	}
+	for _, sub := range []string{"", Homes, Logs, Metrics} {
+		if err := os.MkdirAll(filepath.Join(path, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("create run directory: %w", err)
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{Path: abs}, nil
+}
+
+// Open opens an existing run directory.
+func Open(path string) (*Dir, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("open run directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("open run directory: %s is not a directory", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{Path: abs}, nil
+}
+
+// Join returns a path inside the run directory.
+func (d *Dir) Join(elem ...string) string { return filepath.Join(append([]string{d.Path}, elem...)...) }
+
+// WriteFile writes a whole file atomically (temp file + rename), so a reader
+// never sees half of it.
+func (d *Dir) WriteFile(name string, data []byte) error {
+	return WriteAtomic(d.Join(name), data)
+}
+
+// WriteAtomic writes data to path via a temp file and rename.
+func WriteAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// WriteJSON writes v as indented JSON.
+func (d *Dir) WriteJSON(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	return d.WriteFile(name, append(data, '\n'))
+}
+
+// ReadJSON reads a JSON file of the run directory into v.
+func (d *Dir) ReadJSON(name string, v any) error {
+	data, err := os.ReadFile(d.Join(name))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decode %s: %w", name, err)
+	}
+	return nil
+}
+
+// Event is one line of events.jsonl.
+type Event struct {
+	Time   time.Time `json:"time"`
+	Kind   string    `json:"kind"` // e.g. node_started, node_ready, node_exited, load_started
+	Node   string    `json:"node,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// Event appends one event to events.jsonl and flushes it to the file.
+func (d *Dir) Event(kind, node, detail string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.events == nil {
+		f, err := os.OpenFile(d.Join(Events), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("open events: %w", err)
+		}
+		d.events = f
+	}
+	line, _ := json.Marshal(Event{Time: time.Now().UTC(), Kind: kind, Node: node, Detail: detail})
+	_, err := d.events.Write(append(line, '\n'))
+	return err
+}
+
+// ReadEvents reads events.jsonl; a missing file is no events.
+func (d *Dir) ReadEvents() ([]Event, error) {
+	data, err := os.ReadFile(d.Join(Events))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Event
+	for i, line := range splitLines(data) {
+		var e Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			// A crash can cut the last line; everything before it is good.
+			return out, fmt.Errorf("events.jsonl:%d: %w", i+1, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func splitLines(data []byte) [][]byte {
+	var out [][]byte
+	start := 0
+	for i, c := range data {
+		if c == '\n' {
+			if i > start {
+				out = append(out, data[start:i])
+			}
+			start = i + 1
+		}
+	}
+	if start < len(data) {
+		out = append(out, data[start:])
+	}
+	return out
+}
+
+// Close flushes and closes open files.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.events != nil {
+		err := d.events.Close()
+		d.events = nil
+		return err
+	}
+	return nil
+}
