@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -17,22 +18,22 @@ import (
 // in defaults.go and documented in docs/manifest.md.
 type Manifest struct {
 	// Name labels the testnet, its run directories and its resources.
-	Name string `toml:"name"`
+	Name string `toml:"name" json:"name"`
 	// Seed makes every random choice of the plan (peer picks, zone
 	// assignment, topologies) reproducible.
-	Seed int64 `toml:"seed"`
+	Seed int64 `toml:"seed" json:"seed"`
 	// Network is the address plan and link emulation.
-	Network Network `toml:"network"`
+	Network Network `toml:"network" json:"network"`
 	// Node maps a group name to a group of identical nodes. Groups are
 	// resolved in the order they appear in the file.
-	Node map[string]*Group `toml:"node"`
+	Node map[string]*Group `toml:"node" json:"node"`
 	// Load is the default workload of `benchnet run`.
-	Load Load `toml:"load"`
+	Load Load `toml:"load" json:"load"`
 
 	// File is the path the manifest was read from ("" for built-ins).
-	File string `toml:"-"`
+	File string `toml:"-" json:"-"`
 	// Raw is the file's content as given, kept for the run directory.
-	Raw []byte `toml:"-"`
+	Raw []byte `toml:"-" json:"-"`
 
 	pos positions
 }
@@ -40,77 +41,77 @@ type Manifest struct {
 // Network is the [network] table.
 type Network struct {
 	// Subnet holds every node address; .1 is the harness's bridge address.
-	Subnet string `toml:"subnet"`
+	Subnet string `toml:"subnet" json:"subnet"`
 	// Topology is "full" (every node has every other as persistent peer) or
 	// "seeds" (nodes know only the seed nodes and find peers with PEX).
-	Topology string `toml:"topology"`
+	Topology string `toml:"topology" json:"topology"`
 
 	// Zones is a built-in zone set name ("aws") or the path of a CSV matrix
 	// of one-way delays in ms ("" = no latency emulation).
-	Zones string `toml:"zones"`
+	Zones string `toml:"zones" json:"zones"`
 	// Jitter is a fraction of the one-way delay ("5%") or a duration ("2ms").
-	Jitter string `toml:"jitter"`
+	Jitter string `toml:"jitter" json:"jitter"`
 	// Loss is the packet loss probability on every link ("0.1%").
-	Loss string `toml:"loss"`
+	Loss string `toml:"loss" json:"loss"`
 	// Bandwidth is every node's egress rate ("10mbit"); "" = unlimited.
-	Bandwidth string `toml:"bandwidth"`
+	Bandwidth string `toml:"bandwidth" json:"bandwidth"`
 	// Linkem picks the link-emulation backend: "auto", "netem", "userspace".
-	Linkem string `toml:"linkem"`
+	Linkem string `toml:"linkem" json:"linkem"`
 }
 
 // Group is one [node.<name>] table: Count identical nodes.
 type Group struct {
-	Count int `toml:"count"`
+	Count int `toml:"count" json:"count"`
 	// Role is validator, full or seed; default: the group's name when it is
 	// one of those, else validator.
-	Role string `toml:"role"`
+	Role string `toml:"role" json:"role"`
 	// Release is NAME@VERSION, e.g. cometbft@v1.0.1.
-	Release string `toml:"release"`
+	Release string `toml:"release" json:"release"`
 	// Zone places every node of the group in one zone; Zones spreads them
 	// round-robin over several. A free-form label unless [network].zones is set.
-	Zone  string   `toml:"zone"`
-	Zones []string `toml:"zones"`
+	Zone  string   `toml:"zone" json:"zone"`
+	Zones []string `toml:"zones" json:"zones"`
 	// App is "kvstore" (in-process) or "kvstore-socket" (abci-cli kvstore as a
 	// separate process over TCP).
-	App string `toml:"app"`
+	App string `toml:"app" json:"app"`
 	// StartDelay starts the group this long after the others were started.
-	StartDelay Duration `toml:"start_delay"`
+	StartDelay Duration `toml:"start_delay" json:"start_delay"`
 	// Config overrides the node's config.toml by dotted key
 	// ("mempool.size" = 10000, "log_level" = "error").
-	Config map[string]any `toml:"config"`
+	Config map[string]any `toml:"config" json:"config"`
 }
 
 // Load is the [load] table: the open-loop workload of `benchnet run`.
 type Load struct {
 	// Rate is tx/s per connection; Connections the number of connections
 	// per target node (the QA method's c × r).
-	Rate        float64  `toml:"rate"`
-	Connections int      `toml:"connections"`
-	Duration    Duration `toml:"duration"`
+	Rate        float64  `toml:"rate" json:"rate"`
+	Connections int      `toml:"connections" json:"connections"`
+	Duration    Duration `toml:"duration" json:"duration"`
 	// Count, when set, is the exact number of txs (overrides Duration).
-	Count int `toml:"count"`
+	Count int `toml:"count" json:"count"`
 	// Size is the exact byte size of every tx.
-	Size int `toml:"size"`
+	Size int `toml:"size" json:"size"`
 	// Shape is "constant" or "ramp" (linear from RampFrom to Rate).
-	Shape    string  `toml:"shape"`
-	RampFrom float64 `toml:"ramp_from"`
+	Shape    string  `toml:"shape" json:"shape"`
+	RampFrom float64 `toml:"ramp_from" json:"ramp_from"`
 	// Target is "round-robin" (connections spread over validators), "all"
 	// (c connections to every validator) or "single" (first validator).
-	Target string `toml:"target"`
+	Target string `toml:"target" json:"target"`
 	// Transport is "websocket" or "http"; Method "async" or "sync".
-	Transport string `toml:"transport"`
-	Method    string `toml:"method"`
+	Transport string `toml:"transport" json:"transport"`
+	Method    string `toml:"method" json:"method"`
 	// Format is "kv" (our payload) or "loadtime" (CometBFT's test/loadtime).
-	Format string `toml:"format"`
+	Format string `toml:"format" json:"format"`
 	// Keys is "unique" (one key per tx) or "fixed" (every tx writes one key).
-	Keys string `toml:"keys"`
+	Keys string `toml:"keys" json:"keys"`
 	// Warmup is how long the warm-up may take at most.
-	Warmup Duration `toml:"warmup"`
+	Warmup Duration `toml:"warmup" json:"warmup"`
 	// Grace is how long to wait for mempools to drain after the last send.
-	Grace Duration `toml:"grace"`
+	Grace Duration `toml:"grace" json:"grace"`
 	// LatencyBlock is "H" (header time of the committing block) or "H+1"
 	// (as CometBFT's loadtime report does).
-	LatencyBlock string `toml:"latency_block"`
+	LatencyBlock string `toml:"latency_block" json:"latency_block"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("500ms").
@@ -168,7 +169,11 @@ func (m *Manifest) decodeError(err error) error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		line, _ := de.Position()
-		return Errors{{File: m.File, Line: line, Field: joinKey(de.Key()), Msg: de.Error()}}
+		field := joinKey(de.Key())
+		if field == "" {
+			field = m.pos.keyAt(line)
+		}
+		return Errors{{File: m.File, Line: line, Field: field, Msg: strings.TrimPrefix(de.Error(), "toml: ")}}
 	}
 	return Errors{{File: m.File, Msg: err.Error()}}
 }

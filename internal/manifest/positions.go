@@ -129,3 +129,15 @@ func (p positions) order(prefix string, m map[string]*Group) []string {
 	})
 	return names
 }
+
+// keyAt returns the key written on line n, or "".
+func (p positions) keyAt(n int) string {
+	best := ""
+	for k, l := range p {
+		// Prefer the longest key: a table header shares the line with nothing.
+		if l == n && len(k) > len(best) {
+			best = k
+		}
+	}
+	return best
+}
