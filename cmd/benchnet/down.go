@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+func newDownCmd() *cobra.Command {
+	var all bool
+	c := &cobra.Command{
+		Use:   "down [RUN_DIR...]",
+		Short: "Stop every node and remove every namespace, link and bridge a run created",
+		Long: `down tears down runs from their state files, which record every resource as
+it is created: it works after the harness was killed with -9. With no argument
+it tears down every live run on this machine. --all also sweeps any leftover
+resource named with benchnet's prefix, state file or not. The run directories
+stay.`,
+		Example: `  benchnet down
+  benchnet down runs/20261123-101500-quickstart
+  benchnet down --all`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var states []string
+			for _, a := range args {
+				states = append(states, filepath.Join(a, rundir.State))
+			}
+			if len(args) == 0 {
+				active, err := local.ActiveRuns()
+				if err != nil {
+					return err
+				}
+				states = active
+			}
+			var errs []error
+			for _, s := range states {
+				if err := local.Down(cmd.Context(), s); err != nil {
+					errs = append(errs, fmt.Errorf("down %s: %w", filepath.Dir(s), err))
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "down: %s\n", filepath.Dir(s))
+			}
+			if all {
+				if err := local.Sweep(cmd.Context()); err != nil {
+					errs = append(errs, fmt.Errorf("sweep: %w", err))
+				}
+			}
+			if len(states) == 0 && !all {
+				fmt.Fprintln(cmd.OutOrStdout(), "no live run")
+			}
+			return errors.Join(errs...)
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "also remove leftovers with benchnet's prefix that no state file records")
+	return c
+}

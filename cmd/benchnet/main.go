@@ -1,0 +1,119 @@
+// Command benchnet is a QA lab for BFT-consensus and gossip networks: a TOML
+// manifest becomes a testnet of real nodes, one network namespace each, under
+// an exactly accounted open-loop load, ending in a report.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/manifest"
+)
+
+// Exit codes, resolved once here at the root.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // the run or the infrastructure failed
+	exitUsage       = 2 // bad flags or an invalid manifest
+	exitThreshold   = 3 // a threshold or regression verdict failed
+	exitInterrupted = 130
+)
+
+// errInterrupted is the cause of the root context's cancellation on Ctrl-C.
+var errInterrupted = errors.New("interrupted")
+
+// usageError marks errors that are the user's input, not the run's fault.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		// First signal: stop load, flush, tear down in order. Second: exit now;
+		// the run directory stays readable and `benchnet down` cleans up.
+		<-sigs
+		fmt.Fprintln(os.Stderr, "\ninterrupted: stopping and cleaning up (press Ctrl-C again to exit at once)")
+		cancel(errInterrupted)
+		<-sigs
+		fmt.Fprintln(os.Stderr, "interrupted twice: exiting; run `benchnet down` to remove what is left")
+		os.Exit(exitInterrupted)
+	}()
+
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return exitCode(ctx, err)
+}
+
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "benchnet:", err)
+	var merrs manifest.Errors
+	var uerr usageError
+	switch {
+	case errors.Is(context.Cause(ctx), errInterrupted):
+		return exitInterrupted
+	case errors.As(err, &merrs), errors.As(err, &uerr):
+		return exitUsage
+	case errors.Is(err, errThreshold):
+		return exitThreshold
+	default:
+		return exitFailure
+	}
+}
+
+// errThreshold is wrapped by verdicts that fail a run on purpose.
+var errThreshold = errors.New("threshold failed")
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "benchnet",
+		Short: "QA lab for BFT-consensus and gossip networks",
+		Long: `benchnet turns a TOML manifest into a testnet of real nodes (CometBFT releases),
+one network namespace per node on this machine, drives an exactly accounted
+open-loop load, and writes a run directory with a report.
+
+Exit codes: 0 ok, 1 failure, 2 usage or invalid manifest, 3 threshold failed,
+130 interrupted.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
+	})
+	root.AddCommand(newPlanCmd(), newBuildCmd(), newUpCmd(), newStatusCmd(), newDownCmd())
+	for _, c := range root.Commands() {
+		c.Args = wrapArgs(c.Args)
+	}
+	return root
+}
+
+// wrapArgs makes argument-count errors usage errors (exit 2).
+func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	if check == nil {
+		return nil
+	}
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+func newStatusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [RUN_DIR...]",
+		Short: "Per node: height, peers, mempool size, catching_up, pid, RSS",
+		Example: `  benchnet status
+  benchnet status runs/20261123-101500-quickstart`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dirs := args
+			if len(dirs) == 0 {
+				states, err := local.ActiveRuns()
+				if err != nil {
+					return err
+				}
+				for _, s := range states {
+					dirs = append(dirs, filepath.Dir(s))
+				}
+			}
+			if len(dirs) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no live run")
+				return nil
+			}
+			for _, d := range dirs {
+				if err := printStatus(cmd.Context(), cmd, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+type nodeStatus struct {
+	height, peers, mempool string
+	catchingUp             string
+	err                    string
+}
+
+func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
+	dir, err := rundir.Open(path)
+	if err != nil {
+		return err
+	}
+	var t plan.Testnet
+	if err := dir.ReadJSON(rundir.Plan, &t); err != nil {
+		return fmt.Errorf("status of %s: %w", path, err)
+	}
+	pids := local.NodePIDs(dir.Join(rundir.State))
+	sts := make([]nodeStatus, len(t.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range t.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sts[i] = queryNode(ctx, n)
+		}()
+	}
+	wg.Wait()
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%s  %s\n", t.Name, dir.Path)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tADDRESS\tHEIGHT\tPEERS\tMEMPOOL\tCATCHING_UP\tPID\tRSS\tERROR")
+	for i, n := range t.Nodes {
+		s := sts[i]
+		pid, rss := "-", "-"
+		if p, ok := pids[n.Name]; ok && p > 0 {
+			pid = strconv.Itoa(p)
+			rss = readRSS(p)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Addr, s.height, s.peers, s.mempool, s.catchingUp, pid, rss, s.err)
+	}
+	return w.Flush()
+}
+
+func queryNode(ctx context.Context, n *plan.Node) nodeStatus {
+	c := cometrpc.New(n.RPCURL())
+	s := nodeStatus{height: "-", peers: "-", mempool: "-", catchingUp: "-"}
+	st, err := c.Status(ctx)
+	if err != nil {
+		s.err = err.Error()
+		return s
+	}
+	s.height, s.catchingUp = strconv.FormatInt(st.Height, 10), strconv.FormatBool(st.CatchingUp)
+	if p, err := c.Peers(ctx); err == nil {
+		s.peers = strconv.Itoa(p)
+	}
+	if m, err := c.MempoolSize(ctx); err == nil {
+		s.mempool = strconv.Itoa(m)
+	}
+	return s
+}
+
+// readRSS reads a process's resident set from /proc, "-" if it is gone.
+func readRSS(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "gone"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return fmt.Sprintf("%.0fMiB", float64(kb)/1024)
+		}
+	}
+	return "-"
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/testnet"
+)
+
+// upFlags are shared by every command that brings a testnet up.
+type upFlags struct {
+	output  string
+	timeout time.Duration
+}
+
+func (f *upFlags) register(c *cobra.Command) {
+	c.Flags().StringVarP(&f.output, "output", "o", "runs", "root directory of run directories")
+	c.Flags().DurationVar(&f.timeout, "ready-timeout", 60*time.Second, "how long every node may take to reach height 2")
+}
+
+func (f *upFlags) up(ctx context.Context, m *manifest.Manifest) (*testnet.Testnet, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("bringing a testnet up needs root (network namespaces, veth, bridges): run as root")
+	}
+	return testnet.Up(ctx, m, testnet.Options{Output: f.output, ReadyTimeout: f.timeout, Log: os.Stderr})
+}
+
+func newUpCmd() *cobra.Command {
+	var f upFlags
+	c := &cobra.Command{
+		Use:   "up [manifest.toml]",
+		Short: "Build missing releases, create hosts, start nodes, wait until all produce blocks",
+		Long: `up brings a testnet up and leaves it running: every node in its own network
+namespace, logs and homes in the run directory. With no manifest it uses the
+built-in quickstart (4 validators of CometBFT v1.0.1, in-process kvstore).
+Stop it with 'benchnet down'.`,
+		Example: `  benchnet up                            # the built-in quickstart
+  benchnet up examples/v038.toml --output /tmp/runs
+  benchnet status && benchnet down`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := loadManifest(args)
+			if err != nil {
+				return err
+			}
+			t, err := f.up(cmd.Context(), m)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is up (run %s, %s)\nstatus: benchnet status    stop: benchnet down\n", t.Plan.Name, t.RunID, t.Dir.Path)
+			return nil
+		},
+	}
+	f.register(c)
+	return c
+}
+
+func newBuildCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "build NAME@VERSION...",
+		Short: "Build release binaries into the cache (go install), with provenance",
+		Long: `build installs a release's binaries with 'go install MODULE/cmd/...@VERSION'
+into ` + "`$XDG_CACHE_HOME/benchnet/bin/NAME@VERSION/`" + ` and records 'go version -m' beside
+them. 'up' and 'run' do this implicitly; an existing build is reused.`,
+		Example: `  benchnet build cometbft@v1.0.1
+  benchnet build cometbft@v0.38.17 --abci-cli`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			withApp, _ := cmd.Flags().GetBool("abci-cli")
+			for _, a := range args {
+				name, version, ok := manifest.ParseRelease(a)
+				if !ok {
+					return usageError{fmt.Errorf("%q: want cometbft@vMAJOR.MINOR.PATCH", a)}
+				}
+				rel := plan.Release{Name: name, Version: version}
+				tools := []string{"cometbft"}
+				if withApp {
+					tools = append(tools, "abci-cli")
+				}
+				for _, tool := range tools {
+					path, err := binaries.Ensure(cmd.Context(), rel, tool, os.Stderr)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(cmd.OutOrStdout(), path)
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().Bool("abci-cli", false, "also build abci-cli (the kvstore-socket app)")
+	return c
+}

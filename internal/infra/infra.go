@@ -1,0 +1,48 @@
+// Package infra is the seam between a resolved plan and the machinery that
+// hosts it. A Runner gives every node of a plan its own host (network
+// namespace locally, a container or pod later) and runs processes in it;
+// everything it creates it must be able to remove again, even from a state
+// file after the harness itself was killed.
+package infra
+
+import (
+	"context"
+
+	"github.com/benchnet/benchnet/internal/plan"
+)
+
+// Process is one process to run on a node's host.
+type Process struct {
+	Node    string   // plan node name; the process runs on that node's host
+	Name    string   // role of the process on the host: "node", "app", …
+	Argv    []string // exec'd directly, never through a shell
+	Env     []string // extra environment (KEY=VALUE); the runner adds a minimal base
+	Dir     string   // working directory
+	LogPath string   // stdout and stderr go here (appended)
+	// Unprivileged runs the process as an unprivileged user where the runner
+	// can; ChownDirs are handed to that user first (node homes).
+	Unprivileged bool
+	ChownDirs    []string
+}
+
+// Exit reports a process that ended without Stop being asked for it.
+type Exit struct {
+	Node, Name string
+	PID        int
+	Status     string // e.g. "exit status 1", "signal: killed"
+}
+
+// Runner hosts the nodes of one run.
+type Runner interface {
+	// Setup creates every node's host and the network joining them.
+	Setup(ctx context.Context, p *plan.Testnet) error
+	// Start starts a process on a node's host and returns its pid.
+	Start(ctx context.Context, proc Process) (pid int, err error)
+	// Stop stops one process (SIGTERM, then SIGKILL after a grace period).
+	Stop(ctx context.Context, node, name string) error
+	// Exited reports processes that ended unexpectedly.
+	Exited() <-chan Exit
+	// Cleanup stops every process and removes everything Setup and Start
+	// created. It is idempotent.
+	Cleanup(ctx context.Context) error
+}

@@ -1,0 +1,333 @@
+// Package testnet brings a resolved plan to life and back down: it builds the
+// releases, creates the run directory, generates node homes, asks the runner
+// for hosts and processes, and waits until every node makes blocks. It is the
+// "up" half of every scenario; load and collectors run on what it returns.
+package testnet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node/cometbft"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Options tune Up.
+type Options struct {
+	Output       string        // root of run directories
+	ReadyTimeout time.Duration // all nodes at ReadyHeight within this
+	ReadyHeight  int64
+	Log          io.Writer // progress for humans
+}
+
+// Testnet is a running testnet.
+type Testnet struct {
+	Plan   *plan.Testnet
+	Dir    *rundir.Dir
+	RunID  string
+	Runner infra.Runner
+
+	log     io.Writer
+	mu      sync.Mutex
+	pids    map[string]int // node name -> node process pid
+	stopped bool
+}
+
+// Up resolves m, prepares everything and starts the testnet. On error it
+// tears down what it created, but keeps the run directory for the post-mortem.
+func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, err error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 60 * time.Second
+	}
+	if opts.ReadyHeight == 0 {
+		opts.ReadyHeight = 2
+	}
+	p, err := plan.Resolve(m)
+	if err != nil {
+		return nil, err
+	}
+	bins, appBins, err := ensureBinaries(ctx, p, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := rundir.Create(opts.Output, p.Name, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	t := &Testnet{Plan: p, Dir: dir, RunID: newRunID(), log: opts.Log, pids: map[string]int{}}
+	fmt.Fprintf(opts.Log, "run %s: %s\n", t.RunID, dir.Path)
+	if err := t.writeInputs(m, bins, appBins); err != nil {
+		return nil, err
+	}
+	homes := dir.Join(rundir.Homes)
+	if err := cometbft.GenerateHomes(ctx, p, bins, homes); err != nil {
+		return nil, fmt.Errorf("generate node homes: %w", err)
+	}
+
+	t.Runner = local.New(t.RunID, dir.Join(rundir.State))
+	defer func() {
+		if err != nil {
+			fmt.Fprintf(opts.Log, "up failed, tearing down (run directory kept: %s)\n", dir.Path)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if cerr := t.Runner.Cleanup(cctx); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
+			}
+		}
+	}()
+	start := time.Now()
+	if err := t.Runner.Setup(ctx, p); err != nil {
+		return nil, fmt.Errorf("set up hosts: %w", err)
+	}
+	_ = dir.Event("network_up", "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
+
+	startErr := make(chan error, len(p.Nodes))
+	var wg sync.WaitGroup
+	for _, n := range p.Nodes {
+		if n.StartDelay == 0 {
+			if err := t.startNode(ctx, n, bins[n.Release], appBins[n.Release]); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		wg.Add(1)
+		go func(n *plan.Node) {
+			defer wg.Done()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(n.StartDelay):
+			}
+			if err := t.startNode(ctx, n, bins[n.Release], appBins[n.Release]); err != nil {
+				startErr <- err
+			}
+		}(n)
+	}
+	if err := t.waitReady(ctx, opts.ReadyHeight, opts.ReadyTimeout, startErr); err != nil {
+		return nil, err
+	}
+	wg.Wait()
+	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes at height >= %d in %s\n", p.Name, len(p.Nodes), opts.ReadyHeight, time.Since(start).Round(time.Millisecond))
+	_ = dir.Event("testnet_ready", "", "")
+	return t, nil
+}
+
+func ensureBinaries(ctx context.Context, p *plan.Testnet, log io.Writer) (bins, appBins map[plan.Release]string, err error) {
+	bins, appBins = map[plan.Release]string{}, map[plan.Release]string{}
+	for _, n := range p.Nodes {
+		if _, ok := bins[n.Release]; !ok {
+			if bins[n.Release], err = binaries.Ensure(ctx, n.Release, "cometbft", log); err != nil {
+				return nil, nil, err
+			}
+		}
+		if _, ok := appBins[n.Release]; !ok && n.App == "kvstore-socket" {
+			if appBins[n.Release], err = binaries.Ensure(ctx, n.Release, "abci-cli", log); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return bins, appBins, nil
+}
+
+// writeInputs records what the run is made of: the manifest as given, the
+// plan, and the provenance of every binary.
+func (t *Testnet) writeInputs(m *manifest.Manifest, bins, appBins map[plan.Release]string) error {
+	if err := t.Dir.WriteFile(rundir.Manifest, m.Raw); err != nil {
+		return err
+	}
+	pj, err := t.Plan.JSON()
+	if err != nil {
+		return err
+	}
+	if err := t.Dir.WriteFile(rundir.Plan, pj); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(t.Dir.Join("provenance"), 0o755); err != nil {
+		return err
+	}
+	for _, set := range []map[plan.Release]string{bins, appBins} {
+		for rel, bin := range set {
+			prov, err := binaries.Provenance(bin)
+			if err != nil {
+				return fmt.Errorf("provenance of %s: %w", rel, err)
+			}
+			name := rel.String() + "-" + filepath.Base(bin) + ".txt"
+			if err := t.Dir.WriteFile(filepath.Join("provenance", name), []byte(prov)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bin, appBin string) error {
+	home := t.Dir.Join(rundir.Homes, n.Name)
+	if n.App == "kvstore-socket" {
+		if _, err := t.Runner.Start(ctx, infra.Process{
+			Node: n.Name, Name: "app", Argv: cometbft.AppArgv(appBin), Dir: home,
+			LogPath: t.Dir.Join(rundir.Logs, n.Name+"-app.log"), Unprivileged: true,
+		}); err != nil {
+			return fmt.Errorf("start %s app: %w", n.Name, err)
+		}
+	}
+	pid, err := t.Runner.Start(ctx, infra.Process{
+		Node: n.Name, Name: "node", Argv: cometbft.NodeArgv(bin, home), Dir: home,
+		LogPath: t.Dir.Join(rundir.Logs, n.Name+".log"), Unprivileged: true, ChownDirs: []string{home},
+	})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", n.Name, err)
+	}
+	t.mu.Lock()
+	t.pids[n.Name] = pid
+	t.mu.Unlock()
+	_ = t.Dir.Event("node_started", n.Name, fmt.Sprintf("pid %d, %s", pid, n.Release))
+	return nil
+}
+
+// waitReady polls every node until all are at height >= h. On timeout the
+// error states the timeout, which nodes were short, and the end of the first
+// failing node's log.
+func (t *Testnet) waitReady(ctx context.Context, h int64, timeout time.Duration, startErr <-chan error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	heights := map[string]int64{}
+	lastErr := map[string]error{}
+	for {
+		short := []string{}
+		for _, n := range t.Plan.Nodes {
+			if heights[n.Name] >= h {
+				continue
+			}
+			st, err := cometrpc.New(n.RPCURL()).Status(ctx)
+			if err != nil {
+				lastErr[n.Name] = err
+				short = append(short, n.Name)
+				continue
+			}
+			heights[n.Name] = st.Height
+			if st.Height < h {
+				short = append(short, n.Name)
+			}
+		}
+		if len(short) == 0 {
+			return nil
+		}
+		select {
+		case err := <-startErr:
+			return err
+		case ex := <-t.Runner.Exited():
+			return fmt.Errorf("%s %s exited before the testnet was ready: %s\n%s", ex.Node, ex.Name, ex.Status, t.tail(ex.Node, ex.Name))
+		case <-tick.C:
+		case <-ctx.Done():
+			if parent := context.Cause(ctx); parent != nil && !errors.Is(parent, context.DeadlineExceeded) {
+				return parent
+			}
+			first := short[0]
+			reason := fmt.Sprintf("at height %d", heights[first])
+			if e := lastErr[first]; e != nil && heights[first] == 0 {
+				reason = "RPC not answering: " + e.Error()
+			}
+			return fmt.Errorf("testnet not ready within %s: %d of %d nodes below height %d (%s); %s %s\n%s",
+				timeout, len(short), len(t.Plan.Nodes), h, strings.Join(short, ", "), first, reason, t.tail(first, "node"))
+		}
+	}
+}
+
+// tail returns the last lines of a process's log, for error messages.
+func (t *Testnet) tail(node, name string) string {
+	file := node + ".log"
+	if name == "app" {
+		file = node + "-app.log"
+	}
+	path := t.Dir.Join(rundir.Logs, file)
+	lines, err := TailLines(path, 15)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	return fmt.Sprintf("last lines of %s:\n    %s", path, strings.Join(lines, "\n    "))
+}
+
+// TailLines returns the last n lines of a file.
+func TailLines(path string, n int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const max = 64 << 10
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := st.Size() - max
+	if off < 0 {
+		off = 0
+	}
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(buf), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines, nil
+}
+
+// PIDs returns the node processes' pids by node name.
+func (t *Testnet) PIDs() map[string]int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]int, len(t.pids))
+	for k, v := range t.pids {
+		out[k] = v
+	}
+	return out
+}
+
+// Down stops every process and removes every resource of the run.
+func (t *Testnet) Down(ctx context.Context) error {
+	t.mu.Lock()
+	if t.stopped {
+		t.mu.Unlock()
+		return nil
+	}
+	t.stopped = true
+	t.mu.Unlock()
+	err := t.Runner.Cleanup(ctx)
+	_ = t.Dir.Event("testnet_down", "", errString(err))
+	return err
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func newRunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
