@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/deps"
+	"github.com/benchnet/benchnet/internal/plan"
+)
+
+// runCommands are the host commands every local run execs.
+var runCommands = []string{"ip", "setpriv", "ping"}
+
+// testReleases are the binaries the test suite runs: the quickstart's release,
+// the v0.38 baseline, the socket app, and CometBFT's own load tools for the
+// cross-checks. Pinned, like everything else.
+var testReleases = []struct {
+	rel  plan.Release
+	tool string
+}{
+	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft"},
+	{plan.Release{Name: "cometbft", Version: "v0.38.17"}, "cometbft"},
+	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "abci-cli"},
+	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-load"},
+	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-report"},
+}
+
+func newSetupCmd() *cobra.Command {
+	var forTests bool
+	c := &cobra.Command{
+		Use:   "setup",
+		Short: "Install the Debian packages and build the release binaries benchnet needs",
+		Long: `setup makes a fresh machine (Go and root, nothing else) ready: it installs the
+Debian packages benchnet execs (iproute2, util-linux, iputils-ping) and builds
+the quickstart's CometBFT release into the cache. With --tests it also installs
+chromium (the report test renders HTML) and builds every release the test
+suite runs. Everything already present is reused, so it is cheap to repeat.`,
+		Example: `  benchnet setup
+  benchnet setup --tests && go test ./...`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmds := runCommands
+			if forTests {
+				cmds = append(append([]string{}, cmds...), "chromium")
+			}
+			if err := deps.Ensure(cmd.Context(), os.Stderr, cmds...); err != nil {
+				return err
+			}
+			for _, r := range testReleases {
+				if !forTests && (r.rel.Version != "v1.0.1" || r.tool != "cometbft") {
+					continue
+				}
+				path, err := binaries.Ensure(cmd.Context(), r.rel, r.tool, os.Stderr)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), path)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&forTests, "tests", false, "also install and build what the test suite needs")
+	return c
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command of the README: prepares a fresh machine (Debian packages,
+# pinned CometBFT release binaries, Go modules; all cached after the first
+# time) and runs every test. Integration tests need root and skip without it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go run ./cmd/benchnet setup --tests
+go vet ./...
+go test -count=1 -timeout 20m ./... "$@"
