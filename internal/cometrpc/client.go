@@ -1,6 +1,8 @@
 // Package cometrpc is the small part of CometBFT's JSON-RPC that the harness
-// reads to watch nodes: status, mempool size, peers. It speaks plain HTTP GET,
-// whose shape is the same from v0.34 to v1.x.
+// reads to watch nodes and harvest their chain: status, mempool size, peers,
+// blocks, block metas and block results. It speaks plain HTTP GET (URI
+// style), whose shape is the same from v0.34 to v1.x: testdata/ holds real
+// answers of v0.38.17 and v1.0.1 that the tests decode.
 package cometrpc
 
 import (
@@ -9,9 +11,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 )
+
+// maxBody bounds one answer. A /block of 10k txs of 1 KiB is ~14 MB of
+// base64; the bound only guards against a runaway peer.
+const maxBody = 256 << 20
 
 // Client talks to one node's RPC endpoint.
 type Client struct {
@@ -49,7 +56,7 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 			CatchingUp bool      `json:"catching_up"`
 		} `json:"sync_info"`
 	}
-	if err := c.call(ctx, "status", &r); err != nil {
+	if err := c.call(ctx, "status", nil, &r); err != nil {
 		return nil, err
 	}
 	h, err := strconv.ParseInt(r.SyncInfo.Height, 10, 64)
@@ -67,7 +74,7 @@ func (c *Client) MempoolSize(ctx context.Context) (int, error) {
 	var r struct {
 		N string `json:"n_txs"`
 	}
-	if err := c.call(ctx, "num_unconfirmed_txs", &r); err != nil {
+	if err := c.call(ctx, "num_unconfirmed_txs", nil, &r); err != nil {
 		return 0, err
 	}
 	return strconv.Atoi(r.N)
@@ -78,14 +85,18 @@ func (c *Client) Peers(ctx context.Context) (int, error) {
 	var r struct {
 		N string `json:"n_peers"`
 	}
-	if err := c.call(ctx, "net_info", &r); err != nil {
+	if err := c.call(ctx, "net_info", nil, &r); err != nil {
 		return 0, err
 	}
 	return strconv.Atoi(r.N)
 }
 
-func (c *Client) call(ctx context.Context, method string, result any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/"+method, nil)
+func (c *Client) call(ctx context.Context, method string, params url.Values, result any) error {
+	u := c.URL + "/" + method
+	if len(params) > 0 {
+		u += "?" + params.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
@@ -94,9 +105,12 @@ func (c *Client) call(ctx context.Context, method string, result any) error {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return fmt.Errorf("%s: read: %w", method, err)
+	}
+	if len(body) > maxBody {
+		return fmt.Errorf("%s: answer larger than %d bytes", method, maxBody)
 	}
 	var env struct {
 		Result json.RawMessage `json:"result"`
