@@ -53,12 +53,13 @@ var (
 	ScrapeErrorHeader = []string{"time_ns", "node", "source", "error"}
 )
 
-// Target is one node to watch. URL "" skips the Prometheus scrape (e.g. a
-// socket app process); PID nil or returning 0 skips the /proc stats.
+// Target is one node to watch. MetricsURL "" skips the Prometheus scrape
+// (e.g. a socket app process); PID nil or returning 0 skips the /proc stats
+// (a node not started yet, or restarting).
 type Target struct {
-	Node string
-	URL  string
-	PID  func() int
+	Node       string
+	MetricsURL string
+	PID        func() int
 }
 
 // Collector scrapes targets and samples /proc on a fixed interval.
@@ -125,7 +126,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	for _, t := range c.targets {
-		if t.URL == "" {
+		if t.MetricsURL == "" {
 			continue
 		}
 		wg.Add(1)
@@ -200,9 +201,9 @@ func (c *Collector) scrapeLoop(ctx context.Context, t Target) {
 }
 
 func (c *Collector) scrape(ctx context.Context, t Target, buf *sampleBuf) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.MetricsURL, nil)
 	if err != nil {
-		return fmt.Errorf("scrape %s: %w", t.URL, err)
+		return fmt.Errorf("scrape %s: %w", t.MetricsURL, err)
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := c.client.Do(req)
@@ -212,10 +213,10 @@ func (c *Collector) scrape(ctx context.Context, t Target, buf *sampleBuf) error 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, resp.Body)
-		return fmt.Errorf("scrape %s: HTTP %s", t.URL, resp.Status)
+		return fmt.Errorf("scrape %s: HTTP %s", t.MetricsURL, resp.Status)
 	}
 	if err := parseExposition(resp.Body, buf); err != nil {
-		return fmt.Errorf("scrape %s: %w", t.URL, err)
+		return fmt.Errorf("scrape %s: %w", t.MetricsURL, err)
 	}
 	return nil
 }

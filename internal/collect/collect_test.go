@@ -1,0 +1,408 @@
+package collect
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// realExposition was scraped from a cometbft v1.0.1 kvstore node with
+// instrumentation.prometheus = true after 5 txs.
+const realExposition = "testdata/cometbft-v1.0.1.prom"
+
+func flattenText(t *testing.T, in []byte) []sample {
+	t.Helper()
+	var buf sampleBuf
+	if err := parseExposition(bytes.NewReader(in), &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.samples
+}
+
+func TestParseGolden(t *testing.T) {
+	in, err := os.ReadFile(realExposition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := flattenText(t, in)
+	var sb strings.Builder
+	for _, s := range got {
+		fmt.Fprintf(&sb, "%s%s %s\n", s.name, s.labels, fmtFloat(s.value))
+	}
+	golden := "testdata/cometbft-v1.0.1.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if sb.String() != string(want) {
+		t.Errorf("flattened exposition differs from %s (rerun with -update if intended)", golden)
+	}
+
+	// Independent of the golden file: every sample line of the exposition is
+	// one row, and the values we rely on are right.
+	lines := 0
+	for _, l := range strings.Split(string(in), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			lines++
+		}
+	}
+	if len(got) != lines {
+		t.Errorf("%d samples, exposition has %d sample lines", len(got), lines)
+	}
+	find := func(name, label string) (float64, bool) {
+		for _, s := range got {
+			if s.name == name && strings.Contains(s.labels, label) {
+				return s.value, true
+			}
+		}
+		return 0, false
+	}
+	for _, c := range []struct {
+		name, label string
+		want        float64
+	}{
+		{"cometbft_consensus_height", `chain_id="test-chain-lrLCYl"`, 14},
+		{"cometbft_consensus_total_txs", `chain_id=`, 5},
+		{"cometbft_consensus_block_size_bytes", `chain_id=`, 577},
+		{"cometbft_mempool_size", `chain_id=`, 0},
+	} {
+		v, ok := find(c.name, c.label)
+		if !ok || v != c.want {
+			t.Errorf("%s%s = %v (found %v), want %v", c.name, c.label, v, ok, c.want)
+		}
+	}
+	// Histograms: the +Inf bucket equals _count for the same labels.
+	inf, ok1 := find("cometbft_consensus_block_interval_seconds_bucket", `le="+Inf"`)
+	cnt, ok2 := find("cometbft_consensus_block_interval_seconds_count", `chain_id=`)
+	if !ok1 || !ok2 || inf != cnt || cnt == 0 {
+		t.Errorf("block_interval +Inf bucket %v (%v) vs count %v (%v)", inf, ok1, cnt, ok2)
+	}
+	// Labels are sorted and parse back.
+	for _, s := range got {
+		m, err := ParseLabels(s.labels)
+		if err != nil {
+			t.Fatalf("%s: %v", s.labels, err)
+		}
+		var pairs []labelPair
+		for k, v := range m {
+			pairs = append(pairs, labelPair{k, v})
+		}
+		sortPairs(pairs)
+		if formatLabels(pairs) != s.labels {
+			t.Fatalf("labels %q do not round-trip: %q", s.labels, formatLabels(pairs))
+		}
+	}
+}
+
+func sortPairs(p []labelPair) {
+	for i := range p {
+		for j := i + 1; j < len(p); j++ {
+			if p[j].name < p[i].name {
+				p[i], p[j] = p[j], p[i]
+			}
+		}
+	}
+}
+
+func TestParseExposition(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     string // flattened rows, "" with wantErr
+		wantErr  bool
+	}{
+		{name: "gauge", in: "# TYPE g gauge\ng{b=\"2\",a=\"1\"} 3.5\n", want: "g{a=\"1\",b=\"2\"} 3.5\n"},
+		{name: "untyped escapes", in: "u{x=\"a\\\"b\\\\c\\nd\"} 1\n", want: "u{x=\"a\\\"b\\\\c\\nd\"} 1\n"},
+		{name: "summary", in: "# TYPE s summary\ns{quantile=\"0.5\"} 2\ns_sum 10\ns_count 4\n", want: "s{quantile=\"0.5\"} 2\ns_count 4\ns_sum 10\n"},
+		{name: "histogram without explicit +Inf", in: "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 3\nh_count 2\n",
+			want: "h_bucket{le=\"+Inf\"} 2\nh_bucket{le=\"1\"} 1\nh_count 2\nh_sum 3\n"},
+		{name: "NaN value", in: "g NaN\n", want: "g NaN\n"},
+		{name: "garbage", in: "this is not { an exposition\n", wantErr: true},
+		{name: "bad value", in: "g{a=\"1\"} notanumber\n", wantErr: true},
+		{name: "html error page", in: "<html><body>502 Bad Gateway</body></html>\n", wantErr: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf sampleBuf
+			err := parseExposition(strings.NewReader(c.in), &buf)
+			if c.wantErr {
+				if err == nil {
+					t.Fatalf("no error for %q", c.in)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sb strings.Builder
+			for _, s := range buf.samples {
+				fmt.Fprintf(&sb, "%s%s %s\n", s.name, s.labels, fmtFloat(s.value))
+			}
+			if sb.String() != c.want {
+				t.Errorf("got\n%s\nwant\n%s", sb.String(), c.want)
+			}
+		})
+	}
+}
+
+func TestParseProc(t *testing.T) {
+	// A real /proc/<pid>/stat line, with a command name holding ") (".
+	stat := []byte("1234 (co) (x) S 1 1234 1234 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 12 0 100 1000000 500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n")
+	cpu, err := parseProcStat(stat)
+	if err != nil || cpu != 3.25 {
+		t.Errorf("cpu = %v, %v; want 3.25 (325 ticks)", cpu, err)
+	}
+	if _, err := parseProcStat([]byte("1234 (x) S 1")); err == nil {
+		t.Error("short stat parsed")
+	}
+	for _, c := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"Name:\tx\nVmRSS:\t  2048 kB\nThreads: 1\n", 2048 * 1024, false},
+		{"Name:\tzombie\nState:\tZ\n", 0, false},
+		{"VmRSS:\t  x kB\n", 0, true},
+	} {
+		got, err := parseVmRSS([]byte(c.in))
+		if (err != nil) != c.err || got != c.want {
+			t.Errorf("parseVmRSS(%q) = %v, %v", c.in, got, err)
+		}
+	}
+	busy, total, cpus, err := parseStat([]byte("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\ncpu1 50 0 25 400 25 0 0 0 0 0\nintr 1\n"))
+	if err != nil || busy != 1.5 || total != 10 || cpus != 2 {
+		t.Errorf("parseStat = %v %v %v %v", busy, total, cpus, err)
+	}
+	// The live machine, as the collector sees it.
+	p, err := ReadProc(os.Getpid())
+	if err != nil || p.RSSBytes <= 0 {
+		t.Errorf("ReadProc(self) = %+v, %v", p, err)
+	}
+	if _, err := ReadProc(1 << 30); err == nil {
+		t.Error("ReadProc of a missing pid did not fail")
+	}
+	h, err := ReadHost()
+	if err != nil || h.CPUs <= 0 || h.CPUTotalSeconds <= 0 {
+		t.Errorf("ReadHost = %+v, %v", h, err)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
+}
+
+// TestCollectorNodeDown runs the collector against a good node, a node whose
+// exposition is malformed and a node that goes down mid-run: failures are
+// recorded, the good node keeps being scraped, and every file reads back
+// after cancel.
+func TestCollectorNodeDown(t *testing.T) {
+	expo, err := os.ReadFile(realExposition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(body []byte) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) }))
+	}
+	good, dying, bad := serve(expo), serve(expo), serve([]byte("cometbft_x{a=\"1\" 1\n"))
+	defer good.Close()
+	defer bad.Close()
+	dir, err := rundir.Create(t.TempDir(), "collect", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	self := func() int { return os.Getpid() }
+	c := New(dir, []Target{
+		{Node: "good", MetricsURL: good.URL + "/metrics", PID: self},
+		{Node: "dying", MetricsURL: dying.URL + "/metrics"},
+		{Node: "bad", MetricsURL: bad.URL + "/metrics", PID: func() int { return 1 << 30 }},
+		{Node: "app", PID: func() int { return 0 }}, // not started: skipped silently
+	}, 100*time.Millisecond)
+	c.FlushEvery = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	time.Sleep(450 * time.Millisecond)
+	dying.CloseClientConnections()
+	dying.Close()
+	// Before cancel, flushed files already hold data (an interrupted run keeps it).
+	time.Sleep(450 * time.Millisecond)
+	mid, err := ReadSamples(dir.Join(rundir.Metrics, SamplesFile), nil)
+	if err != nil && !errors.Is(err, ErrTruncated) {
+		t.Fatalf("read samples mid-run: %v", err)
+	}
+	if len(mid) == 0 {
+		t.Error("no samples readable mid-run")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	st := c.Stats()
+	t.Logf("stats %+v", st)
+
+	samples, err := ReadSamples(dir.Join(rundir.Metrics, SamplesFile), nil)
+	if err != nil {
+		t.Fatalf("read samples after cancel: %v", err)
+	}
+	per := map[string]int{}
+	for _, s := range samples {
+		per[s.Node]++
+	}
+	nexp := len(flattenText(t, expo))
+	if per["good"] < 6*nexp || per["good"]%nexp != 0 {
+		t.Errorf("good node: %d rows, want a multiple of %d, >= 6 scrapes", per["good"], nexp)
+	}
+	if per["dying"] == 0 || per["dying"] >= per["good"] {
+		t.Errorf("dying node: %d rows (good %d): want some, fewer than good", per["dying"], per["good"])
+	}
+	if per["bad"] != 0 {
+		t.Errorf("malformed node wrote %d rows", per["bad"])
+	}
+
+	errs := readCSV(t, dir.Join(rundir.Metrics, ScrapeErrorFile))
+	byNode := map[string]int{}
+	for _, r := range errs[1:] {
+		byNode[r[1]+"/"+r[2]]++
+	}
+	if byNode["bad/metrics"] < 5 || byNode["dying/metrics"] < 2 || byNode["bad/proc"] < 5 || byNode["good/metrics"] != 0 {
+		t.Errorf("scrape errors by node/source: %v", byNode)
+	}
+	for _, r := range errs[1:] {
+		if r[1] == "bad" && r[2] == "metrics" && !strings.Contains(r[3], "parse exposition") {
+			t.Errorf("malformed exposition error: %q", r[3])
+		}
+	}
+	proc := readCSV(t, dir.Join(rundir.Metrics, ProcFile))
+	pn := map[string]int{}
+	for _, r := range proc[1:] {
+		pn[r[1]]++
+	}
+	if pn["good"] < 6 || pn[HarnessNode] < 6 || pn["bad"] != 0 || pn["app"] != 0 {
+		t.Errorf("proc rows per node: %v", pn)
+	}
+	if host := readCSV(t, dir.Join(rundir.Metrics, HostFile)); len(host) < 7 {
+		t.Errorf("host.csv: %d rows", len(host))
+	}
+	var m Machine
+	if err := dir.ReadJSON(MetricsPath(MachineFile), &m); err != nil || m.CPUs == 0 {
+		t.Errorf("machine.json: %+v, %v", m, err)
+	}
+	evs, err := dir.ReadEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, e := range evs {
+		kinds[e.Kind+"/"+e.Node]++
+	}
+	// One event when a node starts failing, not one per failed scrape.
+	if kinds["scrape_failed/dying"] != 1 || kinds["scrape_failed/bad"] != 2 { // metrics + proc
+		t.Errorf("events: %v", kinds)
+	}
+}
+
+// TestReadTruncated: a samples file cut mid-write reads up to its last flush.
+func TestReadTruncated(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, SamplesFile)
+	f, err := createCSV(path, true, SamplesHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		_ = f.w.Write([]string{fmt.Sprint(i), "n", "m", "", "1"})
+	}
+	if err := f.flush(); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.w.Write([]string{"100", "n", "m", "", "1"})
+	f.w.Flush() // reaches gzip's buffer only, like a crash before the next flush
+	_ = f.f.Close()
+	got, err := ReadSamples(path, nil)
+	if !errors.Is(err, ErrTruncated) {
+		t.Errorf("err = %v, want ErrTruncated", err)
+	}
+	if len(got) != 100 || got[99].TimeNs != 99 {
+		t.Errorf("read %d rows of a cut file, want 100", len(got))
+	}
+}
+
+// TestCollectorCPU measures what scraping costs: 4 targets serving the real
+// exposition, every second for 10 s. The servers run in this process too, so
+// the figure is an upper bound on the collector's own CPU.
+func TestCollectorCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 s measurement; run without -short")
+	}
+	expo, err := os.ReadFile(realExposition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits atomic.Int64
+	var targets []Target
+	for i := 0; i < 4; i++ {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			_, _ = w.Write(expo)
+		}))
+		defer s.Close()
+		targets = append(targets, Target{Node: fmt.Sprint("n", i), MetricsURL: s.URL, PID: os.Getpid})
+	}
+	dir, err := rundir.Create(t.TempDir(), "cpu", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	before, err := ReadProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := New(dir, targets, time.Second)
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := ReadProc(os.Getpid())
+	cpu := after.CPUSeconds - before.CPUSeconds
+	st := c.Stats()
+	fi, _ := os.Stat(dir.Join(rundir.Metrics, SamplesFile))
+	t.Logf("4 targets x 1/s x 10 s: %d scrapes, %d sample rows, %d failures, samples.csv.gz %d bytes, process CPU %.2f s (%.1f ms per scrape, %.1f%% of one core)",
+		st.Scrapes, st.Samples, st.Failures, fi.Size(), cpu, 1000*cpu/math.Max(1, float64(st.Scrapes)), 100*cpu/10)
+	if st.Scrapes < 36 || st.Failures != 0 || hits.Load() < 36 {
+		t.Errorf("scrapes %d failures %d hits %d: want >= 36 scrapes, no failure", st.Scrapes, st.Failures, hits.Load())
+	}
+	if cpu > 2 {
+		t.Errorf("collector used %.2f s CPU in 10 s", cpu)
+	}
+}

@@ -1,0 +1,202 @@
+package collect
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// clkTck is USER_HZ, the unit of the tick counts in /proc/<pid>/stat and
+// /proc/stat. The kernel exports it as 100 on every architecture Linux
+// reports to user space (it is fixed by the ABI, independent of CONFIG_HZ),
+// so no cgo sysconf call is needed.
+const clkTck = 100
+
+// Proc is one process's resource use.
+type Proc struct {
+	RSSBytes   int64   // VmRSS
+	CPUSeconds float64 // utime + stime
+}
+
+// ReadProc reads a process's RSS (from /proc/<pid>/status) and CPU time
+// (from /proc/<pid>/stat).
+func ReadProc(pid int) (Proc, error) {
+	return readProc("/proc", pid)
+}
+
+func readProc(root string, pid int) (Proc, error) {
+	var p Proc
+	stat, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", root, pid))
+	if err != nil {
+		return p, fmt.Errorf("read proc stat: %w", err)
+	}
+	if p.CPUSeconds, err = parseProcStat(stat); err != nil {
+		return p, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("%s/%d/status", root, pid))
+	if err != nil {
+		return p, fmt.Errorf("read proc status: %w", err)
+	}
+	if p.RSSBytes, err = parseVmRSS(status); err != nil {
+		return p, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	return p, nil
+}
+
+// parseProcStat returns utime+stime in seconds. The command name (field 2)
+// may contain spaces and parentheses, so fields are counted after the last ')'.
+func parseProcStat(b []byte) (float64, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat: no command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); utime is field 14, stime field 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("stat: %d fields after the command, want >= 13", len(f))
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("stat: utime %q stime %q", f[11], f[12])
+	}
+	return float64(ut+st) / clkTck, nil
+}
+
+// parseVmRSS reads "VmRSS:   1234 kB". A zombie has no VmRSS line: 0.
+func parseVmRSS(b []byte) (int64, error) {
+	for _, line := range strings.Split(string(b), "\n") {
+		v, ok := strings.CutPrefix(line, "VmRSS:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("status: VmRSS %q", v)
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("status: VmRSS %q: %w", v, err)
+		}
+		return kb * 1024, nil
+	}
+	return 0, nil
+}
+
+// Host is the machine's load and cumulative CPU time over all CPUs.
+type Host struct {
+	Load1, Load5, Load15 float64
+	CPUBusySeconds       float64 // all CPU time but idle and iowait
+	CPUTotalSeconds      float64
+	CPUs                 int
+}
+
+// ReadHost reads /proc/loadavg and the aggregate line of /proc/stat.
+func ReadHost() (Host, error) {
+	var h Host
+	la, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return h, fmt.Errorf("read loadavg: %w", err)
+	}
+	f := strings.Fields(string(la))
+	if len(f) < 3 {
+		return h, fmt.Errorf("loadavg: %q", la)
+	}
+	for i, dst := range []*float64{&h.Load1, &h.Load5, &h.Load15} {
+		if *dst, err = strconv.ParseFloat(f[i], 64); err != nil {
+			return h, fmt.Errorf("loadavg: %w", err)
+		}
+	}
+	st, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return h, fmt.Errorf("read stat: %w", err)
+	}
+	if h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUs, err = parseStat(st); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+// parseStat sums the "cpu" line of /proc/stat: user nice system idle iowait
+// irq softirq steal (guest time is already within user/nice).
+func parseStat(b []byte) (busy, total float64, cpus int, err error) {
+	found := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
+			continue
+		}
+		if f[0] != "cpu" {
+			cpus++
+			continue
+		}
+		found = true
+		for i := 1; i < len(f) && i <= 8; i++ {
+			v, perr := strconv.ParseUint(f[i], 10, 64)
+			if perr != nil {
+				return 0, 0, 0, fmt.Errorf("stat: cpu field %d %q", i, f[i])
+			}
+			total += float64(v)
+			if i != 4 && i != 5 { // idle, iowait
+				busy += float64(v)
+			}
+		}
+	}
+	if !found {
+		return 0, 0, 0, fmt.Errorf("stat: no cpu line")
+	}
+	return busy / clkTck, total / clkTck, cpus, nil
+}
+
+// Machine describes where a run ran, for the report's parameters.
+type Machine struct {
+	Hostname    string `json:"hostname"`
+	Kernel      string `json:"kernel"`
+	CPUModel    string `json:"cpu_model"`
+	CPUs        int    `json:"cpus"`
+	MemoryBytes int64  `json:"memory_bytes"`
+	GoVersion   string `json:"go_version"` // of the harness
+	OS          string `json:"os"`
+	Arch        string `json:"arch"`
+}
+
+// ReadMachine reads the machine description from /proc.
+func ReadMachine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	m.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				if f := strings.Fields(v); len(f) == 2 {
+					kb, _ := strconv.ParseInt(f[0], 10, 64)
+					m.MemoryBytes = kb * 1024
+				}
+			}
+		}
+	}
+	return m
+}
+
+// WriteMachine writes metrics/machine.json.
+func WriteMachine(dir *rundir.Dir) error {
+	return dir.WriteJSON(MetricsPath(MachineFile), ReadMachine())
+}
+
+// MetricsPath is a file name under the run directory's metrics/ folder.
+func MetricsPath(name string) string { return rundir.Metrics + "/" + name }
