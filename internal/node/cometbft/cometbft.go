@@ -1,0 +1,251 @@
+// Package cometbft is the node driver for CometBFT releases. It is
+// version-agnostic: node homes come from the release's own `testnet` and
+// `init` commands, so every node gets the config.toml format its binary
+// expects, and benchnet only patches the values it must set (addresses, peers,
+// metrics, the app, the manifest's overrides) line by line in that file.
+package cometbft
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/benchnet/benchnet/internal/plan"
+)
+
+// AppAddr is where the out-of-process kvstore (app "kvstore-socket") listens:
+// on the node's own loopback, one app per node namespace.
+const AppAddr = "tcp://127.0.0.1:26658"
+
+// NodeArgv is the command line of a node whose home GenerateHomes made.
+func NodeArgv(bin, home string) []string {
+	return []string{bin, "start", "--home", home}
+}
+
+// AppArgv runs abci-cli's kvstore on AppAddr. The flags (--address,
+// --log_level; default level "debug" logs every tx) are the same in v0.38.17
+// and v1.0.1. Without --persist it keeps its state in a fresh directory under
+// $TMPDIR.
+func AppArgv(appBin string) []string {
+	return []string{appBin, "kvstore", "--address", AppAddr, "--log_level", "error"}
+}
+
+// NodeID is the p2p ID of the node whose home is home: the hex of the first
+// 20 bytes of SHA-256 of its ed25519 public key, as `cometbft show-node-id`
+// prints it.
+func NodeID(home string) (string, error) {
+	path := filepath.Join(home, "config", "node_key.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read node key: %w", err)
+	}
+	var nk struct {
+		PrivKey struct {
+			Type  string `json:"type"`
+			Value string `json:"value"`
+		} `json:"priv_key"`
+	}
+	if err := json.Unmarshal(data, &nk); err != nil {
+		return "", fmt.Errorf("decode %s: %w", path, err)
+	}
+	if !strings.Contains(nk.PrivKey.Type, "Ed25519") {
+		return "", fmt.Errorf("%s: key type %q, want an ed25519 key", path, nk.PrivKey.Type)
+	}
+	priv, err := base64.StdEncoding.DecodeString(nk.PrivKey.Value)
+	if err != nil || len(priv) != 64 {
+		return "", fmt.Errorf("%s: not a 64-byte base64 ed25519 private key", path)
+	}
+	sum := sha256.Sum256(priv[32:]) // an ed25519 private key is seed ‖ public key
+	return hex.EncodeToString(sum[:20]), nil
+}
+
+// GenerateHomes creates homesDir/<node>/ for every node of p. Keys and the
+// shared genesis come from one `cometbft testnet` run of the first
+// validator's release (validators first, so they hold the genesis keys);
+// nodes of another release get the config.toml of their own release's
+// `init`. Each config.toml is then patched with Settings.
+func GenerateHomes(ctx context.Context, p *plan.Testnet, bins map[plan.Release]string, homesDir string) error {
+	vals := p.Validators()
+	if len(vals) == 0 {
+		return errors.New("the testnet has no validator")
+	}
+	var others []*plan.Node
+	for _, n := range p.Nodes {
+		if n.Role != "validator" {
+			others = append(others, n)
+		}
+		if bins[n.Release] == "" {
+			return fmt.Errorf("node %s: no binary for %s", n.Name, n.Release)
+		}
+		if _, err := os.Stat(filepath.Join(homesDir, n.Name)); err == nil {
+			return fmt.Errorf("node %s: home %s already exists", n.Name, filepath.Join(homesDir, n.Name))
+		}
+	}
+	if err := os.MkdirAll(homesDir, 0o755); err != nil {
+		return fmt.Errorf("create homes dir: %w", err)
+	}
+	tmp, err := os.MkdirTemp(homesDir, ".generate-")
+	if err != nil {
+		return fmt.Errorf("create scratch dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	genRel := vals[0].Release
+	out := filepath.Join(tmp, "testnet")
+	if err := run(ctx, bins[genRel], "testnet",
+		"--v", strconv.Itoa(len(vals)), "--n", strconv.Itoa(len(others)),
+		"--o", out, "--populate-persistent-peers=false",
+		"--home", filepath.Join(tmp, "unused-home")); err != nil {
+		return err
+	}
+
+	// testnet writes node0… for validators, then the non-validators.
+	order := append(append([]*plan.Node{}, vals...), others...)
+	pristine := map[plan.Release][]byte{} // config.toml of `init`, per foreign release
+	ids := map[string]string{}
+	for i, n := range order {
+		home := filepath.Join(homesDir, n.Name)
+		if err := os.Rename(filepath.Join(out, "node"+strconv.Itoa(i)), home); err != nil {
+			return fmt.Errorf("node %s: move generated home: %w", n.Name, err)
+		}
+		if n.Release != genRel {
+			cfg, ok := pristine[n.Release]
+			if !ok {
+				initHome := filepath.Join(tmp, "init-"+n.Release.String())
+				if err := run(ctx, bins[n.Release], "init", "--home", initHome); err != nil {
+					return err
+				}
+				if cfg, err = os.ReadFile(filepath.Join(initHome, "config", "config.toml")); err != nil {
+					return fmt.Errorf("read %s's config.toml: %w", n.Release, err)
+				}
+				pristine[n.Release] = cfg
+			}
+			if err := os.WriteFile(configPath(home), cfg, 0o644); err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+		}
+		if ids[n.Name], err = NodeID(home); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
+
+	for _, n := range p.Nodes {
+		set, err := Settings(p, n, ids)
+		if err != nil {
+			return fmt.Errorf("node %s (%s): %w", n.Name, n.Release, err)
+		}
+		path := configPath(filepath.Join(homesDir, n.Name))
+		cfg, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		patched, err := PatchConfig(cfg, set, n.Release.String())
+		if err != nil {
+			return fmt.Errorf("node %s (%s): %w", n.Name, n.Release, err)
+		}
+		if err := os.WriteFile(path, patched, 0o644); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// Settings are what benchnet sets in node n's config.toml, in order: its
+// identity, addresses and peers, metrics, the app, then the manifest's
+// overrides sorted by key (so they win). ids maps node names to p2p IDs.
+func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, error) {
+	peers, err := peerList(p, n.PersistentPeers, ids)
+	if err != nil {
+		return nil, fmt.Errorf("persistent peers: %w", err)
+	}
+	seeds, err := peerList(p, n.Seeds, ids)
+	if err != nil {
+		return nil, fmt.Errorf("seeds: %w", err)
+	}
+	var app string
+	switch n.App {
+	case "kvstore":
+		app = "kvstore" // built into the cometbft binary
+	case "kvstore-socket":
+		app = AppAddr
+	default:
+		return nil, fmt.Errorf("app %q: want kvstore or kvstore-socket", n.App)
+	}
+	set := []Setting{
+		{"moniker", n.Name},
+		{"proxy_app", app},
+		{"p2p.laddr", "tcp://0.0.0.0:" + strconv.Itoa(n.P2PPort)},
+		{"p2p.external_address", netip.AddrPortFrom(n.Addr, uint16(n.P2PPort)).String()},
+		{"p2p.persistent_peers", peers},
+		{"p2p.seeds", seeds},
+	}
+	if p.Topology == "seeds" {
+		set = append(set, Setting{"p2p.pex", true})
+	}
+	set = append(set,
+		Setting{"p2p.seed_mode", n.Role == "seed"},
+		// Testnet addresses are private and may share a host.
+		Setting{"p2p.addr_book_strict", false},
+		Setting{"p2p.allow_duplicate_ip", true},
+		Setting{"rpc.laddr", "tcp://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()},
+		Setting{"instrumentation.prometheus", true},
+		Setting{"instrumentation.prometheus_listen_addr", ":" + strconv.Itoa(n.PrometheusPort)},
+	)
+	keys := make([]string, 0, len(n.Config))
+	for k := range n.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		set = append(set, Setting{k, n.Config[k]})
+	}
+	return set, nil
+}
+
+// peerList renders node names as "id@addr:port,…".
+func peerList(p *plan.Testnet, names []string, ids map[string]string) (string, error) {
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		peer := p.Node(name)
+		if peer == nil {
+			return "", fmt.Errorf("no node %q in the testnet", name)
+		}
+		id, ok := ids[name]
+		if !ok {
+			return "", fmt.Errorf("no node ID for %s", name)
+		}
+		parts = append(parts, id+"@"+netip.AddrPortFrom(peer.Addr, uint16(peer.P2PPort)).String())
+	}
+	return strings.Join(parts, ","), nil
+}
+
+func configPath(home string) string { return filepath.Join(home, "config", "config.toml") }
+
+// run execs a release command, returning its output in the error.
+func run(ctx context.Context, bin string, args ...string) error {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", bin, strings.Join(args, " "), err, tail(string(out), 20))
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
+}
