@@ -1,0 +1,329 @@
+package load
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Validity bounds: beyond them the generator, not the network, limited the
+// load, and the run says so instead of reporting a saturation that was ours.
+const (
+	MaxLagP99   = 100 * time.Millisecond // p99 of (actual − intended send time) per connection
+	MinAchieved = 0.95                   // achieved / target rate per connection
+)
+
+// Summary certifies one run of the generator.
+type Summary struct {
+	RunID    string
+	Start    time.Time // t0 of every schedule
+	End      time.Time // last send
+	Expected int       // txs the configuration asks for
+	// Attempted = Sent + SendErrors; Sent = OK + Rejected (the data contract).
+	Attempted, Sent, OK, Rejected, SendErrors int
+	Conns                                     []ConnSummary
+	Valid                                     bool
+	Invalid                                   []string // why not valid
+}
+
+// ConnSummary is one connection's target vs achieved rate and lag.
+type ConnSummary struct {
+	Node       string
+	Conn       int
+	Attempted  int
+	Rejected   int
+	Errors     int     // send_error rows
+	TargetRate float64 // tx/s (a ramp's average)
+	Achieved   float64 // tx/s, from actual send times
+	LagP50Ms   float64
+	LagP99Ms   float64
+	LagMaxMs   float64
+}
+
+// Progress is a snapshot of a running load, for a progress line.
+type Progress struct {
+	Expected  int
+	Attempted int // txs handed to a transport so far
+	Done      int // records written to the sink
+	Errors    int // send_error records
+	Rejected  int
+	Elapsed   time.Duration
+	Conns     []ConnProgress
+}
+
+// ConnProgress is one connection's state.
+type ConnProgress struct {
+	Node      string
+	Conn      int
+	Attempted int
+	Behind    int     // txs due but not yet sent
+	LagMs     float64 // lag of the last send
+}
+
+// Runner is one load run. Progress may be called from any goroutine while
+// Run runs.
+type Runner struct {
+	cfg      Config
+	sink     Sink
+	codec    Codec
+	method   string
+	sched    Schedule
+	conns    []*connRun
+	expected int
+
+	t0                     atomic.Int64
+	done, errors, rejected atomic.Int64
+}
+
+type connRun struct {
+	plan      connPlan
+	r         *Runner
+	method    string
+	out       chan<- Sent
+	attempted atomic.Int64
+	lastLag   atomic.Int64
+}
+
+// Run sends the configured load to targets and hands every record to sink.
+// It returns when every tx was attempted and answered (or the drain ended);
+// the error is non-nil when ctx was cancelled or the sink failed, with the
+// Summary of what was done.
+func Run(ctx context.Context, cfg Config, targets []Target, sink Sink) (Summary, error) {
+	r, err := NewRunner(cfg, targets, sink)
+	if err != nil {
+		return Summary{}, err
+	}
+	return r.Run(ctx)
+}
+
+// NewRunner validates cfg and lays out the connections.
+func NewRunner(cfg Config, targets []Target, sink Sink) (*Runner, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	plans, err := cfg.plan(targets)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := NewCodec(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := methodName(cfg.Method)
+	r := &Runner{cfg: cfg, sink: sink, codec: codec, method: m, sched: cfg.schedule()}
+	for _, p := range plans {
+		r.conns = append(r.conns, &connRun{plan: p, r: r, method: m})
+		r.expected += p.n
+	}
+	return r, nil
+}
+
+// Expected is the exact number of txs the run attempts.
+func (r *Runner) Expected() int { return r.expected }
+
+// build makes the tx of j at now and fills its hash and send time.
+func (c *connRun) build(j *job, now time.Time) []byte {
+	tx := c.r.codec.Encode(j.rec.Seq, now)
+	j.rec.Hash = TxHash(tx)
+	j.rec.SentAt = now.UnixNano()
+	c.lastLag.Store(j.rec.SentAt - j.rec.Intended)
+	return tx
+}
+
+// finish hands the completed record to the collector, exactly once per tx.
+func (c *connRun) finish(j *job) { c.out <- j.rec }
+
+// TxHash is CometBFT's tx hash: uppercase hex SHA-256 of the tx bytes.
+func TxHash(tx []byte) string {
+	const digits = "0123456789ABCDEF"
+	h := sha256.Sum256(tx)
+	var out [64]byte
+	for i, b := range h {
+		out[2*i], out[2*i+1] = digits[b>>4], digits[b&15]
+	}
+	return string(out[:])
+}
+
+type connStats struct {
+	n, errs, rejected int
+	lags              []int64
+	lastSent          int64
+}
+
+// Run executes the load once.
+func (r *Runner) Run(ctx context.Context) (Summary, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	records := make(chan Sent, 1<<16)
+	stats := make([]connStats, len(r.conns))
+	var sinkErr error
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for rec := range records {
+			st := &stats[rec.Conn]
+			st.n++
+			st.lags = append(st.lags, rec.SentAt-rec.Intended)
+			st.lastSent = max(st.lastSent, rec.SentAt)
+			switch rec.Result {
+			case ResultSendError:
+				st.errs++
+				r.errors.Add(1)
+			case ResultRejected:
+				st.rejected++
+				r.rejected.Add(1)
+			}
+			r.done.Add(1)
+			if sinkErr == nil {
+				if err := r.sink.Sent(rec); err != nil {
+					sinkErr = fmt.Errorf("load: sink: %w", err)
+					cancel(sinkErr)
+				}
+			}
+		}
+	}()
+
+	// Connect every connection before t0, so the first ticks do not pay for
+	// the dial. A failed dial is not fatal: its txs become send_error rows
+	// while the transport retries with backoff.
+	trs := make([]transport, len(r.conns))
+	var wg sync.WaitGroup
+	for k, c := range r.conns {
+		c.out = records
+		if r.cfg.Transport == "http" {
+			trs[k] = newHTTP(c.plan.target.RPCURL, r.cfg.InFlight)
+			continue
+		}
+		ws := newWS(c.plan.target.RPCURL)
+		trs[k] = ws
+		wg.Add(1)
+		go func() { defer wg.Done(); ws.sess = ws.connect(ctx) }()
+	}
+	wg.Wait()
+
+	clk := r.cfg.clock
+	t0 := clk.Now().Add(5 * time.Millisecond)
+	r.t0.Store(t0.UnixNano())
+	drainCtx, stopDrain := context.WithTimeoutCause(context.WithoutCancel(ctx), r.cfg.Drain,
+		fmt.Errorf("drain timeout %v", r.cfg.Drain))
+	defer stopDrain()
+	var paceErr error
+	var once sync.Once
+	for k, c := range r.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := Pace(ctx, clk, t0, r.sched, c.plan.n, func(i int, due time.Time) {
+				c.attempted.Add(1)
+				trs[k].send(ctx, &job{c: c, rec: Sent{
+					Seq: c.plan.seq0 + uint64(i), Conn: c.plan.idx, Node: c.plan.target.Node, Intended: due.UnixNano(),
+				}})
+			})
+			if err != nil {
+				once.Do(func() { paceErr = fmt.Errorf("load: connection %d: %w", c.plan.idx, err) })
+			}
+			trs[k].drain(drainCtx)
+		}()
+	}
+	wg.Wait()
+	close(records)
+	<-collected
+
+	s := r.summarize(t0, stats)
+	switch {
+	case sinkErr != nil:
+		return s, sinkErr
+	case paceErr != nil:
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+			return s, fmt.Errorf("%w (%v)", paceErr, c)
+		}
+		return s, paceErr
+	}
+	return s, nil
+}
+
+func (r *Runner) summarize(t0 time.Time, stats []connStats) Summary {
+	s := Summary{RunID: r.cfg.RunID, Start: t0, Expected: r.expected, Valid: true}
+	var end int64
+	for k, c := range r.conns {
+		st := stats[k]
+		cs := ConnSummary{Node: c.plan.target.Node, Conn: c.plan.idx, Attempted: st.n, Errors: st.errs, Rejected: st.rejected}
+		n := c.plan.n
+		if n > 0 {
+			// Target: n txs over the span up to the tick after the last one.
+			span := r.sched.Offset(n)
+			cs.TargetRate = float64(n) / span.Seconds()
+			if st.n > 0 {
+				last := r.sched.Offset(n) - r.sched.Offset(n-1)
+				got := time.Duration(st.lastSent-t0.UnixNano()) + last
+				cs.Achieved = float64(st.n) / got.Seconds()
+			}
+		}
+		slices.Sort(st.lags)
+		cs.LagP50Ms = ms(quantile(st.lags, 0.50))
+		cs.LagP99Ms = ms(quantile(st.lags, 0.99))
+		if len(st.lags) > 0 {
+			cs.LagMaxMs = ms(st.lags[len(st.lags)-1])
+		}
+		end = max(end, st.lastSent)
+		s.Attempted += st.n
+		s.Rejected += st.rejected
+		s.SendErrors += st.errs
+		s.Conns = append(s.Conns, cs)
+
+		switch {
+		case st.n < n:
+			s.Invalid = append(s.Invalid, fmt.Sprintf("connection %d (%s): attempted %d of %d txs", cs.Conn, cs.Node, st.n, n))
+		case cs.LagP99Ms > ms(int64(MaxLagP99)):
+			s.Invalid = append(s.Invalid, fmt.Sprintf("connection %d (%s): send lag p99 %.1f ms > %v: the generator fell behind", cs.Conn, cs.Node, cs.LagP99Ms, MaxLagP99))
+		case cs.Achieved < MinAchieved*cs.TargetRate:
+			s.Invalid = append(s.Invalid, fmt.Sprintf("connection %d (%s): achieved %.1f tx/s < %.0f%% of target %.1f tx/s", cs.Conn, cs.Node, cs.Achieved, 100*MinAchieved, cs.TargetRate))
+		case st.n > 0 && st.errs == st.n:
+			s.Invalid = append(s.Invalid, fmt.Sprintf("connection %d (%s): all %d txs failed to send", cs.Conn, cs.Node, st.n))
+		}
+	}
+	if end > 0 {
+		s.End = time.Unix(0, end)
+	}
+	s.Sent = s.Attempted - s.SendErrors
+	s.OK = s.Sent - s.Rejected
+	s.Valid = len(s.Invalid) == 0
+	return s
+}
+
+// quantile of sorted values, nearest rank.
+func quantile(sorted []int64, q float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// Progress returns a snapshot; safe to call concurrently with Run.
+func (r *Runner) Progress() Progress {
+	p := Progress{Expected: r.expected, Done: int(r.done.Load()), Errors: int(r.errors.Load()), Rejected: int(r.rejected.Load())}
+	t0 := r.t0.Load()
+	if t0 != 0 {
+		p.Elapsed = r.cfg.clock.Now().Sub(time.Unix(0, t0))
+	}
+	for _, c := range r.conns {
+		a := int(c.attempted.Load())
+		cp := ConnProgress{Node: c.plan.target.Node, Conn: c.plan.idx, Attempted: a, LagMs: ms(c.lastLag.Load())}
+		if p.Elapsed > 0 {
+			due := min(c.plan.n, TicksWithin(r.sched, p.Elapsed+1))
+			cp.Behind = max(due-a, 0)
+		}
+		p.Attempted += a
+		p.Conns = append(p.Conns, cp)
+	}
+	return p
+}
