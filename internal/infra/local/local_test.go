@@ -403,7 +403,11 @@ func assertGone(t *testing.T, runID string, pids []int) {
 
 func TestCleanup(t *testing.T) {
 	t.Parallel()
-	r, p := setup(t, "10.213.243.0/24", 2)
+	t0 := time.Now()
+	r, p := setup(t, "10.213.243.0/24", 4)
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("setup of 4 nodes took %s, want < 2s", d)
+	}
 	ctx := context.Background()
 	var pids []int
 	for _, n := range p.Nodes {
