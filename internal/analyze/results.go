@@ -23,11 +23,15 @@ type Results struct {
 	Latency      Stats      `json:"latency_ms"`
 	LatencyBlock string     `json:"latency_block"` // "H" or "H+1": whose header time ends a tx's latency
 	// LatencyOther is the same distribution measured with the other block's time.
-	LatencyOther Stats        `json:"latency_ms_other_block"`
-	Load         []ConnStats  `json:"load"`
-	Valid        bool         `json:"valid"`
-	Invalid      []string     `json:"invalid_reasons,omitempty"`
-	Nodes        []NodeResult `json:"nodes"`
+	LatencyOther Stats `json:"latency_ms_other_block"`
+	// NegativeLatencies counts headline latencies below 0 (block time before
+	// send time). With "H" that is expected: BFT time makes block H's time
+	// about the commit time of H−1, before later txs of H were sent.
+	NegativeLatencies int          `json:"negative_latencies"`
+	Load              []ConnStats  `json:"load"`
+	Valid             bool         `json:"valid"`
+	Invalid           []string     `json:"invalid_reasons,omitempty"`
+	Nodes             []NodeResult `json:"nodes"`
 }
 
 // Accounting: every sent tx ends in exactly one state.
@@ -37,8 +41,12 @@ type Accounting struct {
 	Committed  int `json:"committed"`
 	Rejected   int `json:"rejected"`
 	Lost       int `json:"lost"`
-	Duplicates int `json:"duplicates"`  // extra commits of an already committed tx
-	SendErrors int `json:"send_errors"` // counted within Rejected or Lost, per its outcome
+	Duplicates int `json:"duplicates"` // extra commits of an already committed tx
+	// SendErrors are rows whose send failed (transport error): not in Sent.
+	SendErrors int `json:"send_errors"`
+	// SendErrorsCommitted are send errors whose tx reached a block anyway
+	// (the write got through before the connection failed).
+	SendErrorsCommitted int `json:"send_errors_committed"`
 }
 
 // Stats is a latency (or other) distribution in one unit.

@@ -1,0 +1,509 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Bounds under which the load generator certifies itself. Beyond them the
+// client, not the network, set the pace, and the run is marked invalid.
+const (
+	// MaxLagP99Ms bounds the p99 of (sent − intended) per connection.
+	MaxLagP99Ms = 100.0
+	// MinAchievedRatio bounds achieved/target rate per connection (constant shape).
+	MinAchievedRatio = 0.95
+)
+
+// Input is everything Analyze reads from a run directory. Compute is a pure
+// function of it, so tests build Inputs (or directories) by hand.
+type Input struct {
+	RunID         string
+	Plan          *plan.Testnet // nil when plan.json is absent
+	Sent          []SentRow
+	SentTruncated bool
+	Blocks        []BlockRow
+	BlockTxs      []BlockTx
+	Harvest       *HarvestInfo // nil: every row of blocks.csv is in range
+	Mempool       []MempoolRow
+	Events        []rundir.Event
+}
+
+// TxRow is one row of txs.csv: a sent.csv row and its fate.
+type TxRow struct {
+	SentRow
+	State         string
+	Code          uint32
+	Log           string
+	Height        int64 // 0: in no block
+	BlockTimeNs   int64
+	LatencyMs     float64 // block H − sent; valid if HasLatency
+	LatencyNextMs float64 // block H+1 − sent; valid if HasNext
+	HasLatency    bool
+	HasNext       bool
+}
+
+// Analyze reads the run directory, writes txs.csv and results.json into it
+// and returns the results. It fails only on unreadable input or a broken
+// accounting identity (a bug); a run that measured nothing is returned with
+// Valid=false and its reasons.
+func Analyze(dir string) (*Results, error) {
+	in, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	res, rows, err := Compute(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteTxs(filepath.Join(dir, TxsFile), rows); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep "<" and ">" readable in invalid_reasons
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		return nil, fmt.Errorf("encode results: %w", err)
+	}
+	if err := rundir.WriteAtomic(filepath.Join(dir, ResultsFile), buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Load reads the files Compute needs. sent.csv is required; missing blocks
+// files mean nothing was harvested.
+func Load(dir string) (*Input, error) {
+	d, err := rundir.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{RunID: filepath.Base(d.Path)}
+	if in.Sent, in.SentTruncated, err = ReadSent(d.Join(SentFile)); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	if data, err := os.ReadFile(d.Join(rundir.Plan)); err == nil {
+		if in.Plan, err = plan.ReadJSON(data); err != nil {
+			return nil, fmt.Errorf("analyze: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	optional := func(err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("analyze: %w", err)
+		}
+		return nil
+	}
+	var e error
+	in.Blocks, e = ReadBlocks(d.Join(BlocksFile))
+	if err := optional(e); err != nil {
+		return nil, err
+	}
+	in.BlockTxs, e = ReadBlockTxs(d.Join(BlockTxsFile))
+	if err := optional(e); err != nil {
+		return nil, err
+	}
+	in.Mempool, e = ReadMempool(d.Join(MempoolFile))
+	if err := optional(e); err != nil {
+		return nil, err
+	}
+	var h HarvestInfo
+	if err := d.ReadJSON(HarvestFile, &h); err == nil {
+		in.Harvest = &h
+	} else if err := optional(err); err != nil {
+		return nil, err
+	}
+	// A cut last event line still leaves the events before it.
+	in.Events, _ = d.ReadEvents()
+	return in, nil
+}
+
+// Compute matches sent txs to committed ones and summarizes the run.
+func Compute(in *Input) (*Results, []TxRow, error) {
+	res := &Results{RunID: in.RunID, Config: config(in.Plan), LatencyBlock: "H", Valid: true}
+	if in.Plan != nil && in.Plan.Load.LatencyBlock == "H+1" {
+		res.LatencyBlock = "H+1"
+	}
+	invalid := func(format string, a ...any) { res.Invalid = append(res.Invalid, fmt.Sprintf(format, a...)) }
+	if in.SentTruncated {
+		invalid("sent.csv: last line cut (interrupted run?)")
+	}
+
+	blockAt := map[int64]BlockRow{}
+	for _, b := range in.Blocks {
+		blockAt[b.Height] = b
+	}
+	inRange := func(h int64) bool {
+		return in.Harvest == nil || (h >= in.Harvest.From && h <= in.Harvest.To)
+	}
+
+	// Commits per hash in chain order.
+	commits := map[string][]BlockTx{}
+	for _, t := range in.BlockTxs {
+		commits[t.Hash] = append(commits[t.Hash], t)
+	}
+	for _, c := range commits {
+		sort.Slice(c, func(i, j int) bool {
+			if c[i].Height != c[j].Height {
+				return c[i].Height < c[j].Height
+			}
+			return c[i].Index < c[j].Index
+		})
+	}
+
+	// Sent rows take their hash's commits in order: accepted rows first (by
+	// seq), then send_error rows (the write may have reached the node before
+	// the connection failed). Commits left over are duplicates. CheckTx
+	// rejections stay rejected whatever the chain holds.
+	rows := make([]TxRow, len(in.Sent))
+	order := make([]int, len(in.Sent))
+	for i, s := range in.Sent {
+		rows[i] = TxRow{SentRow: s}
+		order[i] = i
+	}
+	rank := map[string]int{ResultOK: 0, ResultSendError: 1, ResultRejected: 2}
+	sort.SliceStable(order, func(a, b int) bool {
+		ra, rb := rows[order[a]], rows[order[b]]
+		if rank[ra.Result] != rank[rb.Result] {
+			return rank[ra.Result] < rank[rb.Result]
+		}
+		return ra.Seq < rb.Seq
+	})
+	taken := map[string]int{}
+	acc := &res.Accounting
+	for _, i := range order {
+		r := &rows[i]
+		switch r.Result {
+		case ResultRejected:
+			r.State, r.Code, r.Log = StateRejected, r.SentRow.Code, r.SentRow.Log
+			continue
+		case ResultSendError:
+			r.State, r.Log = StateSendError, r.SentRow.Log
+		default:
+			r.State = StateLost
+		}
+		c := commits[r.Hash]
+		if taken[r.Hash] >= len(c) {
+			continue
+		}
+		t := c[taken[r.Hash]]
+		taken[r.Hash]++
+		b, ok := blockAt[t.Height]
+		if !ok {
+			return nil, nil, fmt.Errorf("analyze: block_txs.csv has height %d that blocks.csv lacks", t.Height)
+		}
+		r.Height, r.BlockTimeNs = t.Height, b.TimeNs
+		if t.Code != 0 {
+			// Executed with a non-zero code: in a block, but not committed state.
+			if r.State == StateLost {
+				r.State, r.Code, r.Log = StateRejected, t.Code, t.Log
+			}
+			continue
+		}
+		if r.State == StateLost {
+			r.State = StateCommitted
+		} else {
+			acc.SendErrorsCommitted++
+		}
+		r.LatencyMs, r.HasLatency = ms(b.TimeNs-r.SentNs), true
+		if next, ok := blockAt[t.Height+1]; ok {
+			r.LatencyNextMs, r.HasNext = ms(next.TimeNs-r.SentNs), true
+		}
+	}
+	// Extra commits of a run tx are duplicates; txs of others (warm-up,
+	// other clients) are not ours to count.
+	runHash := map[string]bool{}
+	for _, s := range in.Sent {
+		runHash[s.Hash] = true
+	}
+	for h, c := range commits {
+		if runHash[h] {
+			acc.Duplicates += len(c) - taken[h]
+		}
+	}
+
+	// Accounting.
+	var latH, latNext []float64
+	firstH, lastH := int64(math.MaxInt64), int64(0)
+	for _, r := range rows {
+		switch r.Result {
+		case ResultSendError:
+			acc.SendErrors++
+			continue
+		default:
+			acc.Sent++
+		}
+		switch r.State {
+		case StateCommitted:
+			acc.Committed++
+			firstH, lastH = min(firstH, r.Height), max(lastH, r.Height)
+			latH = append(latH, r.LatencyMs)
+			if r.HasNext {
+				latNext = append(latNext, r.LatencyNextMs)
+			}
+		case StateRejected:
+			acc.Rejected++
+		case StateLost:
+			acc.Lost++
+		}
+	}
+	if acc.Sent != acc.Committed+acc.Rejected+acc.Lost {
+		return nil, nil, fmt.Errorf("analyze: accounting broken: sent %d != committed %d + rejected %d + lost %d",
+			acc.Sent, acc.Committed, acc.Rejected, acc.Lost)
+	}
+	res.TotalSubmitted, res.TotalIncluded = acc.Sent, acc.Committed
+
+	// Latency: the headline block's distribution and the other one.
+	head, other, headName := latH, latNext, "H"
+	if res.LatencyBlock == "H+1" {
+		head, other, headName = latNext, latH, "H+1"
+	}
+	res.Latency, res.LatencyOther = Summarize(head), Summarize(other)
+	for _, v := range head {
+		if v < 0 {
+			res.NegativeLatencies++
+		}
+	}
+	res.AvgLatencyMs, res.P50LatencyMs, res.P95LatencyMs = res.Latency.Avg, res.Latency.P50, res.Latency.P95
+	res.P99LatencyMs, res.MaxLatencyMs = res.Latency.P99, res.Latency.Max
+	if missing := acc.Committed - len(head); missing > 0 {
+		invalid("latency (%s) unknown for %d committed txs: block H+1 of their block was not harvested", headName, missing)
+	}
+
+	// Throughput from block timestamps only: committed txs over the time
+	// from the first to the last block holding a committed run tx. With all
+	// of them in one block that span is 0 and TPS is not computed (0).
+	switch {
+	case sentCount(in.Sent) == 0:
+		invalid("sent.csv has no sent txs")
+	case len(in.Blocks) == 0:
+		invalid("no blocks harvested: nothing can be measured")
+	case acc.Committed == 0:
+		invalid("no sent tx was committed")
+	default:
+		res.DurationSec = float64(blockAt[lastH].TimeNs-blockAt[firstH].TimeNs) / 1e9
+		if res.DurationSec > 0 {
+			res.TxPerSecond = round3(float64(acc.Committed) / res.DurationSec)
+		} else {
+			invalid("all committed txs are in one block (height %d): TPS needs two block timestamps", firstH)
+		}
+	}
+
+	res.BlockStats = blockStats(in.Blocks, inRange)
+	res.Load = loadStats(in, rows, invalid)
+	res.Nodes, res.PeakMempool = nodeResults(in, rows)
+	res.Valid = len(res.Invalid) == 0
+	return res, rows, nil
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+func sentCount(sent []SentRow) int {
+	n := 0
+	for _, s := range sent {
+		if s.Result != ResultSendError {
+			n++
+		}
+	}
+	return n
+}
+
+func blockStats(blocks []BlockRow, inRange func(int64) bool) BlockStats {
+	var bs BlockStats
+	var txs, size float64
+	var first, last BlockRow
+	for _, b := range blocks {
+		if !inRange(b.Height) {
+			continue
+		}
+		if bs.Blocks == 0 || b.Height < first.Height {
+			first = b
+		}
+		if bs.Blocks == 0 || b.Height > last.Height {
+			last = b
+		}
+		bs.Blocks++
+		txs += float64(b.NumTxs)
+		size += float64(b.SizeBytes)
+		bs.MaxTxs = max(bs.MaxTxs, b.NumTxs)
+	}
+	if bs.Blocks == 0 {
+		return bs
+	}
+	bs.FirstHeight, bs.LastHeight = first.Height, last.Height
+	bs.AvgTxs = round3(txs / float64(bs.Blocks))
+	bs.AvgSizeBytes = round3(size / float64(bs.Blocks))
+	if bs.Blocks > 1 {
+		bs.AvgBlockSec = round3(float64(last.TimeNs-first.TimeNs) / 1e9 / float64(last.Height-first.Height))
+	}
+	return bs
+}
+
+// loadStats certifies the generator per connection: achieved rate over all
+// attempts (send errors included: the generator did try them) and the lag of
+// actual behind intended send times.
+func loadStats(in *Input, rows []TxRow, invalid func(string, ...any)) []ConnStats {
+	type key struct {
+		node string
+		conn int
+	}
+	by := map[key][]TxRow{}
+	for _, r := range rows {
+		k := key{r.Node, r.Conn}
+		by[k] = append(by[k], r)
+	}
+	keys := make([]key, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].node != keys[j].node {
+			return keys[i].node < keys[j].node
+		}
+		return keys[i].conn < keys[j].conn
+	})
+	var out []ConnStats
+	for _, k := range keys {
+		rs := by[k]
+		cs := ConnStats{Node: k.node, Conn: k.conn}
+		var lags []float64
+		firstNs, lastNs := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, r := range rs {
+			if r.Result == ResultSendError {
+				cs.Errors++
+			} else {
+				cs.Sent++
+			}
+			lags = append(lags, ms(r.SentNs-r.IntendedNs))
+			firstNs, lastNs = min(firstNs, r.SentNs), max(lastNs, r.SentNs)
+		}
+		if len(rs) > 1 && lastNs > firstNs {
+			cs.Achieved = round3(float64(len(rs)-1) / (float64(lastNs-firstNs) / 1e9))
+		}
+		lag := Summarize(lags)
+		cs.LagP99Ms, cs.LagMaxMs = lag.P99, lag.Max
+		if in.Plan != nil {
+			cs.TargetRate = in.Plan.Load.Rate
+		}
+		if cs.LagP99Ms > MaxLagP99Ms {
+			invalid("load %s/%d: p99 send lag %.1f ms > %.0f ms: the generator, not the network, fell behind",
+				k.node, k.conn, cs.LagP99Ms, MaxLagP99Ms)
+		}
+		constant := in.Plan != nil && (in.Plan.Load.Shape == "" || in.Plan.Load.Shape == "constant")
+		if constant && cs.TargetRate > 0 && len(rs) >= 10 && cs.Achieved < MinAchievedRatio*cs.TargetRate {
+			invalid("load %s/%d: achieved %.1f tx/s < %.0f %% of target %.1f tx/s",
+				k.node, k.conn, cs.Achieved, MinAchievedRatio*100, cs.TargetRate)
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+// nodeResults lists every plan node (or every node seen, without a plan)
+// with what it was sent, its peak mempool and whether it died.
+func nodeResults(in *Input, rows []TxRow) ([]NodeResult, int) {
+	var names []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if in.Plan != nil {
+		for _, n := range in.Plan.Nodes {
+			add(n.Name)
+		}
+	}
+	for _, r := range rows {
+		add(r.Node)
+	}
+	for _, m := range in.Mempool {
+		add(m.Node)
+	}
+	sent, peak, exited := map[string]int{}, map[string]int{}, map[string]string{}
+	for _, r := range rows {
+		if r.Result != ResultSendError {
+			sent[r.Node]++
+		}
+	}
+	total := 0
+	for _, m := range in.Mempool {
+		peak[m.Node] = max(peak[m.Node], m.Size)
+		total = max(total, m.Size)
+	}
+	for _, e := range in.Events {
+		if e.Kind == "node_exited" {
+			exited[e.Node] = e.Detail
+		}
+	}
+	out := make([]NodeResult, 0, len(names))
+	for _, n := range names {
+		d, ok := exited[n]
+		out = append(out, NodeResult{Name: n, Sent: sent[n], PeakMempool: peak[n], Exited: ok, Detail: d})
+	}
+	return out, total
+}
+
+// config is results.json's config: the load as the plan resolved it, plus
+// the testnet's shape.
+func config(t *plan.Testnet) map[string]any {
+	if t == nil {
+		return map[string]any{}
+	}
+	cfg := map[string]any{}
+	data, _ := json.Marshal(t.Load)
+	_ = json.Unmarshal(data, &cfg)
+	cfg["testnet"] = t.Name
+	cfg["nodes"] = len(t.Nodes)
+	cfg["validators"] = len(t.Validators())
+	var rel []string
+	for _, r := range t.Releases() {
+		rel = append(rel, r.String())
+	}
+	cfg["releases"] = rel
+	return cfg
+}
+
+// WriteTxs writes txs.csv atomically: one row per sent.csv row, in seq
+// order. Latency cells are milliseconds with microsecond precision; cells
+// that do not apply are empty.
+func WriteTxs(path string, rows []TxRow) error {
+	sorted := append([]TxRow(nil), rows...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	recs := make([][]string, 0, len(rows)+1)
+	recs = append(recs, TxsHeader)
+	f3 := func(ok bool, v float64) string {
+		if !ok {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	for _, r := range sorted {
+		code, height, bt := "", "", ""
+		if r.Code != 0 || r.State == StateRejected {
+			code = strconv.FormatUint(uint64(r.Code), 10)
+		}
+		if r.Height != 0 {
+			height, bt = i64(r.Height), i64(r.BlockTimeNs)
+		}
+		recs = append(recs, []string{i64(r.Seq), r.Node, strconv.Itoa(r.Conn), r.Hash, i64(r.IntendedNs), i64(r.SentNs),
+			r.State, code, r.Log, height, bt, f3(r.HasLatency, r.LatencyMs), f3(r.HasNext, r.LatencyNextMs)})
+	}
+	return writeCSV(path, recs)
+}
