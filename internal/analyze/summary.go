@@ -39,7 +39,7 @@ func Summary(r *Results) string {
 	blocks := ""
 	if bs.Blocks > 0 {
 		blocks = fmt.Sprintf("heights %d-%d, %.3f s/block, avg %.1f txs (max %d), avg %.0f B",
-		bs.FirstHeight, bs.LastHeight, bs.AvgBlockSec, bs.AvgTxs, bs.MaxTxs, bs.AvgSizeBytes)
+			bs.FirstHeight, bs.LastHeight, bs.AvgBlockSec, bs.AvgTxs, bs.MaxTxs, bs.AvgSizeBytes)
 	}
 	row("blocks", fmt.Sprint(bs.Blocks), blocks)
 	row("peak mempool", fmt.Sprint(r.PeakMempool), "txs, any node, polled")
