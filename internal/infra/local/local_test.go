@@ -444,14 +444,15 @@ func TestCleanup(t *testing.T) {
 	}
 }
 
-// TestDownAfterKill runs Setup and Start in a child harness, kills it with
-// -9 and tears everything down from the state file alone.
-func TestDownAfterKill(t *testing.T) {
-	t.Parallel()
+// killedHarness runs Setup and Start (a `sleep 1000` per node) in a child
+// harness and kills it with -9, leaving everything it created behind.
+func killedHarness(t *testing.T, subnet string, count int) (runID, statePath string, pids []int) {
+	t.Helper()
 	requireRoot(t)
-	p := testPlan(t, "10.213.244.0/24", 2)
+	p := testPlan(t, subnet, count)
 	dir := t.TempDir()
-	planPath, statePath, runID := filepath.Join(dir, "plan.json"), filepath.Join(dir, "state.json"), newRunID(t)
+	planPath := filepath.Join(dir, "plan.json")
+	statePath, runID = filepath.Join(dir, "state.json"), newRunID(t)
 	data, err := p.JSON()
 	if err != nil {
 		t.Fatal(err)
@@ -460,8 +461,8 @@ func TestDownAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { // even if the test fails half-way
-		if _, err := os.Stat(statePath); err == nil {
-			_ = Down(context.Background(), statePath)
+		if err := sweep(context.Background(), runID); err != nil {
+			t.Errorf("final sweep of %s: %v", runID, err)
 		}
 	})
 	self, err := os.Executable()
@@ -484,38 +485,57 @@ func TestDownAfterKill(t *testing.T) {
 		_ = child.Wait()
 		t.Fatalf("child harness: %q", line)
 	}
-	pids := NodePIDs(statePath)
-	if len(pids) != 2 {
-		t.Errorf("NodePIDs = %v, want 2 nodes", pids)
+	byNode := NodePIDs(statePath)
+	if len(byNode) != count {
+		t.Errorf("NodePIDs = %v, want %d nodes", byNode, count)
 	}
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, stdout)
 	_ = child.Wait()
-	for _, pid := range pids {
+	for _, pid := range byNode {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
 			t.Errorf("node process %d died with its harness; the test proves nothing", pid)
 		}
+		pids = append(pids, pid)
 	}
+	return runID, statePath, pids
+}
+
+// TestDownAfterKill tears a run down from its state file alone, after its
+// harness was killed with -9.
+func TestDownAfterKill(t *testing.T) {
+	t.Parallel()
+	runID, statePath, pids := killedHarness(t, "10.213.244.0/24", 2)
 	if runs, _ := ActiveRuns(); !slices.Contains(runs, statePath) {
 		t.Errorf("ActiveRuns = %v after kill -9, want it to contain %s", runs, statePath)
 	}
-
 	if err := Down(context.Background(), statePath); err != nil {
 		t.Fatalf("down: %v", err)
 	}
-	var list []int
-	for _, pid := range pids {
-		list = append(list, pid)
-	}
-	assertGone(t, runID, list)
+	assertGone(t, runID, pids)
 	if runs, _ := ActiveRuns(); slices.Contains(runs, statePath) {
 		t.Errorf("ActiveRuns still lists %s after down", statePath)
 	}
 	if err := Down(context.Background(), statePath); err != nil {
 		t.Errorf("second down: %v", err)
 	}
+}
+
+// TestSweepWithoutState removes a killed run whose state file is lost, by
+// names alone (limited to the test's run id: a real Sweep would also take
+// down whatever else runs on this machine).
+func TestSweepWithoutState(t *testing.T) {
+	t.Parallel()
+	runID, statePath, pids := killedHarness(t, "10.213.248.0/24", 2)
+	if err := os.Remove(statePath); err != nil {
+		t.Fatal(err)
+	}
+	if err := sweep(context.Background(), runID); err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	assertGone(t, runID, pids)
 }
 
 func TestOverlappingSubnetRefused(t *testing.T) {

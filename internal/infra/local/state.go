@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -192,6 +193,24 @@ func unregister(runID string) error {
 // ActiveRuns returns the state file of every registered run, sorted by run
 // id. Entries whose state file is gone are dropped from the registry.
 func ActiveRuns() ([]string, error) {
+	runs, err := activeRuns()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(runs))
+	for id := range runs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = runs[id]
+	}
+	return out, nil
+}
+
+// activeRuns maps run id to state file path.
+func activeRuns() (map[string]string, error) {
 	entries, err := os.ReadDir(activeDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -199,7 +218,7 @@ func ActiveRuns() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list active runs: %w", err)
 	}
-	var out []string
+	out := map[string]string{}
 	for _, e := range entries {
 		if !validRunID(e.Name()) {
 			continue // temp files, strangers
@@ -213,7 +232,7 @@ func ActiveRuns() ([]string, error) {
 			_ = unregister(e.Name())
 			continue
 		}
-		out = append(out, path)
+		out[e.Name()] = path
 	}
 	return out, nil
 }

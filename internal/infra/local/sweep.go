@@ -13,17 +13,25 @@ import (
 // benchnet's names: namespaces "bn-<6 hex>-…", links "bn<6 hex>br" and
 // "bn<6 hex>h<i>", and FORWARD rules commented "benchnet:<6 hex>". Nothing
 // else on the host matches those patterns (docker0, docker's vethXXXX).
-func Sweep(ctx context.Context) error {
+func Sweep(ctx context.Context) error { return sweep(ctx, "") }
+
+// sweep is Sweep limited to one run id when only is not empty (tests must
+// not sweep away other runs on the machine).
+func sweep(ctx context.Context, only string) error {
 	var errs []error
-	states, err := ActiveRuns()
+	states, err := activeRuns()
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for _, s := range states {
+	for id, s := range states {
+		if only != "" && id != only {
+			continue
+		}
 		if err := Down(ctx, s); err != nil {
 			errs = append(errs, fmt.Errorf("down %s: %w", s, err))
 		}
 	}
+	mine := func(name, prefix string) bool { return only == "" || strings.HasPrefix(name, prefix+only) }
 
 	out, err := run(ctx, "ip", "netns", "list")
 	if err != nil {
@@ -31,7 +39,7 @@ func Sweep(ctx context.Context) error {
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line) // "name (id: 3)"
-		if len(f) == 0 || !isOurNetns(f[0]) {
+		if len(f) == 0 || !isOurNetns(f[0]) || !mine(f[0], "bn-") {
 			continue
 		}
 		killNetns(ctx, f[0])
@@ -55,7 +63,7 @@ func Sweep(ctx context.Context) error {
 	// Veths first: deleting one end deletes its peer, then the bridges.
 	for _, pass := range []string{"h", "br"} {
 		for _, l := range links {
-			if !isOurLink(l.Name) || (pass == "br") != strings.HasSuffix(l.Name, "br") {
+			if !isOurLink(l.Name) || !mine(l.Name, "bn") || (pass == "br") != strings.HasSuffix(l.Name, "br") {
 				continue
 			}
 			if err := removeResource(ctx, resource{Kind: kindVeth, Name: l.Name}); err != nil {
@@ -65,6 +73,9 @@ func Sweep(ctx context.Context) error {
 	}
 
 	for _, rule := range sweepFirewall(ctx, &errs) {
+		if !mine(rule[1], "bn") {
+			continue
+		}
 		if err := delFirewall(ctx, rule); err != nil {
 			errs = append(errs, fmt.Errorf("remove firewall rule %v: %w", rule, err))
 		}
