@@ -111,14 +111,12 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		return err
 	}
 	gw := netip.PrefixFrom(p.Gateway, p.Subnet.Bits()).String()
-	for _, s := range [][]string{
-		{"link", "add", "name", br, "type", "bridge"},
-		{"addr", "add", gw, "dev", br},
-		{"link", "set", br, "up"},
-	} {
-		if err := ipCmd(ctx, s...); err != nil {
-			return fmt.Errorf("create bridge: %w", err)
-		}
+	if err := ipBatch(ctx, "",
+		[]string{"link", "add", "name", br, "type", "bridge"},
+		[]string{"addr", "add", gw, "dev", br},
+		[]string{"link", "set", br, "up"},
+	); err != nil {
+		return fmt.Errorf("create bridge: %w", err)
 	}
 	nw := network{runID: r.RunID, bridge: br, subnet: p.Subnet}
 	for _, n := range p.Nodes {

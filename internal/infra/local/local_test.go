@@ -675,3 +675,12 @@ func TestProcStat(t *testing.T) {
 		t.Error("alive with a wrong start time = true: a reused pid would be killed")
 	}
 }
+
+func TestIPBatchRefusesUnsafeArguments(t *testing.T) {
+	for _, a := range []string{"", "a b", "a\tb", "x\ny", `"q"`, "it's", "#c", `back\slash`} {
+		err := ipBatch(context.Background(), "", []string{"link", "show", a})
+		if err == nil || !strings.Contains(err.Error(), "unsafe argument") {
+			t.Errorf("ipBatch with argument %q: %v, want an unsafe-argument error", a, err)
+		}
+	}
+}
