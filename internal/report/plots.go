@@ -1,0 +1,494 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/benchnet/benchnet/internal/collect"
+)
+
+// figure is one plot of the report. Build returns nil when the run has no
+// data for it; the report then says so instead of showing an image.
+type figure struct {
+	name  string // file name under plots/, without .png
+	title string
+	what  string // one sentence: what to look for
+	build func(r *run) (*plot.Plot, string)
+}
+
+// figures, in the order of the CometBFT v1 QA report (latencies first, then
+// the Prometheus metrics, then the machine).
+var figures = []figure{
+	{"latency_per_block", "Latency per block",
+		"Each dot is a block: a rising trend means txs wait longer and longer (the load is beyond saturation); isolated high dots match round changes or node events.",
+		plotLatencyPerBlock},
+	{"latency_cdf", "Latency distribution",
+		"The share of committed txs at or below each latency; a long flat tail past p95 means a few blocks were slow, not the whole run.",
+		plotLatencyCDF},
+	{"mempool_size", "Mempool size",
+		"The average should stay flat under a sustainable load; a steadily growing maximum means some node receives txs faster than blocks take them.",
+		plotMempool},
+	{"peers", "Peers per node",
+		"Every node should keep its expected peer count; a dip marks a disconnection, a node at 0 is isolated.",
+		perNodeMetric("cometbft_p2p_peers", "peers", 1)},
+	{"rounds", "Consensus rounds per height",
+		"Round 0 everywhere is a healthy network; rounds above 0 mean proposals or votes arrived too late and a height needed another round.",
+		perNodeMetric("cometbft_consensus_rounds", "round", 1)},
+	{"blocks_per_minute", "Blocks per minute",
+		"The rate of cometbft_consensus_height over 60 s: a drop while load runs means consensus slows under it.",
+		perNodeRate("cometbft_consensus_height", "blocks / min")},
+	{"txs_per_minute", "Transactions per minute",
+		"The rate of cometbft_consensus_total_txs over 60 s: it should follow the offered load; a plateau below it is saturation.",
+		perNodeRate("cometbft_consensus_total_txs", "txs / min")},
+	{"block_size", "Block size",
+		"Bytes of the last block per node; it grows with the load until blocks hit the size limit.",
+		plotBlockSize},
+	{"rss", "Resident memory per node",
+		"Memory that keeps growing at a constant load is a leak or an unbounded queue.",
+		plotRSS},
+	{"load1", "Host load (1 min)",
+		"All nodes share this machine: a load above its CPU count (dashed) means the machine, not the software, may be the bottleneck.",
+		plotLoad1},
+	{"cpu", "CPU per process",
+		"CPU of each node process and of the harness (benchnet), in % of one core; a harness near 100 % means the load generator itself may lag.",
+		plotCPU},
+}
+
+const (
+	plotW = 8 * vg.Inch
+	plotH = 4 * vg.Inch
+)
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	return p
+}
+
+const timeAxis = "time since start (s)"
+
+// --- latency ---
+
+func plotLatencyPerBlock(r *run) (*plot.Plot, string) {
+	btime := map[int64]int64{}
+	for _, b := range r.blocks {
+		btime[b.height] = b.timeNs
+	}
+	sum, n := map[int64]float64{}, map[int64]int{}
+	for _, t := range r.txs {
+		if t.state != "committed" || !t.hasLatency {
+			continue
+		}
+		sum[t.height] += t.latency
+		n[t.height]++
+		if _, ok := btime[t.height]; !ok && t.blockTimeNs > 0 {
+			btime[t.height] = t.blockTimeNs
+		}
+	}
+	if len(n) == 0 {
+		return nil, "no committed tx with a latency in txs.csv"
+	}
+	heights := make([]int64, 0, len(n))
+	for h := range n {
+		heights = append(heights, h)
+	}
+	sort.Slice(heights, func(i, j int) bool { return heights[i] < heights[j] })
+	xy := make(plotter.XYs, 0, len(heights))
+	for _, h := range heights {
+		xy = append(xy, plotter.XY{X: r.sec(btime[h]), Y: sum[h] / float64(n[h])})
+	}
+	p := newPlot("Latency per block ("+r.latencyBlockName()+")", timeAxis+" — block time", "mean latency of the block's txs (ms)")
+	s, _ := plotter.NewScatter(xy)
+	s.GlyphStyle.Shape = draw.CircleGlyph{}
+	s.GlyphStyle.Radius = vg.Points(2.5)
+	s.GlyphStyle.Color = plotutil.Color(0)
+	p.Add(s)
+	p.Y.Min = 0
+	r.markEvents(p)
+	return p, ""
+}
+
+func (r *run) latencyBlockName() string {
+	if r.latencyColumn() == "latency_next_ms" {
+		return "time of block H+1 − send time"
+	}
+	return "time of block H − send time"
+}
+
+func (r *run) latencies() []float64 {
+	var l []float64
+	for _, t := range r.txs {
+		if t.state == "committed" && t.hasLatency {
+			l = append(l, t.latency)
+		}
+	}
+	sort.Float64s(l)
+	return l
+}
+
+// percentile by nearest rank on sorted values.
+func percentile(sorted []float64, p float64) float64 {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func plotLatencyCDF(r *run) (*plot.Plot, string) {
+	l := r.latencies()
+	if len(l) == 0 {
+		return nil, "no committed tx with a latency in txs.csv"
+	}
+	p := newPlot(fmt.Sprintf("Latency distribution (%d committed txs)", len(l)), "latency (ms) — "+r.latencyBlockName(), "fraction of txs ≤ latency")
+	xy := make(plotter.XYs, 0, 2*len(l))
+	for i, v := range l {
+		xy = append(xy, plotter.XY{X: v, Y: float64(i) / float64(len(l))}, plotter.XY{X: v, Y: float64(i+1) / float64(len(l))})
+	}
+	line, _ := plotter.NewLine(xy)
+	line.Color = plotutil.Color(0)
+	line.Width = vg.Points(1.5)
+	p.Add(line)
+	p.Legend.Add("CDF", line)
+	for i, q := range []float64{0.50, 0.95, 0.99} {
+		v := percentile(l, q)
+		m, _ := plotter.NewLine(plotter.XYs{{X: v, Y: 0}, {X: v, Y: 1}})
+		m.Color = plotutil.Color(i + 1)
+		m.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		p.Add(m)
+		p.Legend.Add(fmt.Sprintf("p%02.0f = %s ms", q*100, fmtMs(v)), m)
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Points(20)
+	p.Y.Min, p.Y.Max = 0, 1
+	return p, ""
+}
+
+// --- metrics over time ---
+
+// byNode groups one metric's samples by node as (seconds, value) points;
+// several series of one node at one time (other labels) keep the maximum.
+func (r *run) byNode(samples []collect.Sample) (nodes []string, series map[string]plotter.XYs) {
+	series = map[string]plotter.XYs{}
+	for _, s := range samples { // sorted by node, time
+		xy := series[s.Node]
+		x := r.sec(s.TimeNs)
+		if n := len(xy); n > 0 && xy[n-1].X == x {
+			xy[n-1].Y = math.Max(xy[n-1].Y, s.Value)
+			continue
+		}
+		series[s.Node] = append(xy, plotter.XY{X: x, Y: s.Value})
+	}
+	for n := range series {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	return nodes, series
+}
+
+// addLines adds one line per node; the legend names nodes only when it
+// stays readable.
+func addLines(p *plot.Plot, nodes []string, series map[string]plotter.XYs) {
+	for i, n := range nodes {
+		l, err := plotter.NewLine(series[n])
+		if err != nil {
+			continue
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.2)
+		p.Add(l)
+		if len(nodes) <= 12 {
+			p.Legend.Add(n, l)
+		}
+	}
+}
+
+func perNodeMetric(metric, unit string, _ float64) func(r *run) (*plot.Plot, string) {
+	return func(r *run) (*plot.Plot, string) {
+		nodes, series := r.byNode(r.samples[metric])
+		if len(nodes) == 0 {
+			return nil, "no " + metric + " samples in metrics/" + collect.SamplesFile
+		}
+		p := newPlot(metric+" per node", timeAxis, unit)
+		addLines(p, nodes, series)
+		p.Y.Min = 0
+		r.markEvents(p)
+		return p, ""
+	}
+}
+
+// rateWindow is the window of the per-minute rates, like Prometheus'
+// rate(x[1m]); shorter runs use what they have.
+const rateWindow = 60.0
+
+// perMinute turns a cumulative series into its rate per minute over the
+// trailing window. A decrease (a restarted node) starts the window again.
+func perMinute(xy plotter.XYs) plotter.XYs {
+	var out plotter.XYs
+	start := 0
+	for i := 1; i < len(xy); i++ {
+		if xy[i].Y < xy[i-1].Y {
+			start = i
+			continue
+		}
+		for start < i-1 && xy[i].X-xy[start].X > rateWindow {
+			start++
+		}
+		if dt := xy[i].X - xy[start].X; dt > 0 && i > start {
+			out = append(out, plotter.XY{X: xy[i].X, Y: (xy[i].Y - xy[start].Y) / dt * 60})
+		}
+	}
+	return out
+}
+
+func perNodeRate(metric, unit string) func(r *run) (*plot.Plot, string) {
+	return func(r *run) (*plot.Plot, string) {
+		nodes, series := r.byNode(r.samples[metric])
+		var keep []string
+		for _, n := range nodes {
+			if series[n] = perMinute(series[n]); len(series[n]) > 0 {
+				keep = append(keep, n)
+			}
+		}
+		if len(keep) == 0 {
+			return nil, "fewer than two " + metric + " samples per node in metrics/" + collect.SamplesFile
+		}
+		p := newPlot(fmt.Sprintf("rate(%s[%.0fs]) per node", metric, rateWindow), timeAxis, unit)
+		addLines(p, keep, series)
+		p.Y.Min = 0
+		r.markEvents(p)
+		return p, ""
+	}
+}
+
+// plotMempool: average and maximum over nodes, per second. Scrapes of
+// different nodes land a few ms apart, so times are grouped by whole second.
+func plotMempool(r *run) (*plot.Plot, string) {
+	var vals []nodeValue
+	src := "cometbft_mempool_size"
+	for _, s := range r.samples[src] {
+		vals = append(vals, nodeValue{s.TimeNs, s.Node, s.Value})
+	}
+	if len(vals) == 0 {
+		vals, src = r.mempool, "mempool.csv"
+	}
+	if len(vals) == 0 {
+		return nil, "no cometbft_mempool_size samples and no mempool.csv"
+	}
+	type acc struct {
+		sum, max float64
+		n        int
+	}
+	bins := map[int64]*acc{}
+	for _, v := range vals {
+		k := int64(math.Round(r.sec(v.timeNs)))
+		a := bins[k]
+		if a == nil {
+			a = &acc{max: v.value}
+			bins[k] = a
+		}
+		a.sum += v.value
+		a.n++
+		a.max = math.Max(a.max, v.value)
+	}
+	keys := make([]int64, 0, len(bins))
+	for k := range bins {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	avg, mx := make(plotter.XYs, len(keys)), make(plotter.XYs, len(keys))
+	for i, k := range keys {
+		avg[i] = plotter.XY{X: float64(k), Y: bins[k].sum / float64(bins[k].n)}
+		mx[i] = plotter.XY{X: float64(k), Y: bins[k].max}
+	}
+	p := newPlot("Mempool size over nodes ("+src+")", timeAxis, "txs in mempool")
+	for i, s := range []struct {
+		name string
+		xy   plotter.XYs
+	}{{"average", avg}, {"maximum", mx}} {
+		l, _ := plotter.NewLine(s.xy)
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(s.name, l)
+	}
+	p.Y.Min = 0
+	r.markEvents(p)
+	return p, ""
+}
+
+func plotBlockSize(r *run) (*plot.Plot, string) {
+	if len(r.samples["cometbft_consensus_block_size_bytes"]) > 0 {
+		return perNodeMetric("cometbft_consensus_block_size_bytes", "bytes", 1)(r)
+	}
+	if len(r.blocks) == 0 {
+		return nil, "no cometbft_consensus_block_size_bytes samples and no blocks.csv"
+	}
+	xy := make(plotter.XYs, 0, len(r.blocks))
+	for _, b := range r.blocks {
+		xy = append(xy, plotter.XY{X: r.sec(b.timeNs), Y: float64(b.sizeBytes)})
+	}
+	p := newPlot("Block size (blocks.csv)", timeAxis+" — block time", "bytes")
+	s, _ := plotter.NewScatter(xy)
+	s.GlyphStyle.Color = plotutil.Color(0)
+	p.Add(s)
+	p.Y.Min = 0
+	r.markEvents(p)
+	return p, ""
+}
+
+func (r *run) procSeries(f func(prev, cur procRow) (float64, bool)) ([]string, map[string]plotter.XYs) {
+	series := map[string]plotter.XYs{}
+	last := map[string]procRow{}
+	for _, row := range r.proc {
+		prev := last[row.node]
+		last[row.node] = row
+		if v, use := f(prev, row); use {
+			series[row.node] = append(series[row.node], plotter.XY{X: r.sec(row.timeNs), Y: v})
+		}
+	}
+	nodes := make([]string, 0, len(series))
+	for n := range series {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	return nodes, series
+}
+
+func plotRSS(r *run) (*plot.Plot, string) {
+	nodes, series := r.procSeries(func(_, cur procRow) (float64, bool) { return cur.rssBytes / (1 << 20), true })
+	src := "proc.csv"
+	if len(nodes) == 0 {
+		src = "process_resident_memory_bytes"
+		nodes, series = r.byNode(r.samples[src])
+		for _, n := range nodes {
+			for i := range series[n] {
+				series[n][i].Y /= 1 << 20
+			}
+		}
+	}
+	if len(nodes) == 0 {
+		return nil, "no proc.csv rows and no process_resident_memory_bytes samples"
+	}
+	p := newPlot("Resident memory per process ("+src+")", timeAxis, "RSS (MiB)")
+	addLines(p, nodes, series)
+	p.Y.Min = 0
+	r.markEvents(p)
+	return p, ""
+}
+
+func plotCPU(r *run) (*plot.Plot, string) {
+	nodes, series := r.procSeries(func(prev, cur procRow) (float64, bool) {
+		dt := float64(cur.timeNs-prev.timeNs) / 1e9
+		if prev.timeNs == 0 || dt <= 0 || cur.cpuSec < prev.cpuSec {
+			return 0, false // first row, or a restarted process
+		}
+		return 100 * (cur.cpuSec - prev.cpuSec) / dt, true
+	})
+	if len(nodes) == 0 {
+		return nil, "fewer than two proc.csv rows per process"
+	}
+	p := newPlot("CPU per process (proc.csv)", timeAxis, "CPU (% of one core)")
+	addLines(p, nodes, series)
+	p.Y.Min = 0
+	r.markEvents(p)
+	return p, ""
+}
+
+func plotLoad1(r *run) (*plot.Plot, string) {
+	if len(r.host) == 0 {
+		return nil, "no host.csv rows"
+	}
+	xy := make(plotter.XYs, len(r.host))
+	cpus := 0
+	for i, h := range r.host {
+		xy[i] = plotter.XY{X: r.sec(h.timeNs), Y: h.load1}
+		cpus = max(cpus, h.cpus)
+	}
+	p := newPlot("Host load1 (host.csv)", timeAxis, "load average, 1 min (runnable tasks)")
+	l, _ := plotter.NewLine(xy)
+	l.Color = plotutil.Color(0)
+	l.Width = vg.Points(1.5)
+	p.Add(l)
+	p.Legend.Add("load1", l)
+	if cpus > 0 {
+		c, _ := plotter.NewLine(plotter.XYs{{X: xy[0].X, Y: float64(cpus)}, {X: xy[len(xy)-1].X, Y: float64(cpus)}})
+		c.Color = color.Gray{Y: 96}
+		c.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		p.Add(c)
+		p.Legend.Add(fmt.Sprintf("CPUs (%d)", cpus), c)
+	}
+	p.Y.Min = 0
+	r.markEvents(p)
+	return p, ""
+}
+
+// --- events on the time axis ---
+
+// markedEvent reports whether an event is drawn on the time plots: node
+// lifecycle and load start/stop. All events are in the table.
+func markedEvent(kind string) bool {
+	return strings.HasPrefix(kind, "node_") || strings.HasPrefix(kind, "load_")
+}
+
+func eventColor(kind string) color.Color {
+	switch {
+	case strings.HasPrefix(kind, "load_"):
+		return color.RGBA{R: 0x1b, G: 0x9e, B: 0x4b, A: 0xff}
+	case strings.Contains(kind, "exit") || strings.Contains(kind, "crash") || strings.Contains(kind, "kill") ||
+		strings.Contains(kind, "stop") || strings.Contains(kind, "restart"):
+		return color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	default:
+		return color.Gray{Y: 150}
+	}
+}
+
+// eventMarks draws a vertical line across the data area at each event time.
+// It has no data range, so it never stretches the axes.
+type eventMarks struct {
+	xs     []float64
+	colors []color.Color
+}
+
+func (m eventMarks) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for i, x := range m.xs {
+		X := trX(x)
+		if X < c.Min.X || X > c.Max.X {
+			continue
+		}
+		c.StrokeLine2(draw.LineStyle{Color: m.colors[i], Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}},
+			X, c.Min.Y, X, c.Max.Y)
+	}
+}
+
+// Thumbnail draws the legend entry.
+func (m eventMarks) Thumbnail(c *draw.Canvas) {
+	x := (c.Min.X + c.Max.X) / 2
+	c.StrokeLine2(draw.LineStyle{Color: color.Gray{Y: 100}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}},
+		x, c.Min.Y, x, c.Max.Y)
+}
+
+func (r *run) markEvents(p *plot.Plot) {
+	var m eventMarks
+	for _, e := range r.events {
+		if markedEvent(e.Kind) {
+			m.xs = append(m.xs, r.sec(e.Time.UnixNano()))
+			m.colors = append(m.colors, eventColor(e.Kind))
+		}
+	}
+	if len(m.xs) > 0 {
+		p.Add(m)
+		p.Legend.Add("events (see table)", m)
+	}
+}

@@ -1,0 +1,298 @@
+// Package report turns a run directory into report.md (GitHub-renderable,
+// PNG plots in plots/ beside it) and report.html (one self-contained file,
+// plots embedded as data URIs, opens offline).
+//
+// A report is a pure function of the run directory: it reads only the files
+// the earlier stages wrote (manifest.toml, plan.json, provenance/, results.json,
+// txs.csv, blocks.csv, mempool.csv, events.jsonl, metrics/), never asks a node
+// anything, and writes the same report.md for the same data (times are
+// relative to an origin taken from the data, iteration is sorted, floats have
+// fixed precision). A missing file makes its table or plot say "no data".
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Output names, relative to the output directory.
+const (
+	MarkdownFile = "report.md"
+	HTMLFile     = "report.html"
+	PlotsDir     = "plots"
+)
+
+// Render reads the run directory runDir and writes the report into outDir
+// (runDir when ""). It returns the paths written, report.md first. Only an
+// unreadable run directory or an unwritable output fails it.
+func Render(runDir, outDir string) ([]string, error) {
+	r, err := load(runDir)
+	if err != nil {
+		return nil, err
+	}
+	if outDir == "" {
+		outDir = r.dir.Path
+	}
+	if err := os.MkdirAll(filepath.Join(outDir, PlotsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	blocks, pngs, err := r.build()
+	if err != nil {
+		return nil, err
+	}
+	md, htmlPath := filepath.Join(outDir, MarkdownFile), filepath.Join(outDir, HTMLFile)
+	written := []string{md, htmlPath}
+	for _, name := range sortedKeys(pngs) {
+		p := filepath.Join(outDir, PlotsDir, name)
+		if err := rundir.WriteAtomic(p, pngs[name]); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		written = append(written, p)
+	}
+	if err := rundir.WriteAtomic(md, markdown(blocks)); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := rundir.WriteAtomic(htmlPath, htmlDoc(r.title(), blocks)); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return written, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func (r *run) title() string {
+	name := filepath.Base(r.dir.Path)
+	if r.plan != nil && r.plan.Name != "" {
+		name = r.plan.Name
+	}
+	return "benchnet report: " + name
+}
+
+// build lays out the report and renders the plots (file name → PNG).
+func (r *run) build() ([]block, map[string][]byte, error) {
+	var bs []block
+	add := func(b ...block) { bs = append(bs, b...) }
+	add(heading{1, r.title(), ""})
+	add(para{r.headline()})
+	add(r.parameters()...)
+	add(r.accounting()...)
+	add(r.summary()...)
+	pngs := map[string][]byte{}
+	add(heading{2, "Plots", "plots"})
+	add(para{"Time axes start at t = 0, " + r.t0From + "; dashed vertical lines mark node and load events (green: load, red: a node stopping or crashing, grey: other node events), listed in [Events](#events)."})
+	for i, f := range figures {
+		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
+		p, reason := f.build(r)
+		if p == nil {
+			add(noData{reason})
+			add(para{"*" + f.what + "*"})
+			continue
+		}
+		w, err := p.WriterTo(plotW, plotH, "png")
+		if err != nil {
+			return nil, nil, fmt.Errorf("report: plot %s: %w", f.name, err)
+		}
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			return nil, nil, fmt.Errorf("report: plot %s: %w", f.name, err)
+		}
+		file := f.name + ".png"
+		pngs[file] = buf.Bytes()
+		add(image{f.title, PlotsDir + "/" + file, buf.Bytes()})
+		add(para{f.what})
+	}
+	add(r.eventsSection()...)
+	if len(r.problems) > 0 {
+		add(heading{2, "Problems reading the run directory", ""})
+		t := table{head: []string{"problem"}}
+		for _, p := range r.problems {
+			t.rows = append(t.rows, []string{p})
+		}
+		add(t)
+	}
+	return bs, pngs, nil
+}
+
+func (r *run) headline() string {
+	var parts []string
+	if r.results != nil {
+		if r.results.RunID != "" {
+			parts = append(parts, "run `"+r.results.RunID+"`")
+		}
+		if r.results.Valid {
+			parts = append(parts, "verdict: **valid**")
+		} else {
+			parts = append(parts, "verdict: **INVALID** ("+strings.Join(r.results.Invalid, "; ")+")")
+		}
+	} else {
+		parts = append(parts, "no results.json: run `benchnet analyze` first for the accounting and summary")
+	}
+	if r.plan != nil {
+		parts = append(parts, fmt.Sprintf("%d nodes, topology %s", len(r.plan.Nodes), r.plan.Topology))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (r *run) parameters() []block {
+	bs := []block{heading{2, "Parameters", "parameters"}, heading{3, "Manifest (as given)", ""}}
+	if len(r.manifest) > 0 {
+		bs = append(bs, code{"toml", string(r.manifest)})
+	} else {
+		bs = append(bs, noData{"no " + rundir.Manifest})
+	}
+	bs = append(bs, heading{3, "Nodes", ""})
+	if r.plan == nil || len(r.plan.Nodes) == 0 {
+		bs = append(bs, noData{"no " + rundir.Plan})
+	} else {
+		t := table{head: []string{"node", "role", "zone", "release", "app", "address", "persistent peers", "seeds"}}
+		for _, n := range r.plan.Nodes {
+			t.rows = append(t.rows, []string{n.Name, n.Role, n.Zone, n.Release.String(), n.App, n.Addr.String(),
+				strings.Join(n.PersistentPeers, " "), strings.Join(n.Seeds, " ")})
+		}
+		bs = append(bs, t)
+	}
+	bs = append(bs, heading{3, "Releases", ""})
+	if r.plan != nil && len(r.plan.Nodes) > 0 {
+		count := map[string]int{}
+		for _, n := range r.plan.Nodes {
+			count[n.Release.String()]++
+		}
+		t := table{head: []string{"release", "nodes", "built with", "module"}}
+		for _, rel := range sortedKeys(count) {
+			goVer, mod := "no provenance recorded", ""
+			for _, p := range r.provenance {
+				if strings.HasPrefix(p.file, rel+"-") || strings.HasPrefix(p.file, rel+".") {
+					goVer, mod = provenanceSummary(p.text)
+					break
+				}
+			}
+			t.rows = append(t.rows, []string{rel, strconv.Itoa(count[rel]), goVer, mod})
+		}
+		bs = append(bs, t)
+	}
+	for _, p := range r.provenance {
+		bs = append(bs, details{"provenance/" + p.file, p.text})
+	}
+	bs = append(bs, heading{3, "Machine", ""})
+	if m := r.machine; m != nil {
+		bs = append(bs, table{head: []string{"hostname", "kernel", "CPU", "CPUs", "memory", "harness Go"},
+			rows: [][]string{{m.Hostname, m.Kernel, m.CPUModel, strconv.Itoa(m.CPUs),
+				fmtF(float64(m.MemoryBytes)/(1<<30), 1) + " GiB", m.GoVersion + " " + m.OS + "/" + m.Arch}}})
+	} else {
+		bs = append(bs, noData{"no metrics/machine.json"})
+	}
+	return bs
+}
+
+// provenanceSummary picks the Go version and main module line of
+// `go version -m` output.
+func provenanceSummary(text string) (goVer, mod string) {
+	for i, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if i == 0 && len(f) >= 2 {
+			goVer = f[len(f)-1]
+		}
+		if len(f) >= 3 && f[0] == "mod" {
+			mod = f[1] + " " + f[2]
+		}
+	}
+	return goVer, mod
+}
+
+func (r *run) accounting() []block {
+	bs := []block{heading{2, "Accounting", "accounting"}}
+	if r.results == nil {
+		return append(bs, noData{"no results.json"})
+	}
+	a := r.results.Accounting
+	bs = append(bs, table{head: []string{"sent", "committed", "rejected", "lost", "duplicates", "send errors"},
+		rows: [][]string{{itoa(a.Sent), itoa(a.Committed), itoa(a.Rejected), itoa(a.Lost), itoa(a.Duplicates), itoa(a.SendErrors)}}})
+	if a.Sent == a.Committed+a.Rejected+a.Lost {
+		bs = append(bs, para{"sent = committed + rejected + lost: **holds**."})
+	} else {
+		bs = append(bs, para{fmt.Sprintf("sent = committed + rejected + lost: **VIOLATED** (%d ≠ %d).", a.Sent, a.Committed+a.Rejected+a.Lost)})
+	}
+	return bs
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func (r *run) summary() []block {
+	bs := []block{heading{2, "Summary", "summary"}}
+	res := r.results
+	if res == nil {
+		return append(bs, noData{"no results.json"})
+	}
+	other := "H+1"
+	if res.LatencyBlock == "H+1" {
+		other = "H"
+	}
+	b := res.BlockStats
+	bs = append(bs, table{head: []string{"measure", "value"}, rows: [][]string{
+		{"duration (s)", fmtF(res.DurationSec, 3)},
+		{"throughput (committed tx/s)", fmtF(res.TxPerSecond, 2)},
+		{"latency block", "time of block " + orDash(res.LatencyBlock) + " − send time"},
+		{"latency avg / std (ms)", fmtMs(res.Latency.Avg) + " / " + fmtMs(res.Latency.Std)},
+		{"latency min / p50 / p95 / p99 / max (ms)", strings.Join([]string{fmtMs(res.Latency.Min), fmtMs(res.Latency.P50),
+			fmtMs(res.Latency.P95), fmtMs(res.Latency.P99), fmtMs(res.Latency.Max)}, " / ")},
+		{"latency p50 / p99 with block " + other + " (ms)", fmtMs(res.LatencyOther.P50) + " / " + fmtMs(res.LatencyOther.P99)},
+		{"heights", fmt.Sprintf("%d – %d (%d blocks)", b.FirstHeight, b.LastHeight, b.Blocks)},
+		{"block interval avg (s)", fmtF(b.AvgBlockSec, 3)},
+		{"txs per block avg / max", fmtF(b.AvgTxs, 1) + " / " + itoa(b.MaxTxs)},
+		{"block size avg (bytes)", fmtF(b.AvgSizeBytes, 0)},
+		{"peak mempool (txs)", itoa(res.PeakMempool)},
+	}})
+	if len(res.Load) > 0 {
+		t := table{head: []string{"node", "conn", "sent", "target rate (tx/s)", "achieved (tx/s)", "lag p99 (ms)", "lag max (ms)", "errors"}}
+		for _, c := range res.Load {
+			t.rows = append(t.rows, []string{c.Node, itoa(c.Conn), itoa(c.Sent), fmtF(c.TargetRate, 2), fmtF(c.Achieved, 2),
+				fmtMs(c.LagP99Ms), fmtMs(c.LagMaxMs), itoa(c.Errors)})
+		}
+		bs = append(bs, heading{3, "Load generator per connection", ""}, t)
+	}
+	if len(res.Nodes) > 0 {
+		t := table{head: []string{"node", "sent", "peak mempool", "exited", "detail"}}
+		for _, n := range res.Nodes {
+			t.rows = append(t.rows, []string{n.Name, itoa(n.Sent), itoa(n.PeakMempool), strconv.FormatBool(n.Exited), n.Detail})
+		}
+		bs = append(bs, heading{3, "Nodes", ""}, t)
+	}
+	return bs
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "H"
+	}
+	return s
+}
+
+func (r *run) eventsSection() []block {
+	bs := []block{heading{2, "Events", "events"}}
+	if len(r.events) == 0 {
+		return append(bs, noData{"no events.jsonl"})
+	}
+	t := table{head: []string{"t (s)", "kind", "node", "detail", "on plots"}}
+	for _, e := range r.events {
+		mark := ""
+		if markedEvent(e.Kind) {
+			mark = "yes"
+		}
+		t.rows = append(t.rows, []string{fmtF(r.sec(e.Time.UnixNano()), 3), e.Kind, e.Node, e.Detail, mark})
+	}
+	return append(bs, t)
+}
