@@ -93,14 +93,14 @@ var metricsWanted = map[string]bool{
 func load(path string) (*run, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("not a run directory: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrNotRunDir, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("not a run directory: %s is not a directory", path)
+		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotRunDir, path)
 	}
 	if !isRunDir(path) {
-		return nil, fmt.Errorf("not a run directory: %s has none of %s, %s, %s, %s", path,
-			rundir.Plan, rundir.Manifest, rundir.Events, analyze.TxsFile)
+		return nil, fmt.Errorf("%w: %s has none of %s, %s, %s, %s, %s", ErrNotRunDir, path,
+			rundir.Plan, rundir.Manifest, rundir.Events, analyze.TxsFile, analyze.ResultsFile)
 	}
 	dir, err := rundir.Open(path)
 	if err != nil {
@@ -122,6 +122,9 @@ func load(path string) (*run, error) {
 	r.origin()
 	return r, nil
 }
+
+// ErrNotRunDir is returned for a path that is not a run directory.
+var ErrNotRunDir = errors.New("not a run directory")
 
 // isRunDir: a directory with at least one file only a run writes.
 func isRunDir(path string) bool {

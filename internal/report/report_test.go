@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"image/png"
@@ -189,7 +190,7 @@ func TestMissingData(t *testing.T) {
 func TestNotARunDir(t *testing.T) {
 	empty := t.TempDir()
 	for _, p := range []string{empty, filepath.Join(empty, "missing"), "report.go"} {
-		if _, err := Render(p, ""); err == nil || !strings.Contains(err.Error(), "not a run directory") {
+		if _, err := Render(p, ""); err == nil || !errors.Is(err, ErrNotRunDir) {
 			t.Errorf("Render(%s) = %v, want a not-a-run-directory error", p, err)
 		}
 	}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/report"
+)
+
+func newReportCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Re-render report.md and report.html from a run directory's stored data",
+		Long: `report reads only what a run stored (manifest, plan, results.json, txs.csv,
+blocks.csv, events.jsonl, metrics/) and writes report.md with plots/*.png beside
+it and a self-contained report.html. No node needs to be running; the same run
+directory always gives the same report.md.`,
+		Example: `  benchnet report runs/20261123-101500-quickstart
+  benchnet report --out /tmp/r runs/20261123-101500-quickstart`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			written, err := report.Render(args[0], out)
+			if err != nil {
+				if errors.Is(err, report.ErrNotRunDir) {
+					return usageError{err}
+				}
+				return err
+			}
+			for _, p := range written {
+				fmt.Fprintln(cmd.OutOrStdout(), p)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write the report here instead of into RUN_DIR")
+	return cmd
+}
