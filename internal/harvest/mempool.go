@@ -1,0 +1,200 @@
+package harvest
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/cometrpc"
+)
+
+// DrainResult says how the wait for empty mempools ended.
+type DrainResult struct {
+	Drained bool          // every node answered 0 in one round
+	Waited  time.Duration // from the call to the end of the wait
+	// Last holds each node's last answer; Unreachable the nodes whose last
+	// poll failed (a dead node keeps Drained false until grace passes).
+	Last        map[string]int
+	Unreachable []string
+}
+
+func (d DrainResult) String() string {
+	if d.Drained {
+		return fmt.Sprintf("mempools drained after %s", d.Waited.Round(time.Millisecond))
+	}
+	var left []string
+	for n, s := range d.Last {
+		if s > 0 {
+			left = append(left, fmt.Sprintf("%s=%d", n, s))
+		}
+	}
+	sort.Strings(left)
+	return fmt.Sprintf("mempools not drained after %s: %s; unreachable: %s", d.Waited.Round(time.Millisecond),
+		strings.Join(left, " "), strings.Join(d.Unreachable, " "))
+}
+
+// DrainInterval is how often Drain polls.
+var DrainInterval = 200 * time.Millisecond
+
+// Drain polls every node's mempool after the last send until all are empty
+// in the same round, or grace passes (Drained false; not an error: the
+// report says which). It returns an error only when ctx is cancelled.
+func Drain(ctx context.Context, nodes []Node, grace time.Duration) (DrainResult, error) {
+	start := time.Now()
+	deadline := start.Add(grace)
+	clients := make([]*cometrpc.Client, len(nodes))
+	for i, n := range nodes {
+		clients[i] = cometrpc.New(n.URL)
+	}
+	res := DrainResult{Last: map[string]int{}}
+	for {
+		sizes, errs := pollAll(ctx, nodes, clients)
+		res.Unreachable = res.Unreachable[:0]
+		empty := true
+		for i, n := range nodes {
+			if errs[i] != nil {
+				res.Unreachable = append(res.Unreachable, n.Name)
+				empty = false
+				continue
+			}
+			res.Last[n.Name] = sizes[i]
+			if sizes[i] != 0 {
+				empty = false
+			}
+		}
+		res.Waited = time.Since(start)
+		if empty {
+			res.Drained = true
+			return res, nil
+		}
+		if !time.Now().Before(deadline) {
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			return res, fmt.Errorf("drain: %w", ctx.Err())
+		case <-time.After(min(DrainInterval, time.Until(deadline))):
+		}
+	}
+}
+
+// pollAll asks every node at once, so one slow node does not skew the
+// others' sample times.
+func pollAll(ctx context.Context, nodes []Node, clients []*cometrpc.Client) ([]int, []error) {
+	sizes, errs := make([]int, len(nodes)), make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sizes[i], errs[i] = clients[i].NumUnconfirmedTxs(ctx)
+		}()
+	}
+	wg.Wait()
+	return sizes, errs
+}
+
+// MempoolPoller appends every node's num_unconfirmed_txs to mempool.csv
+// every Interval while Run runs, flushing each round, and keeps the peaks.
+type MempoolPoller struct {
+	Path     string // e.g. <run dir>/mempool.csv
+	Nodes    []Node
+	Interval time.Duration // default 500 ms
+
+	mu     sync.Mutex
+	peak   map[string]int
+	errors int
+}
+
+// NewMempoolPoller polls nodes into dir/mempool.csv.
+func NewMempoolPoller(dir string, nodes []Node, interval time.Duration) *MempoolPoller {
+	return &MempoolPoller{Path: filepath.Join(dir, analyze.MempoolFile), Nodes: nodes, Interval: interval}
+}
+
+// Run polls until ctx is done and returns the peak size over all nodes. A
+// failed poll writes no row (a gap in the series) and is counted in Errors.
+func (p *MempoolPoller) Run(ctx context.Context) (int, error) {
+	if p.Interval <= 0 {
+		p.Interval = 500 * time.Millisecond
+	}
+	p.mu.Lock()
+	p.peak = map[string]int{}
+	p.mu.Unlock()
+	f, err := os.OpenFile(p.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("mempool poller: %w", err)
+	}
+	defer f.Close()
+	w := csv.NewWriter(f)
+	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+		w.Write(analyze.MempoolHeader)
+	}
+	clients := make([]*cometrpc.Client, len(p.Nodes))
+	for i, n := range p.Nodes {
+		clients[i] = cometrpc.New(n.URL)
+	}
+	tick := time.NewTicker(p.Interval)
+	defer tick.Stop()
+	for {
+		now := time.Now().UnixNano()
+		sizes, errs := pollAll(ctx, p.Nodes, clients)
+		p.mu.Lock()
+		for i, n := range p.Nodes {
+			if errs[i] != nil {
+				if ctx.Err() == nil {
+					p.errors++
+				}
+				continue
+			}
+			w.Write([]string{strconv.FormatInt(now, 10), n.Name, strconv.Itoa(sizes[i])})
+			p.peak[n.Name] = max(p.peak[n.Name], sizes[i])
+		}
+		p.mu.Unlock()
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return p.Peak(), fmt.Errorf("mempool poller: write: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return p.Peak(), nil
+		case <-tick.C:
+		}
+	}
+}
+
+// Peak is the largest size seen on any node so far.
+func (p *MempoolPoller) Peak() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := 0
+	for _, v := range p.peak {
+		m = max(m, v)
+	}
+	return m
+}
+
+// Peaks is the largest size seen per node so far.
+func (p *MempoolPoller) Peaks() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.peak))
+	for k, v := range p.peak {
+		out[k] = v
+	}
+	return out
+}
+
+// Errors is how many polls failed so far.
+func (p *MempoolPoller) Errors() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.errors
+}
