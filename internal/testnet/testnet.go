@@ -46,6 +46,9 @@ type Testnet struct {
 	mu      sync.Mutex
 	pids    map[string]int // node name -> node process pid
 	stopped bool
+	// unprivileged is whether node processes run as nobody: only when nobody
+	// can reach the run directory (a home under a 0700 directory cannot be).
+	unprivileged bool
 }
 
 // Up resolves m, prepares everything and starts the testnet. On error it
@@ -78,6 +81,11 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		return nil, err
 	}
 	homes := dir.Join(rundir.Homes)
+	if blocker := unreachableByOthers(dir.Path); blocker != "" {
+		fmt.Fprintf(opts.Log, "note: %s is not searchable by other users, so node processes run as root, not nobody (use --output under a 0755 path to change that)\n", blocker)
+	} else {
+		t.unprivileged = true
+	}
 	if err := cometbft.GenerateHomes(ctx, p, bins, homes); err != nil {
 		return nil, fmt.Errorf("generate node homes: %w", err)
 	}
@@ -183,14 +191,14 @@ func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bin, appBin strin
 	if n.App == "kvstore-socket" {
 		if _, err := t.Runner.Start(ctx, infra.Process{
 			Node: n.Name, Name: "app", Argv: cometbft.AppArgv(appBin), Dir: home,
-			LogPath: t.Dir.Join(rundir.Logs, n.Name+"-app.log"), Unprivileged: true,
+			LogPath: t.Dir.Join(rundir.Logs, n.Name+"-app.log"), Unprivileged: t.unprivileged,
 		}); err != nil {
 			return fmt.Errorf("start %s app: %w", n.Name, err)
 		}
 	}
 	pid, err := t.Runner.Start(ctx, infra.Process{
 		Node: n.Name, Name: "node", Argv: cometbft.NodeArgv(bin, home), Dir: home,
-		LogPath: t.Dir.Join(rundir.Logs, n.Name+".log"), Unprivileged: true, ChownDirs: []string{home},
+		LogPath: t.Dir.Join(rundir.Logs, n.Name+".log"), Unprivileged: t.unprivileged, ChownDirs: []string{home},
 	})
 	if err != nil {
 		return fmt.Errorf("start %s: %w", n.Name, err)
@@ -292,6 +300,24 @@ func TailLines(path string, n int) ([]string, error) {
 		lines = lines[len(lines)-n:]
 	}
 	return lines, nil
+}
+
+// unreachableByOthers returns the first directory on the way to path that
+// other users cannot search (no o+x), or "" when there is none.
+func unreachableByOthers(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil || st.Mode().Perm()&0o001 == 0 {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }
 
 // PIDs returns the node processes' pids by node name.

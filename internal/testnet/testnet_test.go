@@ -63,7 +63,7 @@ func TestUpDown(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			start := time.Now()
-			tn, err := Up(ctx, m, Options{Output: t.TempDir(), ReadyTimeout: 60 * time.Second, Log: testWriter{t}})
+			tn, err := Up(ctx, m, Options{Output: outputDir(t), ReadyTimeout: 60 * time.Second, Log: testWriter{t}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestUpFailsClearly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	tn, err := Up(ctx, m, Options{Output: t.TempDir(), ReadyTimeout: 30 * time.Second, Log: testWriter{t}})
+	tn, err := Up(ctx, m, Options{Output: outputDir(t), ReadyTimeout: 30 * time.Second, Log: testWriter{t}})
 	if err == nil {
 		_ = tn.Down(ctx)
 		t.Fatal("Up succeeded with an unparsable config value")
@@ -145,6 +145,21 @@ func TestUpFailsClearly(t *testing.T) {
 	if time.Since(start) > 25*time.Second {
 		t.Errorf("took %s: a crashed node should fail Up at once, not at the ready timeout", time.Since(start))
 	}
+}
+
+// outputDir is a run-directory root that the unprivileged node user can
+// reach (t.TempDir's parents are 0700), so tests run nodes as they run for users.
+func outputDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/tmp", "benchnet-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	return d
 }
 
 type testWriter struct{ t *testing.T }
