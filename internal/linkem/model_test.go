@@ -35,7 +35,7 @@ func TestBuild(t *testing.T) {
 	}{
 		{"validator0", "validator1", Link{20 * time.Millisecond, 2 * time.Millisecond, 0.005}},
 		{"validator0", "validator2", Link{75500 * time.Microsecond, 7550 * time.Microsecond, 0.005}},
-		{"validator2", "validator0", Link{80 * time.Millisecond, 8 * time.Millisecond, 0.005}}, // asymmetric matrix
+		{"validator2", "validator0", Link{80 * time.Millisecond, 8 * time.Millisecond, 0.005}},  // asymmetric matrix
 		{"validator0", "validator3", Link{1 * time.Millisecond, 100 * time.Microsecond, 0.005}}, // same zone: the diagonal
 	} {
 		got, err := m.Link(tc.a, tc.b)

@@ -20,10 +20,8 @@ type scheduler struct {
 	mu   sync.Mutex
 	h    itemHeap
 	seq  uint64
-	wake chan struct{}
+	wake func() // wakes the delivery goroutine
 }
-
-func (s *scheduler) init() { s.wake = make(chan struct{}, 1) }
 
 func (s *scheduler) push(it item) {
 	s.mu.Lock()
@@ -33,10 +31,7 @@ func (s *scheduler) push(it item) {
 	first := s.h[0].seq == it.seq
 	s.mu.Unlock()
 	if first { // the delivery goroutine may be sleeping until a later time
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+		s.wake()
 	}
 }
 
@@ -52,12 +47,6 @@ func (s *scheduler) popDue(now int64, out []item) (due []item, next int64, ok bo
 		return out, s.h[0].at, true
 	}
 	return out, 0, false
-}
-
-func (s *scheduler) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.h)
 }
 
 type itemHeap []item

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,7 @@ type Userspace struct {
 	snap  atomic.Pointer[Snapshot]
 	fdb   sync.Map // MAC [6]byte → *port
 	sched scheduler
+	wait  *waiter
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -78,7 +80,11 @@ func NewUserspace(cfg UserspaceConfig) (*Userspace, error) {
 	u := &Userspace{cfg: cfg, epoch: time.Now()}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.ports.Store(&[]*port{})
-	u.sched.init()
+	w, err := newWaiter()
+	if err != nil {
+		return nil, fmt.Errorf("linkem userspace: %w", err)
+	}
+	u.wait, u.sched.wake = w, w.wake
 	u.wg.Add(1)
 	go func() { defer u.wg.Done(); u.deliverLoop() }()
 	return u, nil
@@ -151,6 +157,7 @@ func (u *Userspace) Close() error {
 	u.closed = true
 	u.mu.Unlock()
 	u.cancel()
+	u.wait.wake()
 	var errs []error
 	for _, p := range *u.ports.Load() {
 		if err := p.f.Close(); err != nil {
@@ -158,6 +165,9 @@ func (u *Userspace) Close() error {
 		}
 	}
 	u.wg.Wait()
+	if err := u.wait.close(); err != nil {
+		errs = append(errs, fmt.Errorf("linkem userspace: close eventfd: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -262,10 +272,11 @@ func (u *Userspace) write(src, dst *port, frame []byte) {
 	dst.txBytes.Add(uint64(len(frame)))
 }
 
-// deliverLoop writes delayed frames when they are due.
+// deliverLoop writes delayed frames when they are due. It owns its OS
+// thread for the waiter's precise sleeps.
 func (u *Userspace) deliverLoop() {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	lockThread()
+	defer runtime.UnlockOSThread()
 	var (
 		due  []item
 		next int64
@@ -283,16 +294,13 @@ func (u *Userspace) deliverLoop() {
 		if len(due) > 0 {
 			continue
 		}
-		var tc <-chan time.Time
-		if ok {
-			timer.Reset(time.Duration(next - u.now()))
-			tc = timer.C
-		}
-		select {
-		case <-u.ctx.Done():
+		if u.ctx.Err() != nil {
 			return
-		case <-u.sched.wake:
-		case <-tc:
 		}
+		d := time.Duration(-1)
+		if ok {
+			d = max(time.Duration(next-u.now()), 0)
+		}
+		u.wait.wait(d)
 	}
 }

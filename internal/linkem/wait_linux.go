@@ -1,0 +1,61 @@
+package linkem
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// waiter sleeps the delivery goroutine until a deadline or a wake-up with
+// nanosecond resolution. Go's timers sleep in epoll_wait, whose timeout is in
+// whole milliseconds, which late-delivers frames by up to ~1 ms; ppoll takes
+// a timespec, and the thread's timer slack is set to 1 ns, so wake-ups are
+// late by tens of microseconds. The owning goroutine must stay locked to its
+// OS thread (see lockThread).
+type waiter struct {
+	efd int // eventfd: wake() makes it readable
+}
+
+func newWaiter() (*waiter, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	return &waiter{efd: fd}, nil
+}
+
+// lockThread pins the calling goroutine to its thread and makes that
+// thread's sleeps precise.
+func lockThread() {
+	runtime.LockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) // best effort: only precision suffers
+}
+
+// wake interrupts a wait (or makes the next one return at once).
+func (w *waiter) wake() {
+	one := []byte{1, 0, 0, 0, 0, 0, 0, 0}
+	_, _ = unix.Write(w.efd, one) // EAGAIN: a wake-up is already pending
+}
+
+// wait returns when woken or after d (d < 0: only when woken).
+func (w *waiter) wait(d time.Duration) {
+	fds := []unix.PollFd{{Fd: int32(w.efd), Events: unix.POLLIN}}
+	var ts *unix.Timespec
+	if d >= 0 {
+		t := unix.NsecToTimespec(int64(d))
+		ts = &t
+	}
+	n, err := unix.Ppoll(fds, ts, nil)
+	if n > 0 {
+		var buf [8]byte
+		_, _ = unix.Read(w.efd, buf[:])
+	}
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		time.Sleep(time.Millisecond) // cannot happen with a valid fd; never spin
+	}
+}
+
+func (w *waiter) close() error { return unix.Close(w.efd) }
