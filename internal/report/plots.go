@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -159,14 +160,14 @@ func plotLatencyCDF(r *run) (*plot.Plot, string) {
 	line.Color = plotutil.Color(0)
 	line.Width = vg.Points(1.5)
 	p.Add(line)
-	p.Legend.Add("CDF", line)
+	addLegend(p, "CDF", line)
 	for i, q := range []float64{0.50, 0.95, 0.99} {
 		v := percentile(l, q)
 		m, _ := plotter.NewLine(plotter.XYs{{X: v, Y: 0}, {X: v, Y: 1}})
 		m.Color = plotutil.Color(i + 1)
 		m.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		p.Add(m)
-		p.Legend.Add(fmt.Sprintf("p%02.0f = %s ms", q*100, fmtMs(v)), m)
+		addLegend(p, fmt.Sprintf("p%02.0f = %s ms", q*100, fmtMs(v)), m)
 	}
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.YOffs = vg.Points(20)
@@ -208,7 +209,7 @@ func addLines(p *plot.Plot, nodes []string, series map[string]plotter.XYs) {
 		l.Width = vg.Points(1.2)
 		p.Add(l)
 		if len(nodes) <= 12 {
-			p.Legend.Add(n, l)
+			addLegend(p, n, l)
 		}
 	}
 }
@@ -320,7 +321,7 @@ func plotMempool(r *run) (*plot.Plot, string) {
 		l.Color = plotutil.Color(i)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(s.name, l)
+		addLegend(p, s.name, l)
 	}
 	p.Y.Min = 0
 	r.markEvents(p)
@@ -420,13 +421,13 @@ func plotLoad1(r *run) (*plot.Plot, string) {
 	l.Color = plotutil.Color(0)
 	l.Width = vg.Points(1.5)
 	p.Add(l)
-	p.Legend.Add("load1", l)
+	addLegend(p, "load1", l)
 	if cpus > 0 {
 		c, _ := plotter.NewLine(plotter.XYs{{X: xy[0].X, Y: float64(cpus)}, {X: xy[len(xy)-1].X, Y: float64(cpus)}})
 		c.Color = color.Gray{Y: 96}
 		c.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		p.Add(c)
-		p.Legend.Add(fmt.Sprintf("CPUs (%d)", cpus), c)
+		addLegend(p, fmt.Sprintf("CPUs (%d)", cpus), c)
 	}
 	p.Y.Min = 0
 	r.markEvents(p)
@@ -489,6 +490,37 @@ func (r *run) markEvents(p *plot.Plot) {
 	}
 	if len(m.xs) > 0 {
 		p.Add(m)
-		p.Legend.Add("events (see table)", m)
+		addLegend(p, "events (see table)", m)
 	}
+}
+
+// legendRows counts each plot's legend entries, so the Y axis can leave room
+// for the legend above the data instead of drawing it over the lines.
+var (
+	legendMu   sync.Mutex
+	legendRows = map[*plot.Plot]int{}
+)
+
+func addLegend(p *plot.Plot, name string, thumb ...plot.Thumbnailer) {
+	p.Legend.Add(name, thumb...)
+	legendMu.Lock()
+	legendRows[p]++
+	legendMu.Unlock()
+}
+
+// makeRoom raises the top of the Y axis by the legend's height (when the
+// legend sits at the top) and forgets the plot.
+func makeRoom(p *plot.Plot) {
+	legendMu.Lock()
+	n := legendRows[p]
+	delete(legendRows, p)
+	legendMu.Unlock()
+	if n == 0 || !p.Legend.Top {
+		return
+	}
+	span := p.Y.Max - p.Y.Min
+	if span <= 0 {
+		span = math.Max(1, math.Abs(p.Y.Max))
+	}
+	p.Y.Max += span * (0.09*float64(n) + 0.04)
 }

@@ -102,6 +102,7 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 			add(para{"*" + f.what + "*"})
 			continue
 		}
+		makeRoom(p)
 		w, err := p.WriterTo(plotW, plotH, "png")
 		if err != nil {
 			return nil, nil, fmt.Errorf("report: plot %s: %w", f.name, err)
