@@ -192,9 +192,19 @@ type loadtimeCodec struct {
 
 // LoadtimeMinSize is the smallest loadtime tx for cfg: the payload with the
 // longest timestamp encoding and an empty padding field.
+// The payload's size field is part of the payload, so the minimum is the
+// fixed point of minimum(size) (cfg.Size itself is ignored).
 func LoadtimeMinSize(cfg Config) int {
 	c := loadtimeFor(cfg)
-	return 2 + 2*(c.baseLen(math.MaxUint32, 999_999_999)+2)
+	minFor := func(size int) int {
+		c.psize = uint64(size)
+		return 2 + 2*(c.baseLen(math.MaxUint32, 999_999_999)+2)
+	}
+	m := minFor(1)
+	for minFor(m) > m {
+		m = minFor(m)
+	}
+	return m
 }
 
 func loadtimeFor(cfg Config) *loadtimeCodec {

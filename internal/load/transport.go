@@ -134,8 +134,9 @@ type wsTransport struct {
 	bo  backoff
 	buf []byte
 
-	mu   sync.Mutex
-	sess *wsSession // nil: not connected
+	mu      sync.Mutex
+	sess    *wsSession     // nil: not connected
+	readers sync.WaitGroup // every session's reader, old ones included
 }
 
 type wsSession struct {
@@ -174,11 +175,13 @@ func (w *wsTransport) connect(ctx context.Context) *wsSession {
 	}
 	w.bo.ok()
 	s := &wsSession{conn: conn, pending: map[uint64]*job{}, done: make(chan struct{})}
+	w.readers.Add(1)
 	go w.read(s)
 	return s
 }
 
 func (w *wsTransport) read(s *wsSession) {
+	defer w.readers.Done()
 	defer close(s.done)
 	var err error
 	for {
@@ -276,6 +279,8 @@ func (w *wsTransport) send(ctx context.Context, j *job) {
 }
 
 func (w *wsTransport) drain(ctx context.Context) {
+	// Readers of sessions dropped earlier may still be failing their txs.
+	defer w.readers.Wait()
 	w.mu.Lock()
 	s := w.sess
 	w.sess = nil
