@@ -117,8 +117,10 @@ func TestUserspaceMeasured(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := stats(u, "a").DroppedLoss
+		// Preload keeps 8 probes in flight: without it iputils slows to
+		// ~10 ms per probe once replies go missing.
 		const n = 2000
-		r := ping(ctx, t, ns["a"], addr["b"], "-f", "-c", strconv.Itoa(n), "-i", "0.002", "-W", "1")
+		r := ping(ctx, t, ns["a"], addr["b"], "-q", "-c", strconv.Itoa(n), "-i", "0.002", "-l", "8", "-W", "1")
 		lost := r.sent - r.received
 		pct := 100 * float64(lost) / float64(r.sent)
 		dropped := stats(u, "a").DroppedLoss - before
