@@ -23,7 +23,7 @@ const (
 	DefaultKeys        = "unique"
 	DefaultWarmup      = 30 * time.Second
 	DefaultGrace       = 30 * time.Second
-	DefaultLatencyBlk  = "H"
+	DefaultLatencyBlk  = "H+1"
 )
 
 // Roles a node can have.
