@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -25,11 +26,31 @@ func (f *upFlags) register(c *cobra.Command) {
 	c.Flags().DurationVar(&f.timeout, "ready-timeout", 60*time.Second, "how long every node may take to reach height 2")
 }
 
+func (f *upFlags) options() testnet.Options {
+	return testnet.Options{Output: f.output, ReadyTimeout: f.timeout, Log: os.Stderr}
+}
+
 func (f *upFlags) up(ctx context.Context, m *manifest.Manifest) (*testnet.Testnet, error) {
-	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("bringing a testnet up needs root (network namespaces, veth, bridges): run as root")
+	if err := needRoot(); err != nil {
+		return nil, err
 	}
-	return testnet.Up(ctx, m, testnet.Options{Output: f.output, ReadyTimeout: f.timeout, Log: os.Stderr})
+	if err := deps.Ensure(ctx, os.Stderr, runCommands...); err != nil {
+		return nil, err
+	}
+	return testnet.Up(ctx, m, f.options())
+}
+
+func needRoot() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("bringing a testnet up needs root (network namespaces, veth, bridges): run as root")
+	}
+	return nil
+}
+
+// contextWithoutCancel is a context that outlives ctx's cancellation (for
+// collectors that must flush after an interrupt), with its own stop.
+func contextWithoutCancel(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.WithoutCancel(ctx))
 }
 
 func newUpCmd() *cobra.Command {

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/collect"
+	"github.com/benchnet/benchnet/internal/deps"
+	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/scenario"
+)
+
+func newRunCmd() *cobra.Command {
+	var (
+		up       upFlags
+		lf       loadFlags
+		preserve bool
+		scrape   time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "run [manifest.toml]",
+		Short: "Up, warm-up, load, drain, harvest, report, down: one measured run",
+		Long: `run brings the testnet up, starts the Prometheus scraper and process stats,
+warms up, sends the open-loop load of the manifest's [load] table (flags
+override it field by field), waits for the mempools to drain, harvests every
+block of the run, accounts every tx (committed, rejected or lost), prints the
+summary, renders report.md and report.html and tears the testnet down. With no
+manifest it runs the built-in quickstart. Everything lands in the run directory
+as it happens; Ctrl-C keeps what was collected and still tears down.`,
+		Example: `  benchnet run
+  benchnet run examples/quickstart.toml --rate 200 --duration 20s --output scratch-runs
+  benchnet run examples/v038.toml --method sync --transport http`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := loadManifest(args)
+			if err != nil {
+				return err
+			}
+			if err := lf.apply(cmd, m); err != nil {
+				return err
+			}
+			if err := needRoot(); err != nil {
+				return err
+			}
+			if err := deps.Ensure(cmd.Context(), os.Stderr, runCommands...); err != nil {
+				return err
+			}
+			out, err := scenario.Steady(cmd.Context(), m, scenario.Options{
+				Up:             up.options(),
+				ScrapeInterval: scrape,
+				Preserve:       preserve,
+				Log:            os.Stderr,
+				Progress:       os.Stderr,
+			})
+			printOutcome(cmd, out.RunDir, out.Report)
+			return err
+		},
+	}
+	up.register(c)
+	lf.register(c.Flags())
+	c.Flags().BoolVar(&preserve, "preserve", false, "leave the testnet up at the end (remove it with 'benchnet down')")
+	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
+	return c
+}
+
+func printOutcome(cmd *cobra.Command, dir string, files []string) {
+	if dir == "" {
+		return
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "run directory: %s\n", dir)
+	for _, f := range files {
+		fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", f)
+	}
+}
+
+func newLoadCmd() *cobra.Command {
+	var (
+		lf     loadFlags
+		output string
+		runDir string
+		scrape time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "load",
+		Short: "Open-loop load against a testnet that is already up",
+		Long: `load measures a testnet started with 'benchnet up': warm-up, open-loop load,
+drain, harvest, accounting and report, into a new run directory of its own
+(the testnet keeps running). Load parameters come from the testnet's manifest
+[load] table, overridden by flags.`,
+		Example: `  benchnet up && benchnet load --rate 400 --connections 1 --duration 90s --size 1024
+  benchnet load --run runs/20261123-101500-quickstart --method sync --count 1000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			up, err := pickRun(runDir)
+			if err != nil {
+				return err
+			}
+			m, err := manifest.LoadFile(filepath.Join(up, rundir.Manifest))
+			if err != nil {
+				return fmt.Errorf("manifest of %s: %w", up, err)
+			}
+			if err := lf.apply(cmd, m); err != nil {
+				return err
+			}
+			src, err := rundir.Open(up)
+			if err != nil {
+				return err
+			}
+			var p plan.Testnet
+			if err := src.ReadJSON(rundir.Plan, &p); err != nil {
+				return err
+			}
+			p.Load = m.Load
+			dir, err := rundir.Create(output, p.Name+"-load", time.Now())
+			if err != nil {
+				return err
+			}
+			defer dir.Close()
+			pj, err := p.JSON()
+			if err != nil {
+				return err
+			}
+			if err := errors.Join(dir.WriteFile(rundir.Manifest, m.Raw), dir.WriteFile(rundir.Plan, pj),
+				dir.WriteFile("testnet.txt", []byte(up+"\n"))); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "load run %s against the testnet of %s\n", dir.Path, up)
+
+			ctx := cmd.Context()
+			pids := local.NodePIDs(src.Join(rundir.State))
+			var targets []collect.Target
+			for _, n := range p.Nodes {
+				targets = append(targets, collect.Target{Node: n.Name, MetricsURL: n.MetricsURL(), PID: func() int { return pids[n.Name] }})
+			}
+			_ = collect.WriteMachine(dir)
+			col := collect.New(dir, targets, scrape)
+			cctx, stop := contextWithoutCancel(ctx)
+			colDone := make(chan error, 1)
+			go func() { colDone <- col.Run(cctx) }()
+
+			res, merr := scenario.Measure(ctx, dir, &p, newRunID(), os.Stderr, os.Stderr)
+			stop()
+			<-colDone
+			if res != nil {
+				fmt.Fprintln(os.Stderr)
+				fmt.Fprint(os.Stderr, analyze.Summary(res))
+			}
+			files, rerr := report.Render(dir.Path, "")
+			printOutcome(cmd, dir.Path, files)
+			return errors.Join(merr, rerr)
+		},
+	}
+	lf.register(c.Flags())
+	c.Flags().StringVarP(&output, "output", "o", "runs", "root directory of run directories")
+	c.Flags().StringVar(&runDir, "run", "", "run directory of the testnet (default: the only live one)")
+	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
+	return c
+}
+
+// pickRun returns the run directory of the testnet to load: the one given,
+// or the only live one.
+func pickRun(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	states, err := local.ActiveRuns()
+	if err != nil {
+		return "", err
+	}
+	switch len(states) {
+	case 0:
+		return "", usageError{errors.New("no live testnet: start one with 'benchnet up', or name it with --run")}
+	case 1:
+		return filepath.Dir(states[0]), nil
+	default:
+		return "", usageError{fmt.Errorf("%d live testnets: pick one with --run", len(states))}
+	}
+}
+
+func newRunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

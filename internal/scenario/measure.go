@@ -1,0 +1,194 @@
+// Package scenario strings the stages of a run together: up, collectors,
+// warm-up, load, drain, harvest, analyze, report, down. Each stage lives in
+// its own package and talks to the next only through the run directory; this
+// package decides the order, the timeouts and what an interrupt keeps.
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/harvest"
+	"github.com/benchnet/benchnet/internal/load"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// finishTimeout bounds the harvest and analysis of an interrupted run, so a
+// Ctrl-C still leaves results for what was sent, but soon.
+const finishTimeout = 30 * time.Second
+
+// Measure runs the measured part of a run against a testnet that is up:
+// warm-up, the open-loop load (sent.csv), drain, harvest (blocks.csv) and
+// analysis (txs.csv, results.json). It is what `benchnet load` runs alone.
+// When ctx is cancelled during the load it still harvests and analyzes what
+// was sent, then returns the results together with ctx's cause.
+func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string, log, progressOut io.Writer) (*analyze.Results, error) {
+	cfg := load.FromManifest(p.Load, runID)
+	var targets []load.Target
+	for _, n := range p.Validators() {
+		targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
+	}
+	nodes := harvest.Nodes(p)
+
+	// The warm-up proves every node commits txs before the clock starts.
+	if err := warmUp(ctx, cfg, targets, nodes, p.Load.Warmup.Duration, log); err != nil {
+		return nil, err
+	}
+	_ = dir.Event("warmup_done", "", "")
+
+	// Blocks at or below the harvest node's current height were sealed before
+	// the first run tx existed, so the run's range starts just above it.
+	hv, from, err := harvestNode(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	from++
+
+	pctx, stopPoll := context.WithCancel(context.WithoutCancel(ctx))
+	poller := harvest.NewMempoolPoller(dir.Path, nodes, 500*time.Millisecond)
+	pollDone := make(chan struct{})
+	go func() { defer close(pollDone); _, _ = poller.Run(pctx) }()
+	defer func() { stopPoll(); <-pollDone }()
+
+	sink, err := load.NewSentWriter(dir.Join(load.SentFile))
+	if err != nil {
+		return nil, err
+	}
+	runner, err := load.NewRunner(cfg, targets, sink)
+	if err != nil {
+		_ = sink.Close()
+		return nil, err
+	}
+	fmt.Fprintf(log, "load: %d txs of %d bytes, %s rate %g tx/s x %d connection(s), target %s, %s %s, format %s\n",
+		runner.Expected(), cfg.Size, cfg.Shape, cfg.Rate, cfg.Connections, cfg.Target, cfg.Transport, cfg.Method, cfg.Format)
+	_ = dir.Event("load_start", "", fmt.Sprintf("%d txs", runner.Expected()))
+	prog := newProgress(progressOut, runner, hv, poller)
+	progDone := prog.start()
+	sum, loadErr := runner.Run(ctx)
+	prog.stop()
+	<-progDone
+	if err := sink.Close(); err != nil {
+		loadErr = errors.Join(loadErr, fmt.Errorf("close %s: %w", load.SentFile, err))
+	}
+	_ = dir.Event("load_done", "", fmt.Sprintf("sent %d, send errors %d", sum.Sent, sum.SendErrors))
+	if data, err := json.MarshalIndent(sum, "", "  "); err == nil {
+		_ = dir.WriteFile("load.json", data)
+	}
+	interrupted := ctx.Err() != nil
+	if loadErr != nil && !interrupted {
+		return nil, fmt.Errorf("load: %w", loadErr)
+	}
+
+	fctx := ctx
+	if interrupted {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+		defer cancel()
+		fmt.Fprintf(log, "interrupted: harvesting what was sent (at most %s)\n", finishTimeout)
+	} else {
+		dr, err := harvest.Drain(ctx, nodes, p.Load.Grace.Duration)
+		if err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("drain: %w", err)
+		}
+		fmt.Fprintf(log, "drain: %s\n", dr)
+		_ = dir.Event("drained", "", dr.String())
+	}
+	st, err := cometrpc.New(hv.URL).Status(fctx)
+	if err != nil {
+		return nil, fmt.Errorf("harvest: %s: %w", hv.Name, err)
+	}
+	if _, err := harvest.Harvest(fctx, hv.URL, from, st.Height, dir.Path); err != nil {
+		return nil, fmt.Errorf("harvest blocks %d..%d from %s: %w", from, st.Height, hv.Name, err)
+	}
+	res, err := analyze.Analyze(dir.Path)
+	if err != nil {
+		return nil, err
+	}
+	if interrupted {
+		return res, context.Cause(ctx)
+	}
+	return res, nil
+}
+
+// harvestNode picks the first validator that answers, and its height.
+func harvestNode(ctx context.Context, p *plan.Testnet) (harvest.Node, int64, error) {
+	var errs []error
+	for _, n := range p.Validators() {
+		st, err := cometrpc.New(n.RPCURL()).Status(ctx)
+		if err == nil {
+			return harvest.Node{Name: n.Name, URL: n.RPCURL()}, st.Height, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+	}
+	return harvest.Node{}, 0, fmt.Errorf("no validator answers RPC: %w", errors.Join(errs...))
+}
+
+// warmUp sends one tx to every target and waits until every node has moved
+// two blocks past it with an empty mempool: then each warm-up tx is
+// committed on every node. Warm-up txs carry their own run tag and are not in
+// sent.csv, so they are never counted.
+func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes []harvest.Node, limit time.Duration, log io.Writer) error {
+	if limit <= 0 {
+		return nil
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	wcfg := cfg
+	wcfg.RunID = cfg.RunID + "-warmup"
+	codec, err := load.NewCodec(wcfg)
+	if err != nil {
+		return err
+	}
+	var top int64
+	for i, t := range targets {
+		code, msg, err := load.Broadcast(ctx, t.RPCURL, "broadcast_tx_sync", codec.Encode(uint64(i), time.Now()))
+		if err != nil {
+			return fmt.Errorf("warm-up: %s unreachable: %w", t.Node, err)
+		}
+		if code != 0 {
+			return fmt.Errorf("warm-up: %s rejected a tx (code %d): %s", t.Node, code, msg)
+		}
+	}
+	for _, n := range nodes {
+		st, err := cometrpc.New(n.URL).Status(ctx)
+		if err != nil {
+			return fmt.Errorf("warm-up: %s: %w", n.Name, err)
+		}
+		top = max(top, st.Height)
+	}
+	for {
+		ready := true
+		for _, n := range nodes {
+			c := cometrpc.New(n.URL)
+			st, err := c.Status(ctx)
+			if err != nil || st.Height < top+2 {
+				ready = false
+				break
+			}
+			if size, err := c.MempoolSize(ctx); err != nil || size > 0 {
+				ready = false
+				break
+			}
+		}
+		if ready {
+			fmt.Fprintf(log, "warm-up: %d tx(s) committed on all %d nodes in %s\n", len(targets), len(nodes), time.Since(start).Round(time.Millisecond))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("warm-up: txs not committed on every node within %s (load.warmup)", limit)
+			}
+			return context.Cause(ctx)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/collect"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/testnet"
+)
+
+// Options tune Steady.
+type Options struct {
+	Up             testnet.Options
+	ScrapeInterval time.Duration // Prometheus and /proc sampling (default 1 s)
+	// Preserve leaves the testnet up at the end (for debugging); `benchnet
+	// down` removes it later.
+	Preserve bool
+	Log      io.Writer // stage lines for humans
+	Progress io.Writer // the per-second progress line; nil: none
+}
+
+// Outcome is what a steady run leaves.
+type Outcome struct {
+	RunDir  string
+	Results *analyze.Results // nil when the run failed before analysis
+	Report  []string         // files the report wrote
+}
+
+// Steady is `benchnet run`: up → collectors → warm-up → load → drain →
+// harvest → analyze → report → down. Everything is written to the run
+// directory as it happens; on an interrupt or a failure after up it still
+// analyzes what it has, renders the report and tears down.
+func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcome, err error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.ScrapeInterval == 0 {
+		opts.ScrapeInterval = time.Second
+	}
+	if opts.Up.Log == nil {
+		opts.Up.Log = opts.Log
+	}
+	tn, err := testnet.Up(ctx, m, opts.Up)
+	if err != nil {
+		return out, err
+	}
+	out.RunDir = tn.Dir.Path
+	// Teardown and the report run even when ctx is cancelled: they are what
+	// an interrupted run leaves behind.
+	bg := context.WithoutCancel(ctx)
+	defer func() {
+		if opts.Preserve {
+			fmt.Fprintf(opts.Log, "testnet left up (--preserve): benchnet down %s\n", tn.Dir.Path)
+			return
+		}
+		dctx, cancel := context.WithTimeout(bg, time.Minute)
+		defer cancel()
+		if derr := tn.Down(dctx); derr != nil {
+			err = errors.Join(err, fmt.Errorf("down: %w", derr))
+		} else {
+			fmt.Fprintf(opts.Log, "testnet down\n")
+		}
+	}()
+
+	watchDone := watchExits(tn, opts.Log)
+	defer watchDone()
+
+	var targets []collect.Target
+	for _, n := range tn.Plan.Nodes {
+		name := n.Name
+		targets = append(targets, collect.Target{Node: name, MetricsURL: n.MetricsURL(), PID: func() int { return tn.PIDs()[name] }})
+	}
+	if err := collect.WriteMachine(tn.Dir); err != nil {
+		fmt.Fprintf(opts.Log, "warning: machine.json: %v\n", err)
+	}
+	col := collect.New(tn.Dir, targets, opts.ScrapeInterval)
+	cctx, stopCollect := context.WithCancel(bg)
+	colDone := make(chan error, 1)
+	go func() { colDone <- col.Run(cctx) }()
+	stopCollector := func() {
+		if stopCollect == nil {
+			return
+		}
+		stopCollect()
+		stopCollect = nil
+		if cerr := <-colDone; cerr != nil && !errors.Is(cerr, context.Canceled) {
+			fmt.Fprintf(opts.Log, "warning: collector: %v\n", cerr)
+		}
+	}
+	defer stopCollector()
+
+	res, merr := Measure(ctx, tn.Dir, tn.Plan, tn.RunID, opts.Log, opts.Progress)
+	out.Results = res
+	stopCollector()
+	if res != nil {
+		fmt.Fprintln(opts.Log)
+		fmt.Fprint(opts.Log, analyze.Summary(res))
+	}
+	if res != nil || ctx.Err() != nil {
+		files, rerr := report.Render(tn.Dir.Path, "")
+		if rerr != nil {
+			merr = errors.Join(merr, fmt.Errorf("report: %w", rerr))
+		}
+		out.Report = files
+	}
+	return out, merr
+}
+
+// watchExits records nodes that die during the run as events and says so at
+// once; the load keeps going and the summary accounts their txs.
+func watchExits(tn *testnet.Testnet, log io.Writer) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case ex := <-tn.Runner.Exited():
+				fmt.Fprintf(log, "\n%s %s exited during the run: %s\n", ex.Node, ex.Name, ex.Status)
+				_ = tn.Dir.Event("node_exited", ex.Node, ex.Name+": "+ex.Status)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
