@@ -98,7 +98,7 @@ type Clock interface {
 // spinWindow is how much of a wait is spent yielding instead of in a timer:
 // Go timers can wake up to ~1 ms late under load, which alone would push the
 // inter-send error p99 over 1 ms at 1000 tx/s.
-const spinWindow = 300 * time.Microsecond
+var spinWindow = 500 * time.Microsecond
 
 type realClock struct{}
 

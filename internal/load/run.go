@@ -210,9 +210,6 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	clk := r.cfg.clock
 	t0 := clk.Now().Add(5 * time.Millisecond)
 	r.t0.Store(t0.UnixNano())
-	drainCtx, stopDrain := context.WithTimeoutCause(context.WithoutCancel(ctx), r.cfg.Drain,
-		fmt.Errorf("drain timeout %v", r.cfg.Drain))
-	defer stopDrain()
 	var paceErr error
 	var once sync.Once
 	for k, c := range r.conns {
@@ -228,6 +225,11 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			if err != nil {
 				once.Do(func() { paceErr = fmt.Errorf("load: connection %d: %w", c.plan.idx, err) })
 			}
+			// The drain runs even after a cancel (first Ctrl-C stops and
+			// drains), bounded by its own timeout from the last send.
+			drainCtx, stop := context.WithTimeoutCause(context.WithoutCancel(ctx), r.cfg.Drain,
+				fmt.Errorf("drain timeout %v", r.cfg.Drain))
+			defer stop()
 			trs[k].drain(drainCtx)
 		}()
 	}
