@@ -18,8 +18,8 @@ type UserspaceConfig struct {
 	// concurrent runs do not collide); ports are numbered after it.
 	TapPrefix string
 	// OnDeliver, if set, is called by the delivery goroutine with how late
-	// each delayed frame was written compared with its due time (for
-	// benchmarks; keep it cheap).
+	// each delayed frame is handed to the kernel compared with its due time
+	// (for benchmarks; keep it cheap).
 	OnDeliver func(late time.Duration)
 }
 
@@ -285,10 +285,10 @@ func (u *Userspace) deliverLoop() {
 	for {
 		due, next, ok = u.sched.popDue(u.now(), due[:0])
 		for i, it := range due {
-			u.write(it.src, it.dst, it.data)
 			if u.cfg.OnDeliver != nil {
 				u.cfg.OnDeliver(time.Duration(u.now() - it.at))
 			}
+			u.write(it.src, it.dst, it.data)
 			due[i] = item{}
 		}
 		if len(due) > 0 {
