@@ -210,7 +210,11 @@ type sinkServer struct {
 
 func newSink() *sinkServer { return &sinkServer{} }
 
-func (s *sinkServer) reset() { s.mu.Lock(); s.n, s.first, s.last = 0, time.Time{}, time.Time{}; s.mu.Unlock() }
+func (s *sinkServer) reset() {
+	s.mu.Lock()
+	s.n, s.first, s.last = 0, time.Time{}, time.Time{}
+	s.mu.Unlock()
+}
 
 func (s *sinkServer) rate() float64 {
 	s.mu.Lock()
