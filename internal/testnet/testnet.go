@@ -21,6 +21,7 @@ import (
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node/cometbft"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -49,6 +50,9 @@ type Testnet struct {
 	// unprivileged is whether node processes run as nobody: only when nobody
 	// can reach the run directory (a home under a 0700 directory cannot be).
 	unprivileged bool
+
+	links linkem.Backend // nil: links not emulated
+	model *linkem.Model
 }
 
 // Up resolves m, prepares everything and starts the testnet. On error it
@@ -90,9 +94,11 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		return nil, fmt.Errorf("generate node homes: %w", err)
 	}
 
-	t.Runner = local.New(t.RunID, dir.Join(rundir.State))
+	runner := local.New(t.RunID, dir.Join(rundir.State))
+	t.Runner = runner
 	defer func() {
 		if err != nil {
+			_ = t.closeLinks()
 			fmt.Fprintf(opts.Log, "up failed, tearing down (run directory kept: %s)\n", dir.Path)
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
@@ -101,9 +107,15 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 			}
 		}
 	}()
+	if err := t.openLinks(ctx, runner); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := t.Runner.Setup(ctx, p); err != nil {
 		return nil, fmt.Errorf("set up hosts: %w", err)
+	}
+	if err := t.applyLinks(ctx); err != nil {
+		return nil, err
 	}
 	_ = dir.Event("network_up", "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
 
@@ -340,7 +352,7 @@ func (t *Testnet) Down(ctx context.Context) error {
 	}
 	t.stopped = true
 	t.mu.Unlock()
-	err := t.Runner.Cleanup(ctx)
+	err := errors.Join(t.Runner.Cleanup(ctx), t.closeLinks())
 	_ = t.Dir.Event("testnet_down", "", errString(err))
 	return err
 }

@@ -33,7 +33,8 @@ type Runner struct {
 	// StopTimeout is the grace period between SIGTERM and SIGKILL.
 	StopTimeout time.Duration
 
-	attach attachFunc // how a node's namespace joins the network
+	attach attachFunc   // how a node's namespace joins the network
+	ports  PortProvider // set by UseTAPs: the link emulator owns the links
 	state  *stateFile
 	exited chan infra.Exit
 
@@ -117,6 +118,11 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		[]string{"link", "set", br, "up"},
 	); err != nil {
 		return fmt.Errorf("create bridge: %w", err)
+	}
+	if r.ports != nil {
+		if err := r.attachHarnessTAP(ctx, br); err != nil {
+			return err
+		}
 	}
 	nw := network{runID: r.RunID, bridge: br, subnet: p.Subnet}
 	for _, n := range p.Nodes {
