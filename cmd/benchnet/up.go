@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/deps"
+	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -38,6 +42,44 @@ func (f *upFlags) up(ctx context.Context, m *manifest.Manifest) (*testnet.Testne
 		return nil, err
 	}
 	return testnet.Up(ctx, m, f.options())
+}
+
+// holdLinks keeps `up` in the foreground while the userspace link emulator,
+// which lives in this process, carries the testnet's frames. It returns when
+// the run is taken down elsewhere (`benchnet down`) or on Ctrl-C, which also
+// takes the testnet down.
+func holdLinks(ctx context.Context, cmd *cobra.Command, t *testnet.Testnet) error {
+	fmt.Fprintln(cmd.OutOrStdout(), "the userspace link emulator runs in this process: staying in the foreground (Ctrl-C or 'benchnet down' ends the testnet)")
+	state := t.Dir.Join(rundir.State)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			return errors.Join(t.Down(dctx), context.Cause(ctx))
+		case <-tick.C:
+			if !isActive(state) {
+				return t.Down(context.WithoutCancel(ctx))
+			}
+		}
+	}
+}
+
+// isActive says whether a run's state file is still registered as live.
+func isActive(state string) bool {
+	active, err := local.ActiveRuns()
+	if err != nil {
+		return true
+	}
+	abs, _ := filepath.Abs(state)
+	for _, a := range active {
+		if a == state || a == abs {
+			return true
+		}
+	}
+	return false
 }
 
 func needRoot() error {
@@ -76,6 +118,9 @@ Stop it with 'benchnet down'.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is up (run %s, %s)\nstatus: benchnet status    stop: benchnet down\n", t.Plan.Name, t.RunID, t.Dir.Path)
+			if t.LinksInProcess() {
+				return holdLinks(cmd.Context(), cmd, t)
+			}
 			return nil
 		},
 	}

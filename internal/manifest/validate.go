@@ -122,6 +122,8 @@ func (m *Manifest) validateLoad() Errors {
 	}
 	if l.Size < MinTxSize(l.Format) {
 		add("load.size", "%d bytes is too small for the %q payload: want at least %d", l.Size, l.Format, MinTxSize(l.Format))
+	} else if l.Format == "loadtime" && l.Size%2 != 0 {
+		add("load.size", "%d: the \"loadtime\" payload is hex, so its size must be even", l.Size)
 	}
 	enum := func(field, v string, allowed ...string) {
 		if !slices.Contains(allowed, v) {
@@ -146,7 +148,10 @@ func (m *Manifest) validateLoad() Errors {
 // numbers when it builds txs.
 func MinTxSize(format string) int {
 	if format == "loadtime" {
-		return 64
+		// "a=" + hex of the protobuf payload: 88 covers every connection
+		// count and rate (their varints grow); internal/load computes the
+		// exact minimum for a given load.
+		return 88
 	}
 	return 48
 }

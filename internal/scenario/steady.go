@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/collect"
+	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -45,6 +46,10 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	}
 	if opts.Up.Log == nil {
 		opts.Up.Log = opts.Log
+	}
+	// Refuse a load the generator cannot build before a minute goes into up.
+	if _, err := load.NewCodec(load.FromManifest(m.Load, "000000")); err != nil {
+		return out, fmt.Errorf("load: %w", err)
 	}
 	tn, err := testnet.Up(ctx, m, opts.Up)
 	if err != nil {

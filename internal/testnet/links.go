@@ -82,6 +82,13 @@ func (t *Testnet) Links() *linkem.Model { return t.model }
 // ApplyLinks pushes the model's current conditions to the backend.
 func (t *Testnet) ApplyLinks(ctx context.Context) error { return t.applyLinks(ctx) }
 
+// LinksInProcess says whether the link emulation lives in this process (the
+// userspace switch): the testnet then works only while this process runs.
+func (t *Testnet) LinksInProcess() bool {
+	_, ok := t.links.(*linkem.Userspace)
+	return ok
+}
+
 // closeLinks saves the emulator's counters and removes what it installed.
 func (t *Testnet) closeLinks() error {
 	if t.links == nil {
