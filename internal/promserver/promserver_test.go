@@ -307,3 +307,70 @@ func TestKillLeftover(t *testing.T) {
 		t.Errorf("restart reused pid %d", s.PID)
 	}
 }
+
+// TestHarnessCrash runs Start in a child test process, kill -9s that child
+// (the harness) and checks that Kill finds and kills the orphaned server,
+// which is no longer anyone's child here.
+func TestHarnessCrash(t *testing.T) {
+	if dir := os.Getenv("PROMSERVER_HELPER_RUNDIR"); dir != "" {
+		s, err := Start(context.Background(), dir, []Target{{Node: "n0", Addr: "127.0.0.1:9"}}, nil)
+		if err != nil {
+			fmt.Println("helper:", err)
+			os.Exit(1)
+		}
+		fmt.Println("ready", s.PID)
+		time.Sleep(time.Minute) // killed by the parent long before
+		os.Exit(2)
+	}
+	needRoot(t)
+	runDir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHarnessCrash$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROMSERVER_HELPER_RUNDIR="+runDir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var pid int
+	buf := make([]byte, 4096)
+	var line strings.Builder
+	for pid == 0 {
+		n, err := out.Read(buf)
+		line.Write(buf[:n])
+		if _, rest, ok := strings.Cut(line.String(), "ready "); ok {
+			if f := strings.Fields(rest); len(f) > 0 && strings.Contains(rest, "\n") {
+				pid, _ = strconv.Atoi(f[0])
+			}
+		}
+		if err != nil && pid == 0 {
+			t.Fatalf("helper: %v\n%s", err, line.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("server pid %d died with the harness (%v); nothing to test", pid, err)
+	}
+	if err := Kill(runDir); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	if st := procState(pid); st != "" && st != "Z" {
+		t.Errorf("orphaned server pid %d in state %s after Kill, want gone or zombie (reaped by init)", pid, st)
+	}
+}
+
+// procState is the state letter of pid from /proc/<pid>/stat, "" when gone.
+func procState(pid int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return ""
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	st, _, _ := strings.Cut(rest, " ")
+	return st
+}
