@@ -196,7 +196,7 @@ func (r *run) parameters() []block {
 	} else {
 		bs = append(bs, noData{"no metrics/machine.json"})
 	}
-	return bs
+	return append(bs, r.network()...)
 }
 
 // provenanceSummary picks the Go version and main module line of

@@ -17,16 +17,6 @@ import (
 // was chosen, the zone matrix, and (userspace) its packet counters.
 const LinkemDir = "linkem"
 
-// LinkemInfo is linkem/linkem.json.
-type LinkemInfo struct {
-	Backend   string `json:"backend"`
-	Reason    string `json:"reason"`
-	Zones     string `json:"zones,omitempty"`
-	Jitter    string `json:"jitter,omitempty"`
-	Loss      string `json:"loss,omitempty"`
-	Bandwidth string `json:"bandwidth,omitempty"`
-}
-
 // wantsLinkem says whether the plan asks for any link emulation.
 func wantsLinkem(p *plan.Testnet) bool {
 	n := p.Network
@@ -95,7 +85,7 @@ func (t *Testnet) closeLinks() error {
 		return nil
 	}
 	if u, ok := t.links.(*linkem.Userspace); ok {
-		_ = u.WriteMetricsFile(t.Dir.Join(LinkemDir, "counters.prom"))
+		_ = u.WriteMetricsFile(t.Dir.Join(LinkemDir, linkem.CountersFile))
 	}
 	return t.links.Close()
 }
@@ -106,11 +96,11 @@ func (t *Testnet) writeLinkInfo(backend, reason string, m *linkem.Model) error {
 		return err
 	}
 	n := t.Plan.Network
-	info, err := json.MarshalIndent(LinkemInfo{Backend: backend, Reason: reason, Zones: n.Zones, Jitter: n.Jitter, Loss: n.Loss, Bandwidth: n.Bandwidth}, "", "  ")
+	info, err := json.MarshalIndent(linkem.Info{Backend: backend, Reason: reason, Zones: n.Zones, Jitter: n.Jitter, Loss: n.Loss, Bandwidth: n.Bandwidth}, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "linkem.json"), info, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, linkem.InfoFile), info, 0o644); err != nil {
 		return err
 	}
 	if m.Matrix == nil {
@@ -120,5 +110,5 @@ func (t *Testnet) writeLinkInfo(backend, reason string, m *linkem.Model) error {
 	if err := m.Matrix.WriteCSV(&buf); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "matrix.csv"), buf.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, linkem.MatrixFile), buf.Bytes(), 0o644)
 }

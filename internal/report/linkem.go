@@ -1,0 +1,94 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/benchnet/benchnet/internal/linkem"
+)
+
+// linkemDir is where the testnet records its link emulation.
+const linkemDir = "linkem"
+
+// network is the "Network emulation" part of the parameters: which backend,
+// the conditions, and the one-way delays between the zones the nodes are in,
+// so a reader knows what latency the results were measured under.
+func (r *run) network() []block {
+	bs := []block{heading{3, "Network emulation", ""}}
+	dir := r.dir.Join(linkemDir)
+	var info linkem.Info
+	if err := r.dir.ReadJSON(filepath.Join(linkemDir, linkem.InfoFile), &info); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.note(err)
+		}
+		return append(bs, para{"None: nodes are joined by veth pairs on one bridge (sub-millisecond links, no loss, no rate limit)."})
+	}
+	cond := table{head: []string{"backend", "zones", "jitter", "loss", "egress rate per node", "why this backend"},
+		rows: [][]string{{info.Backend, dashIfEmpty(info.Zones), dashIfEmpty(info.Jitter), dashIfEmpty(info.Loss), dashIfEmpty(info.Bandwidth), info.Reason}}}
+	bs = append(bs, cond)
+	if data, err := os.ReadFile(filepath.Join(dir, linkem.MatrixFile)); err == nil {
+		mx, err := linkem.ParseCSV(bytes.NewReader(data))
+		if err != nil {
+			r.note(err)
+		} else {
+			bs = append(bs, para{"One-way delay in ms from the row's zone to the column's, for the zones of this testnet (zone set `" + info.Zones + "`; round-trip = twice):"})
+			bs = append(bs, r.zoneTable(mx))
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, linkem.CountersFile)); err == nil {
+		bs = append(bs, details{"userspace switch counters at the end of the run", summarizeCounters(data)})
+	}
+	return bs
+}
+
+// zoneTable is the matrix restricted to the zones nodes are in, in plan order.
+func (r *run) zoneTable(mx *linkem.Matrix) table {
+	var zones []string
+	seen := map[string]bool{}
+	if r.plan != nil {
+		for _, n := range r.plan.Nodes {
+			if !seen[n.Zone] && mx.Has(n.Zone) {
+				seen[n.Zone] = true
+				zones = append(zones, n.Zone)
+			}
+		}
+	}
+	if len(zones) == 0 {
+		zones = append(zones, mx.Zones...)
+	}
+	t := table{head: append([]string{"from \\ to"}, zones...)}
+	for _, a := range zones {
+		row := []string{a}
+		for _, b := range zones {
+			row = append(row, fmtF(float64(mx.OneWay(a, b).Microseconds())/1000, 1))
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t
+}
+
+// summarizeCounters keeps the sample lines of the Prometheus text, sorted.
+func summarizeCounters(data []byte) string {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
