@@ -1,0 +1,175 @@
+package scenario
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/load"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// TestLoadtimeCrossCheck runs the quickstart with CometBFT's loadtime
+// payload, then reads validator0's stopped block store with CometBFT's own
+// `report` tool and checks that it saw exactly our committed txs with exactly
+// our H+1 latencies, and that its mean agrees with ours within 1 ms.
+func TestLoadtimeCrossCheck(t *testing.T) {
+	needRoot(t)
+	needTool(t, v101, "cometbft")
+	reportBin := needTool(t, v101, "loadtime-report")
+	const rate, seconds, size = 100, 10, 1024
+	m := example(t, "quickstart.toml", subnetLoadtime, map[string]map[string]string{
+		"load": {"format": `"loadtime"`, "rate": strconv.Itoa(rate), "duration": fmt.Sprintf(`"%ds"`, seconds),
+			"size": strconv.Itoa(size), "warmup": `"20s"`, "grace": `"15s"`},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := Steady(ctx, m, Options{Up: testnetOptions(t), Log: testWriter{t}})
+	if err != nil {
+		t.Fatalf("steady run: %v", err)
+	}
+	res := out.Results
+	if a := res.Accounting; a.Sent != rate*seconds || a.Committed != a.Sent {
+		t.Fatalf("want all %d txs sent and committed: %+v", rate*seconds, a)
+	}
+	runID, pids := runIdentity(t, out.RunDir)
+	checkNothingLeft(t, runID, pids)
+
+	// The nodes are stopped; their homes stay in the run directory. The
+	// report tool opens the block store with the backend the node used
+	// (v1.0.1 defaults to pebbledb, which its cometbft-db v1.0.1 builds in).
+	home := filepath.Join(out.RunDir, rundir.Homes, "validator0")
+	backend := dbBackend(t, filepath.Join(home, "config", "config.toml"))
+	dataDir := filepath.Join(home, "data")
+	text := runTool(t, ctx, reportBin, "--database-type", backend, "--data-dir", dataDir)
+	t.Logf("loadtime report (%s):\n%s", backend, text)
+	rep, err := analyze.ParseLoadtimeReport(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.InvalidTxs != 0 {
+		t.Errorf("report counts %d invalid txs: every tx of the chain should be a loadtime payload", rep.InvalidTxs)
+	}
+	// Our run's txs carry RunUUID(run id); the warm-up's carry the warm-up
+	// run id's, so the report lists them as a separate experiment.
+	ours, warm := uuidString(load.RunUUID(runID)), uuidString(load.RunUUID(runID+"-warmup"))
+	var exp *analyze.LoadtimeStats
+	for i, e := range rep.Experiments {
+		switch e.ID {
+		case ours:
+			exp = &rep.Experiments[i]
+		case warm:
+			if e.ValidTxs != 4 {
+				t.Errorf("warm-up experiment has %d txs, want 4 (one per validator)", e.ValidTxs)
+			}
+		default:
+			t.Errorf("report has an experiment %s that is neither the run (%s) nor its warm-up (%s)", e.ID, ours, warm)
+		}
+	}
+	if exp == nil {
+		t.Fatalf("report has no experiment %s (run %s)", ours, runID)
+	}
+	if exp.Connections != 1 || exp.Rate != rate || exp.Size != size {
+		t.Errorf("experiment parameters %d conns, %d tx/s, %d B; want 1, %d, %d", exp.Connections, exp.Rate, exp.Size, rate, size)
+	}
+
+	// Per tx: the same set of hashes, the same latency to the nanosecond
+	// (both are H+1 block time minus the payload's time, which is our sent_ns).
+	csvPath := filepath.Join(t.TempDir(), "loadtime.csv")
+	runTool(t, ctx, reportBin, "--database-type", backend, "--data-dir", dataDir, "--csv", csvPath)
+	theirs := map[string]int64{}
+	for _, r := range readCSV(t, csvPath) {
+		if r["experiment_id"] != ours {
+			continue
+		}
+		d, err := strconv.ParseInt(r["duration_ns"], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs[r["tx_hash"]] = d
+	}
+	in, err := analyze.Load(out.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows, err := analyze.Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := map[string]int64{}
+	for _, r := range rows {
+		if r.State == analyze.StateCommitted && r.HasNext {
+			mine[r.Hash] = int64(math.Round(r.LatencyNextMs * 1e6))
+		}
+	}
+	var onlyMine, onlyTheirs, differ int
+	var sumMine, sumTheirs int64
+	for h, d := range mine {
+		td, ok := theirs[h]
+		if !ok {
+			onlyMine++
+			continue
+		}
+		sumMine, sumTheirs = sumMine+d, sumTheirs+td
+		if d != td {
+			if differ < 5 {
+				t.Errorf("tx %s: our H+1 latency %d ns, report's %d ns", h, d, td)
+			}
+			differ++
+		}
+	}
+	for h := range theirs {
+		if _, ok := mine[h]; !ok {
+			onlyTheirs++
+		}
+	}
+	if onlyMine+onlyTheirs+differ > 0 {
+		t.Errorf("tx sets differ: %d only ours, %d only the report's, %d with other latencies (of %d ours, %d theirs)",
+			onlyMine, onlyTheirs, differ, len(mine), len(theirs))
+	}
+	n := int64(len(mine))
+	t.Logf("H+1 mean over %d txs: ours %.6f ms (results.json %.3f ms), report's %s; per-tx sums %d vs %d ns",
+		n, float64(sumMine)/float64(max(n, 1))/1e6, res.Latency.Avg, exp.Avg, sumMine, sumTheirs)
+
+	if err := analyze.CrossCheckLoadtime(res, *exp, time.Millisecond); err != nil {
+		t.Error(err)
+	}
+}
+
+// dbBackend reads db_backend from a node's config.toml.
+func dbBackend(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm := regexp.MustCompile(`(?m)^db_backend\s*=\s*"([^"]+)"`).FindSubmatch(data)
+	if mm == nil {
+		t.Fatalf("%s has no db_backend", path)
+	}
+	return string(mm[1])
+}
+
+func runTool(t *testing.T, ctx context.Context, bin string, args ...string) string {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", bin, args, err, out)
+	}
+	return string(out)
+}
+
+// uuidString formats 16 bytes as github.com/google/uuid prints them.
+func uuidString(b [16]byte) string {
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
