@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/promserver"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -38,6 +39,9 @@ stay.`,
 			}
 			var errs []error
 			for _, s := range states {
+				if err := promserver.Kill(filepath.Dir(s)); err != nil {
+					errs = append(errs, fmt.Errorf("down %s: prometheus: %w", filepath.Dir(s), err))
+				}
 				if err := local.Down(cmd.Context(), s); err != nil {
 					errs = append(errs, fmt.Errorf("down %s: %w", filepath.Dir(s), err))
 					continue

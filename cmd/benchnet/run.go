@@ -27,6 +27,7 @@ func newRunCmd() *cobra.Command {
 		up       upFlags
 		lf       loadFlags
 		preserve bool
+		prom     bool
 		scrape   time.Duration
 	)
 	c := &cobra.Command{
@@ -41,7 +42,8 @@ manifest it runs the built-in quickstart. Everything lands in the run directory
 as it happens; Ctrl-C keeps what was collected and still tears down.`,
 		Example: `  benchnet run
   benchnet run examples/quickstart.toml --rate 200 --duration 20s --output scratch-runs
-  benchnet run examples/v038.toml --method sync --transport http`,
+  benchnet run examples/v038.toml --method sync --transport http
+  benchnet run --prometheus      # plus a Prometheus server for Grafana, data in <run>/prometheus/data`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := loadManifest(args)
@@ -61,6 +63,7 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 				Up:             up.options(),
 				ScrapeInterval: scrape,
 				Preserve:       preserve,
+				Prometheus:     prom,
 				Log:            os.Stderr,
 				Progress:       os.Stderr,
 			})
@@ -72,6 +75,7 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 	lf.register(c.Flags())
 	c.Flags().BoolVar(&preserve, "preserve", false, "leave the testnet up at the end (remove it with 'benchnet down')")
 	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
+	c.Flags().BoolVar(&prom, "prometheus", false, "also run a real Prometheus server (Debian package, installed on demand) scraping every node; its TSDB stays in the run directory")
 	return c
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/promserver"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
@@ -19,6 +20,9 @@ import (
 type Options struct {
 	Up             testnet.Options
 	ScrapeInterval time.Duration // Prometheus and /proc sampling (default 1 s)
+	// Prometheus also runs a real Prometheus server scraping every node, its
+	// TSDB kept in the run directory (for Grafana).
+	Prometheus bool
 	// Preserve leaves the testnet up at the end (for debugging); `benchnet
 	// down` removes it later.
 	Preserve bool
@@ -99,6 +103,21 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 		}
 	}
 	defer stopCollector()
+
+	if opts.Prometheus {
+		// Before the warm-up: Prometheus applies its targets ~5 s after start.
+		ps, err := promserver.Start(ctx, tn.Dir.Path, promserver.TargetsFromPlan(tn.Plan), opts.Log)
+		if err != nil {
+			return out, fmt.Errorf("start prometheus: %w", err)
+		}
+		defer func() {
+			if perr := ps.Stop(bg); perr != nil {
+				fmt.Fprintf(opts.Log, "warning: prometheus: %v\n", perr)
+			}
+		}()
+		fmt.Fprintf(opts.Log, "prometheus: %s (TSDB in %s)\n", ps.URL, ps.DataDir)
+		_ = tn.Dir.Event("prometheus", "", ps.URL)
+	}
 
 	res, merr := Measure(ctx, tn.Dir, tn.Plan, tn.RunID, opts.Log, opts.Progress)
 	out.Results = res
