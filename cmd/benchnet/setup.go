@@ -36,7 +36,7 @@ func newSetupCmd() *cobra.Command {
 		Long: `setup makes a fresh machine (Go and root, nothing else) ready: it installs the
 Debian packages benchnet execs (iproute2, util-linux, iputils-ping) and builds
 the quickstart's CometBFT release into the cache. With --tests it also installs
-chromium (the report test renders HTML) and builds every release the test
+chromium (the report test renders HTML) and prometheus (the --prometheus test) and builds every release the test
 suite runs. Everything already present is reused, so it is cheap to repeat.`,
 		Example: `  benchnet setup
   benchnet setup --tests && go test ./...`,
@@ -44,7 +44,7 @@ suite runs. Everything already present is reused, so it is cheap to repeat.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmds := runCommands
 			if forTests {
-				cmds = append(append([]string{}, cmds...), "chromium")
+				cmds = append(append([]string{}, cmds...), "chromium", "prometheus")
 			}
 			if err := deps.Ensure(cmd.Context(), os.Stderr, cmds...); err != nil {
 				return err

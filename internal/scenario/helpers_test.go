@@ -132,6 +132,7 @@ func editTOML(doc string, edits map[string]map[string]string) string {
 
 // outputDir is a run-directory root that the unprivileged node user can
 // reach (t.TempDir's parents are 0700), so nodes run as they run for users.
+// BENCHNET_TEST_KEEP=1 keeps it for a post-mortem.
 func outputDir(t *testing.T) string {
 	t.Helper()
 	d, err := os.MkdirTemp("/tmp", "benchnet-scenario-")
@@ -141,7 +142,13 @@ func outputDir(t *testing.T) string {
 	if err := os.Chmod(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	t.Cleanup(func() {
+		if os.Getenv("BENCHNET_TEST_KEEP") != "" {
+			t.Logf("BENCHNET_TEST_KEEP: run directories kept in %s", d)
+			return
+		}
+		_ = os.RemoveAll(d)
+	})
 	return d
 }
 

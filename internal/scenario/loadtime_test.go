@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,12 +112,18 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 			mine[r.Hash] = int64(math.Round(r.LatencyNextMs * 1e6))
 		}
 	}
+	height := map[string]int64{}
+	for _, r := range rows {
+		height[r.Hash] = r.Height
+	}
+	missing := map[int64]int{} // height -> our committed txs the report lacks
 	var onlyMine, onlyTheirs, differ int
 	var sumMine, sumTheirs int64
 	for h, d := range mine {
 		td, ok := theirs[h]
 		if !ok {
 			onlyMine++
+			missing[height[h]]++
 			continue
 		}
 		sumMine, sumTheirs = sumMine+d, sumTheirs+td
@@ -133,8 +140,8 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 		}
 	}
 	if onlyMine+onlyTheirs+differ > 0 {
-		t.Errorf("tx sets differ: %d only ours, %d only the report's, %d with other latencies (of %d ours, %d theirs)",
-			onlyMine, onlyTheirs, differ, len(mine), len(theirs))
+		t.Errorf("tx sets differ: %d only ours (by height: %v), %d only the report's, %d with other latencies (of %d ours, %d theirs)",
+			onlyMine, missing, onlyTheirs, differ, len(mine), len(theirs))
 	}
 	n := int64(len(mine))
 	t.Logf("H+1 mean over %d txs: ours %.6f ms (results.json %.3f ms), report's %s; per-tx sums %d vs %d ns",
@@ -161,9 +168,17 @@ func dbBackend(t *testing.T, path string) string {
 
 func runTool(t *testing.T, ctx context.Context, bin string, args ...string) string {
 	t.Helper()
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	// stdout is the report; stderr carries the database's own log lines
+	// (pebble logs its WAL replay there).
+	var stderr strings.Builder
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", bin, args, err, out)
+		t.Fatalf("%s %v: %v\n%s%s", bin, args, err, out, stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Logf("%s stderr:\n%s", filepath.Base(bin), stderr.String())
 	}
 	return string(out)
 }
