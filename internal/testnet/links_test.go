@@ -65,11 +65,18 @@ zones = ["Frankfurt", "Tokyo", "N_Virginia"]
 				t.Fatalf("ping %s -> %s: %d replies of 10\n%s", a.Name, b.Name, len(ms), out)
 			}
 			sort.Float64s(ms)
-			median := ms[len(ms)/2]
+			// The fastest reply shows the emulated delay with the least
+			// scheduling noise (nodes and other tests share 2 cores); the
+			// median guards against a delay applied only sometimes.
+			fastest, median := ms[0], ms[len(ms)/2]
 			wantMs := float64(want.Microseconds()) / 1000
-			t.Logf("%s (%s) -> %s (%s): RTT median %.2f ms, matrix %.2f ms", a.Name, a.Zone, b.Name, b.Zone, median, wantMs)
-			if median < wantMs || median > wantMs+2 {
-				t.Errorf("%s -> %s: RTT median %.2f ms, want within 2 ms above %.2f ms", a.Name, b.Name, median, wantMs)
+			t.Logf("%s (%s) -> %s (%s): RTT min %.2f median %.2f ms, matrix %.2f ms", a.Name, a.Zone, b.Name, b.Zone, fastest, median, wantMs)
+			// iputils prints 3 significant digits above 100 ms: allow 1 ms of rounding below.
+			if fastest < wantMs-1 || fastest > wantMs+2 {
+				t.Errorf("%s -> %s: fastest RTT %.2f ms, want within 2 ms above %.2f ms", a.Name, b.Name, fastest, wantMs)
+			}
+			if median > wantMs*1.15+2 {
+				t.Errorf("%s -> %s: median RTT %.2f ms, more than 15%% above %.2f ms", a.Name, b.Name, median, wantMs)
 			}
 		}
 	}
