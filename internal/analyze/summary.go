@@ -50,6 +50,11 @@ func Summary(r *Results) string {
 	}
 	row("valid", valid, "")
 	w.Flush()
+	for _, n := range r.Nodes {
+		if n.Exited {
+			fmt.Fprintf(&b, "  node %s exited during the run: %s\n", n.Name, n.Detail)
+		}
+	}
 	for _, reason := range r.Invalid {
 		fmt.Fprintf(&b, "  invalid: %s\n", reason)
 	}

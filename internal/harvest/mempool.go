@@ -37,8 +37,14 @@ func (d DrainResult) String() string {
 		}
 	}
 	sort.Strings(left)
-	return fmt.Sprintf("mempools not drained after %s: %s; unreachable: %s", d.Waited.Round(time.Millisecond),
-		strings.Join(left, " "), strings.Join(d.Unreachable, " "))
+	var parts []string
+	if len(left) > 0 {
+		parts = append(parts, "txs left: "+strings.Join(left, " "))
+	}
+	if len(d.Unreachable) > 0 {
+		parts = append(parts, "unreachable: "+strings.Join(d.Unreachable, " "))
+	}
+	return fmt.Sprintf("mempools not drained after %s: %s", d.Waited.Round(time.Millisecond), strings.Join(parts, "; "))
 }
 
 // DrainInterval is how often Drain polls.
