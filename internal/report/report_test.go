@@ -9,7 +9,6 @@ import (
 	"image/png"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -196,33 +195,8 @@ func TestNotARunDir(t *testing.T) {
 	}
 }
 
-// probe is appended to a copy of report.html for the browser test only: it
-// writes each image's decoded size into the DOM, which --dump-dom prints.
-const probe = `<script>
-window.addEventListener("load", function () {
-  var out = [];
-  document.querySelectorAll("img.plot").forEach(function (img) {
-    out.push(img.alt + "=" + img.naturalWidth + "x" + img.naturalHeight);
-  });
-  var pre = document.createElement("pre");
-  pre.id = "probe";
-  pre.textContent = "PRO" + "BE[" + out.join(";") + "]";
-  document.body.appendChild(pre);
-});
-</script>
-`
-
-// TestChromium opens report.html in a real browser: every embedded plot
-// must decode to a non-zero size, and a screenshot of the page must not be
-// blank.
 func TestChromium(t *testing.T) {
-	bin := ""
-	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(b); err == nil {
-			bin = p
-			break
-		}
-	}
+	bin := Browser()
 	if bin == "" {
 		t.Skip("no chromium on PATH (apt-get install chromium)")
 	}
@@ -230,73 +204,30 @@ func TestChromium(t *testing.T) {
 	if _, err := Render(dir, ""); err != nil {
 		t.Fatal(err)
 	}
-	h, err := os.ReadFile(filepath.Join(dir, HTMLFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	probed := filepath.Join(dir, "probe.html")
-	if err := os.WriteFile(probed, bytes.Replace(h, []byte("</body>"), []byte(probe+"</body>"), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + t.TempDir(), "--virtual-time-budget=5000"}
-	out, err := exec.CommandContext(ctx, bin, append(flags, "--dump-dom", "file://"+probed)...).Output()
-	if err != nil {
-		t.Fatalf("chromium --dump-dom: %v", err)
-	}
-	m := regexp.MustCompile(`PROBE\[(.*?)\]`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("probe did not run; DOM tail: %s", tail(out, 500))
-	}
-	sizes := strings.Split(string(m[1]), ";")
-	if len(sizes) != len(figures) {
-		t.Errorf("browser saw %d images, want %d: %s", len(sizes), len(figures), m[1])
-	}
-	for _, s := range sizes {
-		var w, hgt int
-		name, size, _ := strings.Cut(s, "=")
-		if _, err := fmt.Sscanf(size, "%dx%d", &w, &hgt); err != nil || w < 500 || hgt < 250 {
-			t.Errorf("image %q loaded as %q", name, size)
-		}
-	}
-	t.Logf("browser image sizes: %s", m[1])
-
-	shot := filepath.Join(dir, "shot.png")
-	cmd := exec.CommandContext(ctx, bin, append(flags, "--screenshot="+shot, "--window-size=1200,6000", "file://"+filepath.Join(dir, HTMLFile))...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium --screenshot: %v\n%s", err, tail(out, 1000))
-	}
-	f, err := os.Open(shot)
+	sizes, inked, err := BrowserCheck(ctx, bin, dir, t.TempDir(), filepath.Join(dir, "shot.png"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Non-blank: count pixels that are not the page's white background.
-	b := img.Bounds()
-	inked := 0
-	for y := b.Min.Y; y < b.Max.Y; y += 4 {
-		for x := b.Min.X; x < b.Max.X; x += 4 {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			if r < 0xf000 || g < 0xf000 || bl < 0xf000 {
-				inked++
-			}
-		}
-	}
-	total := (b.Dx() / 4) * (b.Dy() / 4)
-	t.Logf("screenshot %v, %d of %d sampled pixels inked", b.Size(), inked, total)
-	if b.Dx() != 1200 || inked < total/100 {
-		t.Errorf("screenshot looks blank: %v, %d/%d inked", b.Size(), inked, total)
+	checkPlotsLoaded(t, sizes)
+	t.Logf("browser image sizes: %v; screenshot %.1f%% inked", sizes, 100*inked)
+	if inked < 0.01 {
+		t.Errorf("screenshot looks blank: %.2f%% inked", 100*inked)
 	}
 }
 
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
+// checkPlotsLoaded: every plot of the report loaded in the browser at a
+// readable size.
+func checkPlotsLoaded(t *testing.T, sizes map[string]string) {
+	t.Helper()
+	if len(sizes) != len(figures) {
+		t.Errorf("browser saw %d images, want %d: %v", len(sizes), len(figures), sizes)
 	}
-	return b
+	for _, title := range PlotTitles() {
+		var w, h int
+		if _, err := fmt.Sscanf(sizes[title], "%dx%d", &w, &h); err != nil || w < 500 || h < 250 {
+			t.Errorf("plot %q loaded as %q", title, sizes[title])
+		}
+	}
 }

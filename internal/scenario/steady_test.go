@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,6 +154,32 @@ func checkReport(t *testing.T, dir string, listed []string) {
 		}
 	}
 	t.Logf("report: %d plots", len(pngs))
+	if len(pngs) != len(report.PlotTitles()) {
+		t.Errorf("%d plot files, the report has %d plots", len(pngs), len(report.PlotTitles()))
+	}
+
+	// What a reader sees: the HTML in a real browser, every plot loaded.
+	bin := report.Browser()
+	if bin == "" {
+		t.Log("no chromium on PATH: browser check skipped (`go run ./cmd/benchnet setup --tests` installs it)")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sizes, inked, err := report.BrowserCheck(ctx, bin, dir, t.TempDir(), filepath.Join(t.TempDir(), "shot.png"))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	for _, title := range report.PlotTitles() {
+		var w, h int
+		if _, err := fmt.Sscanf(sizes[title], "%dx%d", &w, &h); err != nil || w == 0 || h == 0 {
+			t.Errorf("in Chromium, plot %q rendered as %q", title, sizes[title])
+		}
+	}
+	if inked < 0.01 {
+		t.Errorf("screenshot of report.html looks blank (%.2f%% inked)", 100*inked)
+	}
+	t.Logf("chromium: %d plots loaded, screenshot %.1f%% inked", len(sizes), 100*inked)
 }
 
 // sendErrorLogs summarises the send_error rows of sent.csv, for messages.
