@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -63,11 +64,13 @@ func main() {
 	if *node != "" {
 		target, where = *node, *node
 	}
+	cpu0 := selfCPU()
 	ours, err := oursMax(ctx, target, *conns, *window, *size, sink, *node == "")
 	if err != nil {
 		log.Fatal(err)
 	}
-	theirs, err := theirsMax(ctx, *loadtime, target, *conns, *window, *size, sink, *node == "")
+	oursCPU := selfCPU() - cpu0
+	theirs, theirsCPU, err := theirsMax(ctx, *loadtime, target, *conns, *window, *size, sink, *node == "")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -75,6 +78,12 @@ func main() {
 	fmt.Printf("    benchnet load:  %9.0f tx/s\n", ours)
 	fmt.Printf("    loadtime load:  %9.0f tx/s\n", theirs)
 	fmt.Printf("    ratio ours/theirs: %.2f (target >= 2)\n", ours/theirs)
+	// When the node, not the client, is the bottleneck both rates are the
+	// node's; what the client costs is then its CPU per tx, taken from the
+	// cores the node needs. (In-process sink: ours includes the sink's CPU.)
+	ourPer := 1e6 * oursCPU / (ours * float64(*window))
+	theirPer := 1e6 * theirsCPU / (theirs * float64(*window))
+	fmt.Printf("    client CPU per tx: benchnet %.1f µs, loadtime %.1f µs, ratio theirs/ours %.2f\n", ourPer, theirPer, theirPer/ourPer)
 }
 
 // pacing is part (a).
@@ -165,7 +174,23 @@ func oursMax(ctx context.Context, url string, c, window, size int, sink *sinkSer
 
 // theirsMax runs loadtime load at a rate it cannot reach and reads what it
 // reports (and, locally, what the sink received).
-func theirsMax(ctx context.Context, bin, url string, c, window, size int, sink *sinkServer, local bool) (float64, error) {
+func theirsMax(ctx context.Context, bin, url string, c, window, size int, sink *sinkServer, local bool) (rate, cpu float64, err error) {
+	rate, err = theirsRun(ctx, bin, url, c, window, size, sink, local, &cpu)
+	return rate, cpu, err
+}
+
+// selfCPU is this process's user+system CPU seconds.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return tvSec(ru.Utime) + tvSec(ru.Stime)
+}
+
+func tvSec(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+
+func theirsRun(ctx context.Context, bin, url string, c, window, size int, sink *sinkServer, local bool, cpu *float64) (float64, error) {
 	dir, err := os.MkdirTemp("", "loadtime")
 	if err != nil {
 		return 0, err
@@ -180,6 +205,9 @@ func theirsMax(ctx context.Context, bin, url string, c, window, size int, sink *
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return 0, fmt.Errorf("loadtime load: %w\n%s", err, out.Bytes())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		*cpu = tvSec(ru.Utime) + tvSec(ru.Stime)
 	}
 	if local {
 		return sink.rate(), nil
