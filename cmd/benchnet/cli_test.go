@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -87,12 +88,8 @@ func runBinary(t *testing.T, args ...string) string {
 // TestKill9ThenDown kills `benchnet up` with SIGKILL while its nodes run, then
 // checks that `benchnet down` removes every namespace, link and process.
 func TestKill9ThenDown(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces, veth and bridges (run the tests as root)")
-	}
-	if _, err := os.Stat(filepath.Join(binaries.Dir(), "cometbft@v1.0.1", "cometbft")); err != nil {
-		t.Skip("cometbft@v1.0.1 not built: run `go run ./cmd/benchnet setup --tests` first")
-	}
+	testenv.NeedRoot(t)
+	testenv.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	manifestPath := filepath.Join(t.TempDir(), "k9.toml")
 	data, err := os.ReadFile("../../examples/quickstart.toml")
@@ -103,12 +100,7 @@ func TestKill9ThenDown(t *testing.T) {
 	if err := os.WriteFile(manifestPath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.MkdirTemp("/tmp", "benchnet-k9-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = os.Chmod(out, 0o755)
-	t.Cleanup(func() { _ = os.RemoveAll(out) })
+	out := testenv.OutputDir(t)
 
 	up := exec.Command(bin, "up", manifestPath, "--output", out)
 	var log bytes.Buffer

@@ -16,6 +16,7 @@ import (
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -40,7 +41,7 @@ func TestNodeDiesMidLoad(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = tn.Down(context.Background()) })
 	pids := tn.PIDs()
-	stopWatch := watchExits(tn, testWriter{t})
+	stopWatch := watchExits(tn, testenv.LogWriter(t))
 
 	// Kill the victim 3 s after the load starts (Measure writes load_start).
 	killed := make(chan time.Time, 1)
@@ -61,7 +62,7 @@ func TestNodeDiesMidLoad(t *testing.T) {
 		}
 		killed <- at
 	}()
-	res, err := Measure(ctx, tn.Dir, tn.Plan, tn.RunID, testWriter{t}, nil)
+	res, err := Measure(ctx, tn.Dir, tn.Plan, tn.RunID, testenv.LogWriter(t), nil)
 	killAt, ok := <-killed
 	stopWatch()
 	if err != nil {

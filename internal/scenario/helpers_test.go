@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -33,23 +33,10 @@ const (
 
 var v101 = plan.Release{Name: "cometbft", Version: "v1.0.1"}
 
-// needRoot skips unless the test runs as root.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces, veth and bridges (run the tests as root)")
-	}
-}
+func needRoot(t *testing.T) { testenv.NeedRoot(t) }
 
-// needTool skips unless tool of rel is in the binary cache: tests never
-// build releases (`benchnet setup --tests` does, 2-3 min per tool).
 func needTool(t *testing.T, rel plan.Release, tool string) string {
-	t.Helper()
-	bin := binaries.Path(rel, tool)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built: run `go run ./cmd/benchnet setup --tests` first", bin)
-	}
-	return bin
+	return testenv.NeedTool(t, rel, tool)
 }
 
 // example reads examples/<name>, moves it onto subnet and applies edits:
@@ -130,34 +117,7 @@ func editTOML(doc string, edits map[string]map[string]string) string {
 	return strings.Join(out, "\n") + "\n"
 }
 
-// outputDir is a run-directory root that the unprivileged node user can
-// reach (t.TempDir's parents are 0700), so nodes run as they run for users.
-// BENCHNET_TEST_KEEP=1 keeps it for a post-mortem.
-func outputDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("/tmp", "benchnet-scenario-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if os.Getenv("BENCHNET_TEST_KEEP") != "" {
-			t.Logf("BENCHNET_TEST_KEEP: run directories kept in %s", d)
-			return
-		}
-		_ = os.RemoveAll(d)
-	})
-	return d
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
+func outputDir(t *testing.T) string { return testenv.OutputDir(t) }
 
 // runIdentity reads what a finished run leaves about its resources: the
 // runner's run id (state.json) and the node pids (node_started events).
@@ -307,5 +267,5 @@ func cpuShares(t *testing.T, dir string, from, to time.Time) (harness, nodes flo
 // testnetOptions: a fresh reachable output root, a bounded ready wait, logs
 // into the test log.
 func testnetOptions(t *testing.T) testnet.Options {
-	return testnet.Options{Output: outputDir(t), ReadyTimeout: 60 * time.Second, Log: testWriter{t}}
+	return testnet.Options{Output: outputDir(t), ReadyTimeout: 60 * time.Second, Log: testenv.LogWriter(t)}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // TestLoadtimeCrossCheck runs the quickstart with CometBFT's loadtime
@@ -34,7 +35,7 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := Steady(ctx, m, Options{Up: testnetOptions(t), Log: testWriter{t}})
+	out, err := Steady(ctx, m, Options{Up: testnetOptions(t), Log: testenv.LogWriter(t)})
 	if err != nil {
 		t.Fatalf("steady run: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // TestSteadyQuickstart is `benchnet run examples/quickstart.toml --rate 200
@@ -31,7 +32,7 @@ func TestSteadyQuickstart(t *testing.T) {
 	start := time.Now()
 	out, err := Steady(ctx, m, Options{
 		Up:  testnetOptions(t),
-		Log: testWriter{t}, Progress: testWriter{t},
+		Log: testenv.LogWriter(t), Progress: testenv.LogWriter(t),
 	})
 	if err != nil {
 		t.Fatalf("steady run: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // TestZonesUp brings 3 validators up in 3 AWS zones through the link
@@ -35,7 +36,7 @@ zones = ["Frankfurt", "Tokyo", "N_Virginia"]
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	tn, err := Up(ctx, m, Options{Output: outputDir(t), ReadyTimeout: 60 * time.Second, Log: testWriter{t}})
+	tn, err := Up(ctx, m, Options{Output: outputDir(t), ReadyTimeout: 60 * time.Second, Log: testenv.LogWriter(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

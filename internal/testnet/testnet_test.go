@@ -8,22 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // needRelease skips unless root and the release binary is already cached:
 // tests do not build releases (scripts/test.sh does, via `benchnet setup --tests`).
 func needRelease(t *testing.T, version string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces, veth and bridges (run the tests as root)")
-	}
-	bin := filepath.Join(binaries.Dir(), "cometbft@"+version, "cometbft")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built: run `go run ./cmd/benchnet setup --tests` first", bin)
-	}
+	testenv.NeedRoot(t)
+	testenv.NeedTool(t, plan.Release{Name: "cometbft", Version: version}, "cometbft")
 }
 
 // loadExample reads an example manifest and moves it onto its own subnet, so
@@ -63,7 +59,7 @@ func TestUpDown(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			start := time.Now()
-			tn, err := Up(ctx, m, Options{Output: outputDir(t), ReadyTimeout: 60 * time.Second, Log: testWriter{t}})
+			tn, err := Up(ctx, m, Options{Output: outputDir(t), ReadyTimeout: 60 * time.Second, Log: testenv.LogWriter(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +129,7 @@ func TestUpFailsClearly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	tn, err := Up(ctx, m, Options{Output: outputDir(t), ReadyTimeout: 30 * time.Second, Log: testWriter{t}})
+	tn, err := Up(ctx, m, Options{Output: outputDir(t), ReadyTimeout: 30 * time.Second, Log: testenv.LogWriter(t)})
 	if err == nil {
 		_ = tn.Down(ctx)
 		t.Fatal("Up succeeded with an unparsable config value")
@@ -147,24 +143,4 @@ func TestUpFailsClearly(t *testing.T) {
 	}
 }
 
-// outputDir is a run-directory root that the unprivileged node user can
-// reach (t.TempDir's parents are 0700), so tests run nodes as they run for users.
-func outputDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("/tmp", "benchnet-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(d) })
-	return d
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
+func outputDir(t *testing.T) string { return testenv.OutputDir(t) }
