@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -191,11 +192,7 @@ func (p *MempoolPoller) Peak() int {
 func (p *MempoolPoller) Peaks() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.peak))
-	for k, v := range p.peak {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.peak)
 }
 
 // Errors is how many polls failed so far.

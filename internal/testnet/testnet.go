@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -336,11 +337,7 @@ func unreachableByOthers(path string) string {
 func (t *Testnet) PIDs() map[string]int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[string]int, len(t.pids))
-	for k, v := range t.pids {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(t.pids)
 }
 
 // Down stops every process and removes every resource of the run.
