@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
@@ -80,5 +81,46 @@ zones = ["Frankfurt", "Tokyo", "N_Virginia"]
 				t.Errorf("%s -> %s: median RTT %.2f ms, more than 15%% above %.2f ms", a.Name, b.Name, median, wantMs)
 			}
 		}
+	}
+
+	// Conditions change while the nodes run: a partition cuts validator0
+	// off, healing restores it, and a changed link delay shows at once.
+	ping := func(from, to int, count string) (string, error) {
+		out, err := exec.CommandContext(ctx, "ip", "netns", "exec", local.NetnsName(tn.RunID, tn.Plan.Nodes[from].Name),
+			"ping", "-c", count, "-i", "0.05", "-W", "1", tn.Plan.Nodes[to].Addr.String()).CombinedOutput()
+		return string(out), err
+	}
+	v0, v1 := tn.Plan.Nodes[0].Name, tn.Plan.Nodes[1].Name
+	if err := model.Partition([]string{v0}, []string{v1, tn.Plan.Nodes[2].Name}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.ApplyLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := ping(0, 1, "3"); err == nil {
+		t.Errorf("ping across a partition succeeded:\n%s", out)
+	}
+	model.Heal()
+	if err := model.SetLink(v0, v1, linkem.Link{Delay: 5 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.SetLink(v1, v0, linkem.Link{Delay: 5 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.ApplyLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ping(0, 1, "5")
+	if err != nil {
+		t.Fatalf("ping after heal: %v\n%s", err, out)
+	}
+	var fastest float64 = 1e9
+	for _, m := range rtt.FindAllStringSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		fastest = min(fastest, v)
+	}
+	t.Logf("after heal with a 5 ms link each way: fastest RTT %.2f ms", fastest)
+	if fastest < 9 || fastest > 12 {
+		t.Errorf("RTT after SetLink 5 ms each way: %.2f ms, want 10-12 ms", fastest)
 	}
 }
