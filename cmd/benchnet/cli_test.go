@@ -30,10 +30,23 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"plan", "--no-such-flag"}, exitUsage},
 		{[]string{"plan", "a.toml", "b.toml"}, exitUsage},
 		{[]string{"build", "cometbft@latest"}, exitUsage},
+		{[]string{"run", "--rate", "0"}, exitUsage},
+		{[]string{"run", "--size", "10"}, exitUsage},
+		{[]string{"run", "--format", "loadtime", "--size", "1023"}, exitUsage},
 	} {
 		if got := run(tc.args); got != tc.want {
 			t.Errorf("benchnet %s: exit %d, want %d", strings.Join(tc.args, " "), got, tc.want)
 		}
+	}
+}
+
+// TestInvalidFlagMessage: a bad load flag is named as the flag, not as a
+// manifest line.
+func TestInvalidFlagMessage(t *testing.T) {
+	out := runBinary(t, "run", "--rate", "0", "--size", "10")
+	want := `invalid flag --rate: must be positive (tx/s per connection), got 0; --size: 10 bytes is too small for the "kv" payload: want at least 48`
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 }
 

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"sort"
+	"strings"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -80,6 +84,7 @@ func (f *loadFlags) apply(cmd *cobra.Command, m *manifest.Manifest) error {
 	if len(errs) == 0 {
 		return nil
 	}
+	var fromFlags []string
 	for name, field := range f.fields {
 		if !set[name] {
 			continue
@@ -87,8 +92,13 @@ func (f *loadFlags) apply(cmd *cobra.Command, m *manifest.Manifest) error {
 		for _, e := range errs {
 			if e.Field == field {
 				e.File, e.Line, e.Field = "", 0, "--"+name
+				fromFlags = append(fromFlags, e.Error())
 			}
 		}
+	}
+	if len(fromFlags) == len(errs) {
+		sort.Strings(fromFlags)
+		return usageError{fmt.Errorf("invalid flag %s", strings.Join(fromFlags, "; "))}
 	}
 	return usageError{errs}
 }
