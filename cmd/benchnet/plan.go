@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -56,5 +58,26 @@ func printPlan(cmd *cobra.Command, t *plan.Testnet) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d/%d/%d\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Zone, n.Addr,
 			n.P2PPort, n.RPCPort, n.PrometheusPort, n.Release, n.App, n.StartDelay, peers)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	// The binaries every node runs, and whether `up` will have to build them.
+	fmt.Fprintln(out)
+	for _, rel := range t.Releases() {
+		tools := []string{"cometbft"}
+		for _, n := range t.Nodes {
+			if n.Release == rel && n.App == "kvstore-socket" {
+				tools = append(tools, "abci-cli")
+				break
+			}
+		}
+		for _, tool := range tools {
+			bin, state := binaries.Path(rel, tool), "cached"
+			if _, err := os.Stat(bin); err != nil {
+				state = "not built yet: up builds it, or 'benchnet build " + rel.String() + "'"
+			}
+			fmt.Fprintf(out, "binary %s %s: %s (%s)\n", rel, tool, bin, state)
+		}
+	}
+	return nil
 }
