@@ -37,6 +37,7 @@ type Input struct {
 	Harvest       *HarvestInfo // nil: every row of blocks.csv is in range
 	Mempool       []MempoolRow
 	Events        []rundir.Event
+	LoadSummary   *LoadSummary // nil when load.json is absent
 }
 
 // TxRow is one row of txs.csv: a sent.csv row and its fate.
@@ -130,6 +131,12 @@ func Load(dir string) (*Input, error) {
 	}
 	// A cut last event line still leaves the events before it.
 	in.Events, _ = d.ReadEvents()
+	var ls LoadSummary
+	if err := d.ReadJSON(LoadSummaryFile, &ls); err == nil {
+		in.LoadSummary = &ls
+	} else if err := optional(err); err != nil {
+		return nil, err
+	}
 	return in, nil
 }
 
@@ -306,6 +313,9 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 
 	res.BlockStats = blockStats(in.Blocks, inRange)
 	res.Load = loadStats(in, rows, invalid)
+	if ls := in.LoadSummary; ls != nil && ls.Attempted < ls.Expected {
+		invalid("load stopped early (interrupted?): %d of %d txs attempted", ls.Attempted, ls.Expected)
+	}
 	res.Nodes, res.PeakMempool = nodeResults(in, rows)
 	res.Valid = len(res.Invalid) == 0
 	return res, rows, nil

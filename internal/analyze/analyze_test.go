@@ -140,6 +140,31 @@ func TestAnalyzeMixedDetails(t *testing.T) {
 	}
 }
 
+// TestAnalyzeStoppedEarly: a load that did not send everything it was asked
+// to (Ctrl-C, a crash) is analyzed, and marked invalid with the counts.
+func TestAnalyzeStoppedEarly(t *testing.T) {
+	for _, tc := range []struct {
+		load    string
+		invalid bool
+	}{
+		{`{"Expected": 6, "Attempted": 6}`, false},
+		{`{"Expected": 10, "Attempted": 6}`, true},
+	} {
+		dir := copyDir(t, filepath.Join("testdata", "all_committed"))
+		if err := os.WriteFile(filepath.Join(dir, LoadSummaryFile), []byte(tc.load), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Analyze(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(strings.Join(res.Invalid, "\n"), "load stopped early (interrupted?): 6 of 10 txs attempted")
+		if got != tc.invalid {
+			t.Errorf("load.json %s: invalid reasons %q", tc.load, res.Invalid)
+		}
+	}
+}
+
 func TestAnalyzeAccountingBug(t *testing.T) {
 	// A sent row with a result analyze does not know must not slip through.
 	dir := t.TempDir()

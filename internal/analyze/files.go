@@ -291,3 +291,14 @@ func (p *parser) int64(i int, field string) int64 {
 	}
 	return v
 }
+
+// LoadSummaryFile is the load generator's own account of a run (written by
+// the scenario from load.Summary); analyze reads only the counts it needs.
+const LoadSummaryFile = "load.json"
+
+// LoadSummary is the part of load.json analyze checks: whether the
+// generator sent everything the configuration asked for.
+type LoadSummary struct {
+	Expected  int `json:"Expected"`
+	Attempted int `json:"Attempted"`
+}

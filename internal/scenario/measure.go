@@ -79,7 +79,7 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 	}
 	_ = dir.Event("load_done", "", fmt.Sprintf("sent %d, send errors %d", sum.Sent, sum.SendErrors))
 	if data, err := json.MarshalIndent(sum, "", "  "); err == nil {
-		_ = dir.WriteFile("load.json", data)
+		_ = dir.WriteFile(analyze.LoadSummaryFile, data)
 	}
 	interrupted := ctx.Err() != nil
 	if loadErr != nil && !interrupted {
