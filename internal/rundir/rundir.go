@@ -11,10 +11,17 @@
 //	events.jsonl       timestamped events: node started, ready, crashed, load start/stop …
 //	homes/<node>/      node homes (config, data)
 //	logs/<node>.log    node stdout+stderr (and <node>-app.log for socket apps)
-//	txs.csv            one row per sent tx (load)
-//	blocks.csv         one row per block in the run's height range (load)
+//	sent.csv           one row per tx the generator attempted, as it happens (load)
+//	load.json          the generator's own summary: expected, attempted, lag (scenario)
+//	mempool.csv        every node's mempool size, polled during the run (harvest)
+//	blocks.csv         one row per block in the run's height range (harvest)
+//	block_txs.csv      every tx of those blocks with its result code (harvest)
+//	harvest.json       the harvested height range (harvest)
+//	txs.csv            one row per sent tx with its end state and latency (analyze)
 //	results.json       summary of the run (analyze)
 //	metrics/           Prometheus samples and process stats (collect)
+//	linkem/            link emulation: backend, zone matrix, switch counters (testnet)
+//	prometheus/        config and TSDB of the optional Prometheus server (promserver)
 //	report.md, report.html, plots/   the report (report)
 package rundir
 
