@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 go run ./cmd/benchnet setup --tests
 go vet ./...
-go test -count=1 -timeout 20m ./... "$@"
+# One test binary at a time: the integration tests run real nodes and time
+# emulated links on a 2-core machine, and must not starve each other.
+go test -p 1 -count=1 -timeout 20m ./... "$@"

@@ -113,6 +113,10 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	}
 	start := time.Now()
 	if err := t.Runner.Setup(ctx, p); err != nil {
+		if errors.Is(err, local.ErrSubnetInUse) {
+			// Point at the manifest line, and exit as invalid input.
+			return nil, manifest.Errors{m.Errorf("network.subnet", "%v", err)}
+		}
 		return nil, fmt.Errorf("set up hosts: %w", err)
 	}
 	if err := t.applyLinks(ctx); err != nil {

@@ -2,7 +2,9 @@ package testnet
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,3 +146,27 @@ func TestUpFailsClearly(t *testing.T) {
 }
 
 func outputDir(t *testing.T) string { return testenv.OutputDir(t) }
+
+// TestSubnetInUse: a subnet that overlaps an address of the host is the
+// manifest's fault: the error names the manifest line and the interface.
+func TestSubnetInUse(t *testing.T) {
+	needRelease(t, "v1.0.1")
+	ctx := context.Background()
+	dev := "bntestbr0"
+	if out, err := exec.Command("ip", "link", "add", dev, "type", "bridge").CombinedOutput(); err != nil {
+		t.Skipf("cannot create a bridge: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", dev).Run() })
+	if out, err := exec.Command("ip", "addr", "add", "10.213.238.1/24", "dev", dev).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	m := loadExample(t, "quickstart.toml", "10.213.238.0/24")
+	_, err := Up(ctx, m, Options{Output: outputDir(t), Log: testenv.LogWriter(t)})
+	var merrs manifest.Errors
+	if !errors.As(err, &merrs) {
+		t.Fatalf("want a manifest error, got %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "quickstart.toml:8: network.subnet:") || !strings.Contains(msg, dev) {
+		t.Errorf("error should name the manifest line and the interface: %v", err)
+	}
+}

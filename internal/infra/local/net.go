@@ -101,6 +101,10 @@ func gone(err error) bool {
 	return false
 }
 
+// ErrSubnetInUse is wrapped by Setup's error when the plan's subnet overlaps
+// an address or route of the host: the manifest's fault, not the machine's.
+var ErrSubnetInUse = errors.New("subnet in use")
+
 // checkSubnet refuses a subnet that overlaps any address or route of the
 // host: the nodes would shadow (or be shadowed by) real networks.
 func checkSubnet(ctx context.Context, subnet netip.Prefix) error {
@@ -127,7 +131,7 @@ func checkSubnet(ctx context.Context, subnet netip.Prefix) error {
 			}
 			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits())
 			if p.Masked().Overlaps(subnet) {
-				return fmt.Errorf("subnet %s overlaps address %s of host interface %s; pick another network.subnet", subnet, p, ifc.Name)
+				return fmt.Errorf("%w: subnet %s overlaps address %s of host interface %s; pick another network.subnet", ErrSubnetInUse, subnet, p, ifc.Name)
 			}
 		}
 	}
@@ -155,7 +159,7 @@ func checkSubnet(ctx context.Context, subnet netip.Prefix) error {
 			continue
 		}
 		if p.Overlaps(subnet) {
-			return fmt.Errorf("subnet %s overlaps host route %s (dev %s); pick another network.subnet", subnet, p, r.Dev)
+			return fmt.Errorf("%w: subnet %s overlaps host route %s (dev %s); pick another network.subnet", ErrSubnetInUse, subnet, p, r.Dev)
 		}
 	}
 	return nil
