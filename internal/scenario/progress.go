@@ -45,6 +45,11 @@ func (p *progress) start() <-chan struct{} {
 		defer tick.Stop()
 		var lastSent int
 		var lastHeight int64
+		// committed/s over a sliding window: blocks come every ~1 s, so a
+		// per-second count would jump between 0 and twice the rate.
+		const window = 5
+		var cum int
+		var hist []int
 		for {
 			select {
 			case <-p.ctx.Done():
@@ -73,8 +78,17 @@ func (p *progress) start() <-chan struct{} {
 				lastHeight = height
 			}
 			cancel()
-			line := fmt.Sprintf("%6.0fs  sent %6d/%d  %5d sent/s  %5d committed/s  height %d  mempool peak %d  errors %d",
-				pr.Elapsed.Seconds(), pr.Attempted, pr.Expected, pr.Attempted-lastSent, committed, height, p.poller.Peak(), pr.Errors)
+			cum += committed
+			hist = append(hist, cum)
+			if len(hist) > window+1 {
+				hist = hist[1:]
+			}
+			rate := 0
+			if n := len(hist) - 1; n > 0 {
+				rate = (hist[n] - hist[0]) / n
+			}
+			line := fmt.Sprintf("%6.0fs  sent %6d/%d  %5d sent/s  %5d committed/s (%ds avg)  height %d  mempool peak %d  errors %d",
+				pr.Elapsed.Seconds(), pr.Attempted, pr.Expected, pr.Attempted-lastSent, rate, window, height, p.poller.Peak(), pr.Errors)
 			lastSent = pr.Attempted
 			if p.tty {
 				fmt.Fprintf(p.out, "\r\033[K%s", line)
