@@ -29,7 +29,12 @@ func resolveFile(t *testing.T, path string) *Testnet {
 // The plan of every example is pinned by a golden file, so any change to
 // resolution shows up in review.
 func TestGoldenPlans(t *testing.T) {
-	for _, ex := range []string{"quickstart", "v038", "seeds", "socket-app"} {
+	files, _ := filepath.Glob("../../examples/*.toml")
+	if len(files) < 5 {
+		t.Fatalf("found %d examples, want at least 5", len(files))
+	}
+	for _, f := range files {
+		ex := strings.TrimSuffix(filepath.Base(f), ".toml")
 		t.Run(ex, func(t *testing.T) {
 			got, err := resolveFile(t, "../../examples/"+ex+".toml").JSON()
 			if err != nil {
