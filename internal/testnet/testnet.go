@@ -207,7 +207,7 @@ func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bin, appBin strin
 	home := t.Dir.Join(rundir.Homes, n.Name)
 	if n.App == "kvstore-socket" {
 		if _, err := t.Runner.Start(ctx, infra.Process{
-			Node: n.Name, Name: "app", Argv: cometbft.AppArgv(appBin), Dir: home,
+			Node: n.Name, Name: "app", Argv: cometbft.AppArgv(appBin, home), Dir: home, ChownDirs: []string{home},
 			LogPath: t.Dir.Join(rundir.Logs, n.Name+"-app.log"), Unprivileged: t.unprivileged,
 		}); err != nil {
 			return fmt.Errorf("start %s app: %w", n.Name, err)

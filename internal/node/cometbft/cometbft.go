@@ -35,11 +35,16 @@ func NodeArgv(bin, home string) []string {
 
 // AppArgv runs abci-cli's kvstore on AppAddr (--address is the same flag in
 // v0.38.17 and v1.0.1; the server logs only connection events, and
-// --log_level does not apply to it). Without --persist it keeps its state in
-// a fresh directory under $TMPDIR, which outlives the run.
-func AppArgv(appBin string) []string {
-	return []string{appBin, "kvstore", "--address", AppAddr}
+// --log_level does not apply to it). Its state goes under the node's home
+// (--persist): without it the app keeps a fresh directory under $TMPDIR that
+// outlives the run.
+func AppArgv(appBin, home string) []string {
+	return []string{appBin, "kvstore", "--address", AppAddr, "--persist", AppDataDir(home)}
 }
+
+// AppDataDir is where the socket app of the node whose home is home keeps
+// its state.
+func AppDataDir(home string) string { return filepath.Join(home, "data", "app") }
 
 // NodeID is the p2p ID of the node whose home is home: the hex of the first
 // 20 bytes of SHA-256 of its ed25519 public key, as `cometbft show-node-id`

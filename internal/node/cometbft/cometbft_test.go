@@ -20,9 +20,10 @@ func TestArgv(t *testing.T) {
 	if got, want := NodeArgv("/b/cometbft", "/h/validator0"), []string{"/b/cometbft", "start", "--home", "/h/validator0"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("NodeArgv = %q, want %q", got, want)
 	}
-	got := AppArgv("/b/abci-cli")
-	if got[0] != "/b/abci-cli" || got[1] != "kvstore" || !strings.Contains(strings.Join(got, " "), "--address tcp://127.0.0.1:26658") {
-		t.Errorf("AppArgv = %q, want abci-cli kvstore --address tcp://127.0.0.1:26658", got)
+	got := AppArgv("/b/abci-cli", "/h/validator0")
+	want := []string{"/b/abci-cli", "kvstore", "--address", "tcp://127.0.0.1:26658", "--persist", "/h/validator0/data/app"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("AppArgv = %q, want %q", got, want)
 	}
 }
 
