@@ -109,7 +109,7 @@ func TestKill9ThenDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data = bytes.Replace(data, []byte(`"10.213.0.0/24"`), []byte(`"10.213.243.0/24"`), 1)
+	data = bytes.Replace(data, []byte(`"10.213.0.0/24"`), []byte(`"10.213.235.0/24"`), 1)
 	if err := os.WriteFile(manifestPath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/manifest"
@@ -20,6 +17,7 @@ import (
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/scenario"
+	"github.com/benchnet/benchnet/internal/testnet"
 )
 
 func newRunCmd() *cobra.Command {
@@ -144,19 +142,9 @@ drain, harvest, accounting and report, into a new run directory of its own
 
 			ctx := cmd.Context()
 			pids := local.NodePIDs(src.Join(rundir.State))
-			var targets []collect.Target
-			for _, n := range p.Nodes {
-				targets = append(targets, collect.Target{Node: n.Name, MetricsURL: n.MetricsURL(), PID: func() int { return pids[n.Name] }})
-			}
-			_ = collect.WriteMachine(dir)
-			col := collect.New(dir, targets, scrape)
-			cctx, stop := contextWithoutCancel(ctx)
-			colDone := make(chan error, 1)
-			go func() { colDone <- col.Run(cctx) }()
-
-			res, merr := scenario.Measure(ctx, dir, &p, newRunID(), os.Stderr, os.Stderr)
-			stop()
-			<-colDone
+			stopCollector := scenario.StartCollector(ctx, dir, &p, func(node string) int { return pids[node] }, scrape, os.Stderr)
+			res, merr := scenario.Measure(ctx, dir, &p, testnet.NewRunID(), os.Stderr, os.Stderr)
+			stopCollector()
 			if res != nil {
 				fmt.Fprintln(os.Stderr)
 				fmt.Fprint(os.Stderr, analyze.Summary(res))
@@ -191,10 +179,4 @@ func pickRun(dir string) (string, error) {
 	default:
 		return "", usageError{fmt.Errorf("%d live testnets: pick one with --run", len(states))}
 	}
-}
-
-func newRunID() string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -109,17 +108,11 @@ func queryNode(ctx context.Context, n *plan.Node) nodeStatus {
 	return s
 }
 
-// readRSS reads a process's resident set from /proc, "-" if it is gone.
+// readRSS is a process's resident set for the table, "gone" if it ended.
 func readRSS(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	p, err := collect.ReadProc(pid)
 	if err != nil {
 		return "gone"
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return fmt.Sprintf("%.0fMiB", float64(kb)/1024)
-		}
-	}
-	return "-"
+	return fmt.Sprintf("%.0fMiB", float64(p.RSSBytes)/(1<<20))
 }

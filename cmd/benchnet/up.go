@@ -89,12 +89,6 @@ func needRoot() error {
 	return nil
 }
 
-// contextWithoutCancel is a context that outlives ctx's cancellation (for
-// collectors that must flush after an interrupt), with its own stop.
-func contextWithoutCancel(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithCancel(context.WithoutCancel(ctx))
-}
-
 func newUpCmd() *cobra.Command {
 	var f upFlags
 	c := &cobra.Command{

@@ -157,8 +157,10 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 			return fmt.Errorf("warm-up: %s rejected a tx (code %d): %s", t.Node, code, msg)
 		}
 	}
-	for _, n := range nodes {
-		st, err := cometrpc.New(n.URL).Status(ctx)
+	clients := make([]*cometrpc.Client, len(nodes))
+	for i, n := range nodes {
+		clients[i] = cometrpc.New(n.URL)
+		st, err := clients[i].Status(ctx)
 		if err != nil {
 			return fmt.Errorf("warm-up: %s: %w", n.Name, err)
 		}
@@ -166,8 +168,7 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 	}
 	for {
 		ready := true
-		for _, n := range nodes {
-			c := cometrpc.New(n.URL)
+		for _, c := range clients {
 			st, err := c.Status(ctx)
 			if err != nil || st.Height < top+2 {
 				ready = false

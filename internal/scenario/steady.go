@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/promserver"
@@ -80,28 +79,7 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	watchDone := watchExits(tn, opts.Log)
 	defer watchDone()
 
-	var targets []collect.Target
-	for _, n := range tn.Plan.Nodes {
-		name := n.Name
-		targets = append(targets, collect.Target{Node: name, MetricsURL: n.MetricsURL(), PID: func() int { return tn.PIDs()[name] }})
-	}
-	if err := collect.WriteMachine(tn.Dir); err != nil {
-		fmt.Fprintf(opts.Log, "warning: machine.json: %v\n", err)
-	}
-	col := collect.New(tn.Dir, targets, opts.ScrapeInterval)
-	cctx, stopCollect := context.WithCancel(bg)
-	colDone := make(chan error, 1)
-	go func() { colDone <- col.Run(cctx) }()
-	stopCollector := func() {
-		if stopCollect == nil {
-			return
-		}
-		stopCollect()
-		stopCollect = nil
-		if cerr := <-colDone; cerr != nil && !errors.Is(cerr, context.Canceled) {
-			fmt.Fprintf(opts.Log, "warning: collector: %v\n", cerr)
-		}
-	}
+	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, opts.ScrapeInterval, opts.Log)
 	defer stopCollector()
 
 	if opts.Prometheus {

@@ -3,10 +3,10 @@ package testnet
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
-	"syscall"
+
+	"github.com/benchnet/benchnet/internal/infra/local"
 )
 
 // Leftovers lists what of a run still exists on the machine: network
@@ -34,23 +34,9 @@ func Leftovers(ctx context.Context, runID string, pids []int) ([]string, error) 
 		}
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if local.Running(pid) {
 			left = append(left, fmt.Sprintf("process %d", pid))
 		}
 	}
 	return left, nil
-}
-
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

@@ -26,7 +26,7 @@ func TestZonesUp(t *testing.T) {
 	m, err := manifest.Parse("zones-test.toml", []byte(`
 name = "zonestest"
 [network]
-subnet = "10.213.244.0/24"
+subnet = "10.213.236.0/24"
 zones = "aws"
 [node.validator]
 count = 3

@@ -80,7 +80,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	if err != nil {
 		return nil, err
 	}
-	t := &Testnet{Plan: p, Dir: dir, RunID: newRunID(), log: opts.Log, pids: map[string]int{}}
+	t := &Testnet{Plan: p, Dir: dir, RunID: NewRunID(), log: opts.Log, pids: map[string]int{}}
 	fmt.Fprintf(opts.Log, "run %s: %s\n", t.RunID, dir.Path)
 	if err := t.writeInputs(m, bins, appBins); err != nil {
 		return nil, err
@@ -365,7 +365,8 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func newRunID() string {
+// NewRunID is a fresh 6-hex-digit run id: it names a run's resources.
+func NewRunID() string {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)

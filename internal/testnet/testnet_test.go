@@ -53,7 +53,7 @@ func TestUpDown(t *testing.T) {
 		example, version, subnet string
 	}{
 		{"quickstart.toml", "v1.0.1", "10.213.240.0/24"},
-		{"v038.toml", "v0.38.17", "10.213.241.0/24"},
+		{"v038.toml", "v0.38.17", "10.213.233.0/24"},
 	} {
 		t.Run(tc.example, func(t *testing.T) {
 			needRelease(t, tc.version)
@@ -123,7 +123,7 @@ func TestUpDown(t *testing.T) {
 // node's log tail, and still removes everything.
 func TestUpFailsClearly(t *testing.T) {
 	needRelease(t, "v1.0.1")
-	m := loadExample(t, "quickstart.toml", "10.213.242.0/24")
+	m := loadExample(t, "quickstart.toml", "10.213.234.0/24")
 	// A config value the release cannot parse: the node exits at start.
 	for _, g := range m.Node {
 		g.Config = map[string]any{"mempool.size": "not-a-number"}

@@ -42,6 +42,15 @@ func procStat(pid int) (state byte, start uint64, err error) {
 	return f[0][0], start, nil
 }
 
+// Running reports whether pid is a live process (not a zombie), whoever it is.
+func Running(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	state, _, err := procStat(pid)
+	return err == nil && state != 'Z' && state != 'X'
+}
+
 func startTime(pid int) (uint64, error) {
 	_, st, err := procStat(pid)
 	return st, err
