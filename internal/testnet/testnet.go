@@ -237,13 +237,17 @@ func (t *Testnet) waitReady(ctx context.Context, h int64, timeout time.Duration,
 	defer tick.Stop()
 	heights := map[string]int64{}
 	lastErr := map[string]error{}
+	clients := map[string]*cometrpc.Client{}
+	for _, n := range t.Plan.Nodes {
+		clients[n.Name] = cometrpc.New(n.RPCURL())
+	}
 	for {
 		short := []string{}
 		for _, n := range t.Plan.Nodes {
 			if heights[n.Name] >= h {
 				continue
 			}
-			st, err := cometrpc.New(n.RPCURL()).Status(ctx)
+			st, err := clients[n.Name].Status(ctx)
 			if err != nil {
 				lastErr[n.Name] = err
 				short = append(short, n.Name)
