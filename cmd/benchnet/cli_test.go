@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -102,7 +104,7 @@ func runBinary(t *testing.T, args ...string) string {
 // checks that `benchnet down` removes every namespace, link and process.
 func TestKill9ThenDown(t *testing.T) {
 	testenv.NeedRoot(t)
-	testenv.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	manifestPath := filepath.Join(t.TempDir(), "k9.toml")
 	data, err := os.ReadFile("../../examples/quickstart.toml")

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -28,11 +30,7 @@ func freePort(t *testing.T) int {
 // Prometheus on, loopback ports picked free) and checks that its height
 // advances in the samples and its process shows up in proc.csv.
 func TestRealNode(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	bin := filepath.Join(home, ".cache/benchnet/bin/cometbft@v1.0.1/cometbft")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("no cached %s (build it with: benchnet build cometbft@v1.0.1)", bin)
-	}
+	_, bin := testrel.NeedCometBFT(t, "v1.0.1")
 	nodeHome := t.TempDir()
 	if out, err := exec.Command(bin, "init", "--home", nodeHome).CombinedOutput(); err != nil {
 		t.Fatalf("cometbft init: %v\n%s", err, out)

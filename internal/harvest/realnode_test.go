@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 )
@@ -28,12 +30,7 @@ func TestRealNode(t *testing.T) {
 	}
 	for _, release := range []string{"cometbft@v1.0.1", "cometbft@v0.38.17"} {
 		t.Run(release, func(t *testing.T) {
-			home, _ := os.UserHomeDir()
-			bin := filepath.Join(home, ".cache", "benchnet", "bin", release, "cometbft")
-			if _, err := os.Stat(bin); err != nil {
-				t.Skipf("%s not cached: build it with `go run ./cmd/benchnet setup` (or GOBIN=%s go install github.com/cometbft/cometbft/cmd/cometbft@%s)",
-					bin, filepath.Dir(bin), strings.TrimPrefix(release, "cometbft@"))
-			}
+			_, bin := testrel.NeedCometBFT(t, strings.TrimPrefix(release, "cometbft@"))
 			runRealNode(t, bin)
 		})
 	}

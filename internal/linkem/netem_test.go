@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv"
+
 	"github.com/benchnet/benchnet/internal/manifest"
 )
 
@@ -243,9 +245,7 @@ func TestNetemApply(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("Detect probes with a throwaway network namespace: needs root")
-	}
+	testenv.NeedRoot(t) // Detect probes with a throwaway network namespace
 	b, reason := Detect(context.Background())
 	t.Logf("Detect: %s (%s)", b, reason)
 	switch b {

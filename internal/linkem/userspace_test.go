@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv"
+
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/linkem/linkemtest"
 )
@@ -34,12 +36,8 @@ func delayOf(x, y string) time.Duration {
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces and TAP devices")
-	}
-	if _, err := exec.LookPath("ping"); err != nil {
-		t.Skip("needs ping from iputils (apt-get install iputils-ping)")
-	}
+	testenv.NeedRoot(t) // network namespaces and TAP devices
+	testenv.NeedCommand(t, "ping", "iputils-ping")
 }
 
 // TestUserspaceMeasured runs the switch between three real namespaces and

@@ -9,19 +9,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
-// cometCSV is CometBFT's QA latency table, shared with the project but not
-// part of it.
-const cometCSV = "../../../shared/data/aws-latencies.csv"
+// cometCSV is CometBFT's QA latency table, shared with the project (in
+// ../shared beside the repository) but not part of it.
+const cometCSV = "data/aws-latencies.csv"
 
 // TestBuiltinVsCometBFTCSV compares the coordinate-derived "aws" set with
 // CometBFT's measured table: same zones in the same order, and a median
 // relative error of the off-diagonal delays of at most 15 %.
 func TestBuiltinVsCometBFTCSV(t *testing.T) {
-	f, err := os.Open(cometCSV)
+	f, err := os.Open(testenv.SharedFile(t, cometCSV))
 	if err != nil {
-		t.Skipf("CometBFT's table not available (%v)", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	ref, err := ParseCSV(f)

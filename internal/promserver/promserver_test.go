@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -200,7 +202,7 @@ func query(ctx context.Context, base, expr string) ([]sample, error) {
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: Start may apt-get install prometheus; run go test as root")
+		testenv.Skip(t, "needs root: Start may apt-get install prometheus; run go test as root")
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -198,7 +200,7 @@ func TestNotARunDir(t *testing.T) {
 func TestChromium(t *testing.T) {
 	bin := Browser()
 	if bin == "" {
-		t.Skip("no chromium on PATH (apt-get install chromium)")
+		testenv.Skip(t, "no chromium on PATH: `go run ./cmd/benchnet setup --tests` installs Debian's chromium")
 	}
 	dir := copyDir(t, "testdata/run1")
 	if _, err := Render(dir, ""); err != nil {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -36,7 +38,7 @@ var v101 = plan.Release{Name: "cometbft", Version: "v1.0.1"}
 func needRoot(t *testing.T) { testenv.NeedRoot(t) }
 
 func needTool(t *testing.T, rel plan.Release, tool string) string {
-	return testenv.NeedTool(t, rel, tool)
+	return testrel.NeedTool(t, rel, tool)
 }
 
 // example reads examples/<name>, moves it onto subnet and applies edits:

@@ -1,35 +1,103 @@
 // Package testenv holds what integration tests across packages share: the
-// skips (root, a cached release binary) with messages that say how to get
-// them, a run-directory root that node processes can reach, and a writer
-// that sends progress lines to the test log.
+// skips (root, a command, a file, ../shared data) with
+// messages that say how to get them, a run-directory root that node
+// processes can reach, and a writer that sends progress lines to the test log.
+//
+// It imports nothing of the project, so any package's internal tests can use
+// it; release binaries are found by its subpackage testrel.
+//
+// Under CI (CI=true) every such skip is a failure instead: a green CI must
+// mean the integration tests ran, not that they quietly stepped aside.
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/benchnet/benchnet/internal/binaries"
-	"github.com/benchnet/benchnet/internal/plan"
 )
 
-// NeedRoot skips unless the test runs as root.
+// UnderCI reports whether the tests run under CI (CI=true, as CI sets it).
+func UnderCI() bool {
+	v := strings.ToLower(os.Getenv("CI"))
+	return v == "true" || v == "1"
+}
+
+// Skip skips an integration test for a missing prerequisite, or fails it
+// under CI, where every prerequisite is installed by the test command.
+func Skip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if UnderCI() {
+		t.Fatalf("integration test cannot run under CI (CI=true forbids skipping): %s", msg)
+		return // only reached with a fake TB: Fatalf ends a real test
+	}
+	t.Skip(msg)
+}
+
+// NeedRoot skips (fails under CI) unless the test runs as root.
 func NeedRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces, veth and bridges (run the tests as root)")
+		Skip(t, "needs root: network namespaces, veth and bridges (run the tests as root)")
 	}
 }
 
-// NeedTool skips unless tool of rel is in the binary cache, and returns its
-// path: tests never build releases (`benchnet setup --tests` does).
-func NeedTool(t testing.TB, rel plan.Release, tool string) string {
+// NeedCommand skips (fails under CI) unless name is on PATH, and returns its path.
+func NeedCommand(t testing.TB, name, pkg string) string {
 	t.Helper()
-	bin := binaries.Path(rel, tool)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built: run `go run ./cmd/benchnet setup --tests` first", bin)
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Skip(t, "%s not on PATH: install Debian's %s (`go run ./cmd/benchnet setup --tests` does)", name, pkg)
 	}
-	return bin
+	return p
+}
+
+// NeedFile skips (fails under CI) unless path exists; how tells how to get it.
+func NeedFile(t testing.TB, path, how string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		Skip(t, "%s missing: %s", path, how)
+	}
+	return path
+}
+
+// SharedFile returns the path of rel inside the project's ../shared folder
+// (beside the repository root, found from any package by walking up to
+// go.mod), skipping (failing under CI) when it is missing.
+func SharedFile(t testing.TB, rel string) string {
+	t.Helper()
+	root, err := ModuleRoot()
+	if err != nil {
+		Skip(t, "shared file %s: %v", rel, err)
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(root), "shared", rel)
+	if _, err := os.Stat(p); err != nil {
+		Skip(t, "shared file %s not available: %v (it lives in ../shared beside the repository)", rel, err)
+	}
+	return p
+}
+
+// ModuleRoot is the directory holding the module's go.mod, found by walking
+// up from the working directory (a test's is its package directory).
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // OutputDir is a run-directory root under /tmp that the unprivileged node

@@ -20,9 +20,7 @@ import (
 // namespaces, that every pair's RTT is twice the matrix's one-way delay.
 func TestZonesUp(t *testing.T) {
 	needRelease(t, "v1.0.1")
-	if _, err := exec.LookPath("ping"); err != nil {
-		t.Skip("ping (iputils-ping) not installed: run `go run ./cmd/benchnet setup --tests`")
-	}
+	testenv.NeedCommand(t, "ping", "iputils-ping")
 	m, err := manifest.Parse("zones-test.toml", []byte(`
 name = "zonestest"
 [network]

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -21,7 +23,7 @@ import (
 func needRelease(t *testing.T, version string) {
 	t.Helper()
 	testenv.NeedRoot(t)
-	testenv.NeedTool(t, plan.Release{Name: "cometbft", Version: version}, "cometbft")
+	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: version}, "cometbft")
 }
 
 // loadExample reads an example manifest and moves it onto its own subnet, so
@@ -154,7 +156,7 @@ func TestSubnetInUse(t *testing.T) {
 	ctx := context.Background()
 	dev := "bntestbr0"
 	if out, err := exec.Command("ip", "link", "add", dev, "type", "bridge").CombinedOutput(); err != nil {
-		t.Skipf("cannot create a bridge: %v %s", err, out)
+		testenv.Skip(t, "cannot create a bridge: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", dev).Run() })
 	if out, err := exec.Command("ip", "addr", "add", "10.213.238.1/24", "dev", dev).CombinedOutput(); err != nil {

@@ -11,22 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+
 	"github.com/benchnet/benchnet/internal/infra"
 )
 
-// cachedCometBFT is where `benchnet setup` (internal/binaries) caches the
-// v1.0.1 release binary.
+// cachedCometBFT is the cached v1.0.1 release binary (`benchnet setup`).
 func cachedCometBFT(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("BENCHNET_CACHE")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "benchnet")
-	}
-	bin := filepath.Join(dir, "bin", "cometbft@v1.0.1", "cometbft")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("needs %s: build it with `go run ./cmd/benchnet setup` (or `GOBIN=%s go install github.com/cometbft/cometbft/cmd/cometbft@v1.0.1`)", bin, filepath.Dir(bin))
-	}
+	_, bin := testrel.NeedCometBFT(t, "v1.0.1")
 	return bin
 }
 

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/testenv"
+
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -99,9 +101,7 @@ func helperHold() {
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces, veths and a bridge (run `go test` as root)")
-	}
+	testenv.NeedRoot(t) // network namespaces, veths and a bridge
 }
 
 func newRunID(t *testing.T) string {

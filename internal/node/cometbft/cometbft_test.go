@@ -12,7 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -68,12 +69,7 @@ func TestNodeID(t *testing.T) {
 // cachedBinary returns the cached cometbft binary of version or skips.
 func cachedBinary(t *testing.T, version string) (plan.Release, string) {
 	t.Helper()
-	rel := plan.Release{Name: "cometbft", Version: version}
-	bin := binaries.Path(rel, "cometbft")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built (%s): run `go run ./cmd/benchnet build %s`", rel, bin, rel)
-	}
-	return rel, bin
+	return testrel.NeedCometBFT(t, version)
 }
 
 type genesis struct {
