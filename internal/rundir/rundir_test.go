@@ -85,7 +85,7 @@ func TestRoundTrips(t *testing.T) {
 	})
 	roundTrip(t, TxsCSV, []Tx{
 		{Seq: 0, Node: "v0", Hash: "AB", IntendedNs: 1, SentNs: 2, State: StateCommitted, Height: 5, BlockTimeNs: 9,
-			LatencyMs: 1.5, NextMs: 1001.25, HasLatency: true, HasNext: true},
+			LatencyMs: 1.5, LatencyNextMs: 1001.25, HasLatency: true, HasNext: true},
 		{Seq: 1, Node: "v0", Conn: 2, Hash: "CD", IntendedNs: 1, SentNs: 2, State: StateRejected, Code: -32603, Log: "Internal error"},
 		{Seq: 2, Node: "v0", Hash: "EF", State: StateRejected, Code: 0, Log: "code 0 but rejected"},
 		{Seq: 3, Node: "v0", Hash: "01", State: StatePending},

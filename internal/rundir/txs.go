@@ -24,21 +24,21 @@ const (
 // it reached a block, the block and the latencies to its time (H) and to
 // the next block's time (H+1).
 type Tx struct {
-	Seq         uint64
-	Node        string
-	Conn        int
-	Hash        string
-	IntendedNs  int64
-	SentNs      int64
-	State       string
-	Code        int64 // CheckTx/JSON-RPC code of a rejection, or the block result's code
-	Log         string
-	Height      int64 // 0: in no block
-	BlockTimeNs int64
-	LatencyMs   float64 // block H − sent; valid if HasLatency
-	NextMs      float64 // block H+1 − sent; valid if HasNext
-	HasLatency  bool
-	HasNext     bool
+	Seq           uint64
+	Node          string
+	Conn          int
+	Hash          string
+	IntendedNs    int64
+	SentNs        int64
+	State         string
+	Code          int64 // CheckTx/JSON-RPC code of a rejection, or the block result's code
+	Log           string
+	Height        int64 // 0: in no block
+	BlockTimeNs   int64
+	LatencyMs     float64 // block H − sent; valid if HasLatency
+	LatencyNextMs float64 // block H+1 − sent; valid if HasNext
+	HasLatency    bool
+	HasNext       bool
 }
 
 // TxsCSV is txs.csv (written by analyze, read by report). Cells that do not
@@ -62,7 +62,7 @@ var TxsCSV = &CSV[Tx]{
 			f[11] = strconv.FormatFloat(t.LatencyMs, 'f', 3, 64)
 		}
 		if t.HasNext {
-			f[12] = strconv.FormatFloat(t.NextMs, 'f', 3, 64)
+			f[12] = strconv.FormatFloat(t.LatencyNextMs, 'f', 3, 64)
 		}
 	},
 	decode: func(t *Tx, f *Fields) {
@@ -70,7 +70,7 @@ var TxsCSV = &CSV[Tx]{
 		t.IntendedNs, t.SentNs, t.State, t.Code, t.Log = f.Int64(4), f.Int64(5), f.Str(6), f.Int64(7), f.Str(8)
 		t.Height, t.BlockTimeNs = f.Int64(9), f.Int64(10)
 		t.LatencyMs, t.HasLatency = f.Float(11)
-		t.NextMs, t.HasNext = f.Float(12)
+		t.LatencyNextMs, t.HasNext = f.Float(12)
 		switch t.State {
 		case StateCommitted, StateRejected, StateLost, StatePending, StateSendError:
 		default:
