@@ -348,3 +348,35 @@ func TestMempoolPoller(t *testing.T) {
 		t.Errorf("%d headers in mempool.csv", c)
 	}
 }
+
+// TestDrainRecord: a drain is complete (txs in no block are lost) when the
+// mempools emptied or the whole grace period passed; an interrupted drain
+// that gave up earlier is not (they are pending).
+func TestDrainRecord(t *testing.T) {
+	left := map[string]int{"validator0": 3, "validator1": 0}
+	for _, tc := range []struct {
+		name            string
+		dr              DrainResult
+		grace, bound    time.Duration
+		interrupted     bool
+		complete, empty bool
+		wantLeft        string
+	}{
+		{"emptied", DrainResult{Drained: true, Waited: 1200 * time.Millisecond}, 30 * time.Second, 30 * time.Second, false, true, true, ""},
+		{"full grace", DrainResult{Waited: 30 * time.Second, Last: left}, 30 * time.Second, 30 * time.Second, false, true, false, "txs left: validator0=3"},
+		{"interrupted, gave up", DrainResult{Waited: 15 * time.Second, Last: left, Unreachable: []string{"validator2"}}, 30 * time.Second, 15 * time.Second, true, false, false,
+			"txs left: validator0=3; unreachable: validator2"},
+		{"interrupted, emptied", DrainResult{Drained: true, Waited: 2 * time.Second}, 30 * time.Second, 15 * time.Second, true, true, true, ""},
+		{"interrupted, grace shorter than bound", DrainResult{Waited: 5 * time.Second, Last: left}, 5 * time.Second, 5 * time.Second, true, true, false, "txs left: validator0=3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.dr.Record(tc.grace, tc.bound, tc.interrupted)
+			if r.Complete != tc.complete || r.Empty != tc.empty || r.Interrupted != tc.interrupted || r.Left != tc.wantLeft {
+				t.Errorf("record = %+v", *r)
+			}
+			if r.WaitedSec != tc.dr.Waited.Seconds() || r.BoundSec != tc.bound.Seconds() || r.GraceSec != tc.grace.Seconds() {
+				t.Errorf("seconds: %+v", *r)
+			}
+		})
+	}
+}
