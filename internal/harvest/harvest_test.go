@@ -364,6 +364,8 @@ func TestDrainRecord(t *testing.T) {
 	}{
 		{"emptied", DrainResult{Drained: true, Waited: 1200 * time.Millisecond}, 30 * time.Second, 30 * time.Second, false, true, true, ""},
 		{"full grace", DrainResult{Waited: 30 * time.Second, Last: left}, 30 * time.Second, 30 * time.Second, false, true, false, "txs left: validator0=3"},
+		// Drain measures Waited just before its deadline check.
+		{"full grace, a hair short", DrainResult{Waited: 30*time.Second - time.Microsecond, Last: left}, 30 * time.Second, 30 * time.Second, false, true, false, "txs left: validator0=3"},
 		{"interrupted, gave up", DrainResult{Waited: 15 * time.Second, Last: left, Unreachable: []string{"validator2"}}, 30 * time.Second, 15 * time.Second, true, false, false,
 			"txs left: validator0=3; unreachable: validator2"},
 		{"interrupted, emptied", DrainResult{Drained: true, Waited: 2 * time.Second}, 30 * time.Second, 15 * time.Second, true, true, true, ""},
@@ -374,7 +376,7 @@ func TestDrainRecord(t *testing.T) {
 			if r.Complete != tc.complete || r.Empty != tc.empty || r.Interrupted != tc.interrupted || r.Left != tc.wantLeft {
 				t.Errorf("record = %+v", *r)
 			}
-			if r.WaitedSec != tc.dr.Waited.Seconds() || r.BoundSec != tc.bound.Seconds() || r.GraceSec != tc.grace.Seconds() {
+			if r.WaitedSec != tc.dr.Waited.Round(time.Millisecond).Seconds() || r.BoundSec != tc.bound.Seconds() || r.GraceSec != tc.grace.Seconds() {
 				t.Errorf("seconds: %+v", *r)
 			}
 		})

@@ -53,11 +53,12 @@ func (d DrainResult) left() string {
 // Record is the drain as harvest.json records it. grace is the manifest's
 // load.grace, bound the longest this drain was allowed to wait (grace, or
 // less for an interrupted run). The drain is complete when the mempools
-// emptied or the whole grace period passed: only then is a tx in no block
-// lost rather than pending.
+// emptied or the whole grace period passed (a drain that was not
+// interrupted always waits that long): only then is a tx in no block lost
+// rather than pending.
 func (d DrainResult) Record(grace, bound time.Duration, interrupted bool) *rundir.Drain {
 	r := &rundir.Drain{
-		Complete: d.Drained || d.Waited >= grace, Empty: d.Drained, Interrupted: interrupted,
+		Complete: d.Drained || !interrupted || d.Waited >= grace, Empty: d.Drained, Interrupted: interrupted,
 		WaitedSec: rundir.DrainSeconds(d.Waited), BoundSec: rundir.DrainSeconds(bound), GraceSec: rundir.DrainSeconds(grace),
 		Unreachable: append([]string(nil), d.Unreachable...),
 	}
