@@ -25,7 +25,7 @@ var BlocksCSV = &CSV[Block]{
 		f[0], f[1], f[2], f[3] = i64(b.Height), i64(b.TimeNs), strconv.Itoa(b.NumTxs), strconv.Itoa(b.RunTxs)
 		f[4], f[5] = i64(b.SizeBytes), b.Proposer
 	},
-	decode: func(b *Block, f *Fields) {
+	decode: func(b *Block, f *fields) {
 		b.Height, b.TimeNs, b.NumTxs, b.RunTxs = f.Int64(0), f.Int64(1), f.Int(2), f.Int(3)
 		b.SizeBytes, b.Proposer = f.Int64(4), f.Str(5)
 	},
@@ -47,7 +47,7 @@ var BlockTxsCSV = &CSV[BlockTx]{
 	encode: func(t *BlockTx, f []string) {
 		f[0], f[1], f[2], f[3], f[4] = i64(t.Height), strconv.Itoa(t.Index), t.Hash, strconv.FormatUint(uint64(t.Code), 10), t.Log
 	},
-	decode: func(t *BlockTx, f *Fields) {
+	decode: func(t *BlockTx, f *fields) {
 		t.Height, t.Index, t.Hash, t.Code, t.Log = f.Int64(0), f.Int(1), strings.ToUpper(f.Str(2)), f.Uint32(3), f.Str(4)
 	},
 }

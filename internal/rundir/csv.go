@@ -31,7 +31,7 @@ type CSV[T any] struct {
 	Gzip bool
 
 	encode func(r *T, f []string)
-	decode func(r *T, f *Fields)
+	decode func(r *T, f *fields)
 }
 
 // Path is the file's path inside run directory d.
@@ -87,7 +87,7 @@ type Decoder[T any] struct {
 	c      *CSV[T]
 	r      *csv.Reader
 	name   string
-	f      Fields
+	f      fields
 	header bool
 	cols   int // columns of the file's header
 
@@ -195,10 +195,10 @@ func (d *Decoder[T]) Decode(r *T) error {
 	return nil
 }
 
-// Fields is one record being decoded: typed access to its cells by the
+// fields is one record being decoded: typed access to its cells by the
 // codec's column number, keeping the first conversion error (with the
 // column's name).
-type Fields struct {
+type fields struct {
 	header []string
 	idx    []int
 	rec    []string
@@ -206,10 +206,10 @@ type Fields struct {
 }
 
 // Str returns column i as is.
-func (f *Fields) Str(i int) string { return f.rec[f.idx[i]] }
+func (f *fields) Str(i int) string { return f.rec[f.idx[i]] }
 
 // Int64 parses column i; "" is 0.
-func (f *Fields) Int64(i int) int64 {
+func (f *fields) Int64(i int) int64 {
 	s := f.Str(i)
 	if s == "" || f.err != nil {
 		return 0
@@ -222,7 +222,7 @@ func (f *Fields) Int64(i int) int64 {
 }
 
 // Uint64 parses column i; "" is 0.
-func (f *Fields) Uint64(i int) uint64 {
+func (f *fields) Uint64(i int) uint64 {
 	s := f.Str(i)
 	if s == "" || f.err != nil {
 		return 0
@@ -235,7 +235,7 @@ func (f *Fields) Uint64(i int) uint64 {
 }
 
 // Uint32 parses column i; "" is 0.
-func (f *Fields) Uint32(i int) uint32 {
+func (f *fields) Uint32(i int) uint32 {
 	s := f.Str(i)
 	if s == "" || f.err != nil {
 		return 0
@@ -248,10 +248,10 @@ func (f *Fields) Uint32(i int) uint32 {
 }
 
 // Int parses column i; "" is 0.
-func (f *Fields) Int(i int) int { return int(f.Int64(i)) }
+func (f *fields) Int(i int) int { return int(f.Int64(i)) }
 
 // Float parses column i; "" is 0. ok is false for "".
-func (f *Fields) Float(i int) (v float64, ok bool) {
+func (f *fields) Float(i int) (v float64, ok bool) {
 	s := f.Str(i)
 	if s == "" || f.err != nil {
 		return 0, false
@@ -264,7 +264,7 @@ func (f *Fields) Float(i int) (v float64, ok bool) {
 }
 
 // Fail records a semantic error of column i (the first one wins).
-func (f *Fields) Fail(i int, format string, a ...any) {
+func (f *fields) Fail(i int, format string, a ...any) {
 	if f.err == nil {
 		f.err = fmt.Errorf("%s: %s", f.header[i], fmt.Sprintf(format, a...))
 	}

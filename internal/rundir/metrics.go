@@ -27,7 +27,7 @@ var SamplesCSV = &CSV[Sample]{
 	encode: func(s *Sample, f []string) {
 		f[0], f[1], f[2], f[3], f[4] = i64(s.TimeNs), s.Node, s.Metric, s.Labels, f64(s.Value)
 	},
-	decode: func(s *Sample, f *Fields) {
+	decode: func(s *Sample, f *fields) {
 		s.TimeNs, s.Node, s.Metric, s.Labels = f.Int64(0), f.Str(1), f.Str(2), f.Str(3)
 		s.Value, _ = f.Float(4)
 	},
@@ -53,7 +53,7 @@ var ProcCSV = &CSV[Proc]{
 	encode: func(p *Proc, f []string) {
 		f[0], f[1], f[2], f[3], f[4] = i64(p.TimeNs), p.Node, strconv.Itoa(p.PID), i64(p.RSSBytes), f64(p.CPUSeconds)
 	},
-	decode: func(p *Proc, f *Fields) {
+	decode: func(p *Proc, f *fields) {
 		p.TimeNs, p.Node, p.PID, p.RSSBytes = f.Int64(0), f.Str(1), f.Int(2), f.Int64(3)
 		p.CPUSeconds, _ = f.Float(4)
 	},
@@ -77,7 +77,7 @@ var HostCSV = &CSV[Host]{
 		f[0], f[1], f[2], f[3] = i64(h.TimeNs), f64(h.Load1), f64(h.Load5), f64(h.Load15)
 		f[4], f[5], f[6] = f64(h.CPUBusySeconds), f64(h.CPUTotalSeconds), strconv.Itoa(h.CPUs)
 	},
-	decode: func(h *Host, f *Fields) {
+	decode: func(h *Host, f *fields) {
 		h.TimeNs = f.Int64(0)
 		h.Load1, _ = f.Float(1)
 		h.Load5, _ = f.Float(2)
@@ -102,7 +102,7 @@ var ScrapeErrorsCSV = &CSV[ScrapeError]{
 	Name:   Metrics + "/scrape_errors.csv",
 	Header: []string{"time_ns", "node", "source", "error"},
 	encode: func(e *ScrapeError, f []string) { f[0], f[1], f[2], f[3] = i64(e.TimeNs), e.Node, e.Source, e.Error },
-	decode: func(e *ScrapeError, f *Fields) {
+	decode: func(e *ScrapeError, f *fields) {
 		e.TimeNs, e.Node, e.Source, e.Error = f.Int64(0), f.Str(1), f.Str(2), f.Str(3)
 	},
 }

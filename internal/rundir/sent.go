@@ -40,7 +40,7 @@ var SentCSV = &CSV[Sent]{
 		f[4], f[5], f[6] = i64(s.Intended), i64(s.SentAt), i64(s.Ack)
 		f[7], f[8], f[9] = s.Result, i64(s.Code), s.Log
 	},
-	decode: func(s *Sent, f *Fields) {
+	decode: func(s *Sent, f *fields) {
 		s.Seq, s.Conn, s.Node, s.Hash = f.Uint64(0), f.Int(1), f.Str(2), strings.ToUpper(f.Str(3))
 		s.Intended, s.SentAt, s.Ack = f.Int64(4), f.Int64(5), f.Int64(6)
 		s.Result, s.Code, s.Log = f.Str(7), f.Int64(8), f.Str(9)

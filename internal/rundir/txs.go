@@ -65,7 +65,7 @@ var TxsCSV = &CSV[Tx]{
 			f[12] = strconv.FormatFloat(t.LatencyNextMs, 'f', 3, 64)
 		}
 	},
-	decode: func(t *Tx, f *Fields) {
+	decode: func(t *Tx, f *fields) {
 		t.Seq, t.Node, t.Conn, t.Hash = f.Uint64(0), f.Str(1), f.Int(2), strings.ToUpper(f.Str(3))
 		t.IntendedNs, t.SentNs, t.State, t.Code, t.Log = f.Int64(4), f.Int64(5), f.Str(6), f.Int64(7), f.Str(8)
 		t.Height, t.BlockTimeNs = f.Int64(9), f.Int64(10)
