@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,19 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 
+	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
-)
-
-// Bounds under which the load generator certifies itself. Beyond them the
-// client, not the network, set the pace, and the run is marked invalid.
-const (
-	// MaxLagP99Ms bounds the p99 of (sent − intended) per connection.
-	MaxLagP99Ms = 100.0
-	// MinAchievedRatio bounds achieved/target rate per connection (constant shape).
-	MinAchievedRatio = 0.95
 )
 
 // Input is everything Analyze reads from a run directory. Compute is a pure
@@ -30,28 +20,20 @@ const (
 type Input struct {
 	RunID         string
 	Plan          *plan.Testnet // nil when plan.json is absent
-	Sent          []SentRow
+	Sent          []rundir.Sent
 	SentTruncated bool
-	Blocks        []BlockRow
-	BlockTxs      []BlockTx
-	Harvest       *HarvestInfo // nil: every row of blocks.csv is in range
-	Mempool       []MempoolRow
+	Blocks        []rundir.Block
+	BlockTxs      []rundir.BlockTx
+	Harvest       *rundir.Harvest // nil: every row of blocks.csv is in range
+	Mempool       []rundir.MempoolSample
 	Events        []rundir.Event
-	LoadSummary   *LoadSummary // nil when load.json is absent
+	LoadSummary   *rundir.LoadSummary // nil when load.json is absent
 }
 
-// TxRow is one row of txs.csv: a sent.csv row and its fate.
+// TxRow is one row of txs.csv with the sent.csv row it comes from.
 type TxRow struct {
-	SentRow
-	State         string
-	Code          uint32
-	Log           string
-	Height        int64 // 0: in no block
-	BlockTimeNs   int64
-	LatencyMs     float64 // block H − sent; valid if HasLatency
-	LatencyNextMs float64 // block H+1 − sent; valid if HasNext
-	HasLatency    bool
-	HasNext       bool
+	rundir.Tx
+	Sent rundir.Sent
 }
 
 // Analyze reads the run directory, writes txs.csv and results.json into it
@@ -67,17 +49,11 @@ func Analyze(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteTxs(filepath.Join(dir, TxsFile), rows); err != nil {
+	d := &rundir.Dir{Path: dir}
+	if err := WriteTxs(rundir.TxsCSV.Path(d), rows); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep "<" and ">" readable in invalid_reasons
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(res); err != nil {
-		return nil, fmt.Errorf("encode results: %w", err)
-	}
-	if err := rundir.WriteAtomic(filepath.Join(dir, ResultsFile), buf.Bytes()); err != nil {
+	if err := d.WriteResults(res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -91,7 +67,7 @@ func Load(dir string) (*Input, error) {
 		return nil, err
 	}
 	in := &Input{RunID: filepath.Base(d.Path)}
-	if in.Sent, in.SentTruncated, err = ReadSent(d.Join(SentFile)); err != nil {
+	if in.Sent, in.SentTruncated, err = rundir.SentCSV.ReadFile(rundir.SentCSV.Path(d)); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
 	if data, err := os.ReadFile(d.Join(rundir.Plan)); err == nil {
@@ -111,31 +87,26 @@ func Load(dir string) (*Input, error) {
 		return nil
 	}
 	var e error
-	in.Blocks, e = ReadBlocks(d.Join(BlocksFile))
+	in.Blocks, _, e = rundir.BlocksCSV.ReadFile(rundir.BlocksCSV.Path(d))
 	if err := optional(e); err != nil {
 		return nil, err
 	}
-	in.BlockTxs, e = ReadBlockTxs(d.Join(BlockTxsFile))
+	in.BlockTxs, _, e = rundir.BlockTxsCSV.ReadFile(rundir.BlockTxsCSV.Path(d))
 	if err := optional(e); err != nil {
 		return nil, err
 	}
-	in.Mempool, e = ReadMempool(d.Join(MempoolFile))
+	// A cut last line of mempool.csv (the poller killed) is skipped.
+	in.Mempool, _, e = rundir.MempoolCSV.ReadFile(rundir.MempoolCSV.Path(d))
 	if err := optional(e); err != nil {
 		return nil, err
 	}
-	var h HarvestInfo
-	if err := d.ReadJSON(HarvestFile, &h); err == nil {
-		in.Harvest = &h
-	} else if err := optional(err); err != nil {
-		return nil, err
+	if in.Harvest, e = d.ReadHarvest(); optional(e) != nil {
+		return nil, optional(e)
 	}
 	// A cut last event line still leaves the events before it.
 	in.Events, _ = d.ReadEvents()
-	var ls LoadSummary
-	if err := d.ReadJSON(LoadSummaryFile, &ls); err == nil {
-		in.LoadSummary = &ls
-	} else if err := optional(err); err != nil {
-		return nil, err
+	if in.LoadSummary, e = d.ReadLoad(); optional(e) != nil {
+		return nil, optional(e)
 	}
 	return in, nil
 }
@@ -151,7 +122,17 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 		invalid("sent.csv: last line cut (interrupted run?)")
 	}
 
-	blockAt := map[int64]BlockRow{}
+	// Without a complete drain, a tx in no block may still have been on its
+	// way: pending, not lost.
+	noBlock := StateLost
+	if in.Harvest != nil && in.Harvest.Drain != nil {
+		res.Drain = in.Harvest.Drain
+		if !in.Harvest.Drain.Complete {
+			noBlock = StatePending
+		}
+	}
+
+	blockAt := map[int64]rundir.Block{}
 	for _, b := range in.Blocks {
 		blockAt[b.Height] = b
 	}
@@ -160,7 +141,7 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	}
 
 	// Commits per hash in chain order.
-	commits := map[string][]BlockTx{}
+	commits := map[string][]rundir.BlockTx{}
 	for _, t := range in.BlockTxs {
 		commits[t.Hash] = append(commits[t.Hash], t)
 	}
@@ -180,12 +161,13 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	rows := make([]TxRow, len(in.Sent))
 	order := make([]int, len(in.Sent))
 	for i, s := range in.Sent {
-		rows[i] = TxRow{SentRow: s}
+		rows[i] = TxRow{Sent: s, Tx: rundir.Tx{Seq: s.Seq, Node: s.Node, Conn: s.Conn, Hash: s.Hash,
+			IntendedNs: s.Intended, SentNs: s.SentAt}}
 		order[i] = i
 	}
-	rank := map[string]int{ResultOK: 0, ResultSendError: 1, ResultRejected: 2}
+	rank := map[string]int{rundir.ResultOK: 0, rundir.ResultSendError: 1, rundir.ResultRejected: 2}
 	sort.SliceStable(order, func(a, b int) bool {
-		ra, rb := rows[order[a]], rows[order[b]]
+		ra, rb := rows[order[a]].Sent, rows[order[b]].Sent
 		if rank[ra.Result] != rank[rb.Result] {
 			return rank[ra.Result] < rank[rb.Result]
 		}
@@ -195,14 +177,14 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	acc := &res.Accounting
 	for _, i := range order {
 		r := &rows[i]
-		switch r.Result {
-		case ResultRejected:
-			r.State, r.Code, r.Log = StateRejected, r.SentRow.Code, r.SentRow.Log
+		switch r.Sent.Result {
+		case rundir.ResultRejected:
+			r.State, r.Code, r.Log = StateRejected, r.Sent.Code, r.Sent.Log
 			continue
-		case ResultSendError:
-			r.State, r.Log = StateSendError, r.SentRow.Log
+		case rundir.ResultSendError:
+			r.State, r.Log = StateSendError, r.Sent.Log
 		default:
-			r.State = StateLost
+			r.State = noBlock
 		}
 		c := commits[r.Hash]
 		if taken[r.Hash] >= len(c) {
@@ -217,12 +199,12 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 		r.Height, r.BlockTimeNs = t.Height, b.TimeNs
 		if t.Code != 0 {
 			// Executed with a non-zero code: in a block, but not committed state.
-			if r.State == StateLost {
-				r.State, r.Code, r.Log = StateRejected, t.Code, t.Log
+			if r.State == noBlock {
+				r.State, r.Code, r.Log = StateRejected, int64(t.Code), t.Log
 			}
 			continue
 		}
-		if r.State == StateLost {
+		if r.State == noBlock {
 			r.State = StateCommitted
 		} else {
 			acc.SendErrorsCommitted++
@@ -248,8 +230,8 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	var latH, latNext []float64
 	firstH, lastH := int64(math.MaxInt64), int64(0)
 	for _, r := range rows {
-		switch r.Result {
-		case ResultSendError:
+		switch r.Sent.Result {
+		case rundir.ResultSendError:
 			acc.SendErrors++
 			continue
 		default:
@@ -267,11 +249,18 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 			acc.Rejected++
 		case StateLost:
 			acc.Lost++
+		case StatePending:
+			acc.Pending++
 		}
 	}
-	if acc.Sent != acc.Committed+acc.Rejected+acc.Lost {
-		return nil, nil, fmt.Errorf("analyze: accounting broken: sent %d != committed %d + rejected %d + lost %d",
-			acc.Sent, acc.Committed, acc.Rejected, acc.Lost)
+	if !acc.Holds() {
+		return nil, nil, fmt.Errorf("analyze: accounting broken: sent %d != committed %d + rejected %d + lost %d + pending %d",
+			acc.Sent, acc.Committed, acc.Rejected, acc.Lost, acc.Pending)
+	}
+	if acc.Pending > 0 {
+		dr := in.Harvest.Drain
+		invalid("%d txs pending: the interrupted run stopped waiting for the mempools after %.1f s (bound %.1f s, grace %.1f s); they may still commit",
+			acc.Pending, dr.WaitedSec, dr.BoundSec, dr.GraceSec)
 	}
 	res.TotalSubmitted, res.TotalIncluded = acc.Sent, acc.Committed
 
@@ -312,7 +301,7 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	}
 
 	res.BlockStats = blockStats(in.Blocks, inRange)
-	res.Load = loadStats(in, rows, invalid)
+	res.Load = loadStats(rows, invalid)
 	if ls := in.LoadSummary; ls != nil && ls.Attempted < ls.Expected {
 		invalid("load stopped early (interrupted?): %d of %d txs attempted", ls.Attempted, ls.Expected)
 	}
@@ -323,20 +312,20 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
-func sentCount(sent []SentRow) int {
+func sentCount(sent []rundir.Sent) int {
 	n := 0
 	for _, s := range sent {
-		if s.Result != ResultSendError {
+		if s.Result != rundir.ResultSendError {
 			n++
 		}
 	}
 	return n
 }
 
-func blockStats(blocks []BlockRow, inRange func(int64) bool) BlockStats {
+func blockStats(blocks []rundir.Block, inRange func(int64) bool) BlockStats {
 	var bs BlockStats
 	var txs, size float64
-	var first, last BlockRow
+	var first, last rundir.Block
 	for _, b := range blocks {
 		if !inRange(b.Height) {
 			continue
@@ -364,18 +353,21 @@ func blockStats(blocks []BlockRow, inRange func(int64) bool) BlockStats {
 	return bs
 }
 
-// loadStats certifies the generator per connection: achieved rate over all
-// attempts (send errors included: the generator did try them) and the lag of
-// actual behind intended send times.
-func loadStats(in *Input, rows []TxRow, invalid func(string, ...any)) []ConnStats {
+// loadStats certifies the generator per connection from sent.csv, with the
+// generator's own definition of the limits (load.ConnMeter): send errors
+// count as attempts (the generator did try them).
+func loadStats(rows []TxRow, invalid func(string, ...any)) []ConnStats {
 	type key struct {
 		node string
 		conn int
 	}
-	by := map[key][]TxRow{}
-	for _, r := range rows {
-		k := key{r.Node, r.Conn}
-		by[k] = append(by[k], r)
+	by := map[key]*load.ConnMeter{}
+	for i := range rows {
+		k := key{rows[i].Node, rows[i].Conn}
+		if by[k] == nil {
+			by[k] = &load.ConnMeter{}
+		}
+		by[k].Add(&rows[i].Sent)
 	}
 	keys := make([]key, 0, len(by))
 	for k := range by {
@@ -389,37 +381,12 @@ func loadStats(in *Input, rows []TxRow, invalid func(string, ...any)) []ConnStat
 	})
 	var out []ConnStats
 	for _, k := range keys {
-		rs := by[k]
-		cs := ConnStats{Node: k.node, Conn: k.conn}
-		var lags []float64
-		firstNs, lastNs := int64(math.MaxInt64), int64(math.MinInt64)
-		for _, r := range rs {
-			if r.Result == ResultSendError {
-				cs.Errors++
-			} else {
-				cs.Sent++
-			}
-			lags = append(lags, ms(r.SentNs-r.IntendedNs))
-			firstNs, lastNs = min(firstNs, r.SentNs), max(lastNs, r.SentNs)
+		lc, why := by[k].Summary(k.node, k.conn, 0)
+		if why != "" {
+			invalid("load: %s", why)
 		}
-		if len(rs) > 1 && lastNs > firstNs {
-			cs.Achieved = round3(float64(len(rs)-1) / (float64(lastNs-firstNs) / 1e9))
-		}
-		lag := Summarize(lags)
-		cs.LagP99Ms, cs.LagMaxMs = lag.P99, lag.Max
-		if in.Plan != nil {
-			cs.TargetRate = in.Plan.Load.Rate
-		}
-		if cs.LagP99Ms > MaxLagP99Ms {
-			invalid("load %s/%d: p99 send lag %.1f ms > %.0f ms: the generator, not the network, fell behind",
-				k.node, k.conn, cs.LagP99Ms, MaxLagP99Ms)
-		}
-		constant := in.Plan != nil && (in.Plan.Load.Shape == "" || in.Plan.Load.Shape == "constant")
-		if constant && cs.TargetRate > 0 && len(rs) >= 10 && cs.Achieved < MinAchievedRatio*cs.TargetRate {
-			invalid("load %s/%d: achieved %.1f tx/s < %.0f %% of target %.1f tx/s",
-				k.node, k.conn, cs.Achieved, MinAchievedRatio*100, cs.TargetRate)
-		}
-		out = append(out, cs)
+		out = append(out, ConnStats{Node: k.node, Conn: k.conn, Sent: lc.Attempted - lc.Errors, Errors: lc.Errors,
+			TargetRate: round3(lc.TargetRate), Achieved: round3(lc.Achieved), LagP99Ms: round3(lc.LagP99Ms), LagMaxMs: round3(lc.LagMaxMs)})
 	}
 	return out
 }
@@ -448,7 +415,7 @@ func nodeResults(in *Input, rows []TxRow) ([]NodeResult, int) {
 	}
 	sent, peak, exited := map[string]int{}, map[string]int{}, map[string]string{}
 	for _, r := range rows {
-		if r.Result != ResultSendError {
+		if r.Sent.Result != rundir.ResultSendError {
 			sent[r.Node]++
 		}
 	}
@@ -491,29 +458,12 @@ func config(t *plan.Testnet) map[string]any {
 }
 
 // WriteTxs writes txs.csv atomically: one row per sent.csv row, in seq
-// order. Latency cells are milliseconds with microsecond precision; cells
-// that do not apply are empty.
+// order.
 func WriteTxs(path string, rows []TxRow) error {
-	sorted := append([]TxRow(nil), rows...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
-	recs := make([][]string, 0, len(rows)+1)
-	recs = append(recs, TxsHeader)
-	f3 := func(ok bool, v float64) string {
-		if !ok {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'f', 3, 64)
+	out := make([]rundir.Tx, len(rows))
+	for i, r := range rows {
+		out[i] = r.Tx
 	}
-	for _, r := range sorted {
-		code, height, bt := "", "", ""
-		if r.Code != 0 || r.State == StateRejected {
-			code = strconv.FormatUint(uint64(r.Code), 10)
-		}
-		if r.Height != 0 {
-			height, bt = i64(r.Height), i64(r.BlockTimeNs)
-		}
-		recs = append(recs, []string{i64(r.Seq), r.Node, strconv.Itoa(r.Conn), r.Hash, i64(r.IntendedNs), i64(r.SentNs),
-			r.State, code, r.Log, height, bt, f3(r.HasLatency, r.LatencyMs), f3(r.HasNext, r.LatencyNextMs)})
-	}
-	return writeCSV(path, recs)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return rundir.TxsCSV.WriteFile(path, out)
 }

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/load"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -58,10 +61,19 @@ func TestAnalyze(t *testing.T) {
 			latency: Stats{N: 2, Min: 1299, Max: 1399}, states: "committed committed",
 		},
 		{
-			// Lag 40·i ms: p99 = 360 ms; achieved 9 / 1.26 s = 7.143 tx/s.
+			// Lag 40·i ms: p99 = 360 ms (load.ConnMeter: one reason per connection).
 			name: "lagging", acc: Accounting{Sent: 10, Committed: 10}, valid: false, reason: "fell behind",
 			tps:    10, // 10 txs over blocks 40 @1 s to 41 @2 s
 			states: strings.TrimSpace(strings.Repeat("committed ", 10)),
+		},
+		{
+			// Ctrl-C after 8 of 20 txs; the bounded drain gave up with 3 txs
+			// in the mempool: they are pending, not lost. seq4 was refused
+			// by v1.0.1 with JSON-RPC code -32603.
+			name: "interrupted", acc: Accounting{Sent: 8, Committed: 4, Rejected: 1, Pending: 3}, valid: false,
+			reason: "3 txs pending: the interrupted run stopped waiting for the mempools after 15.0 s",
+			tps:    4, latency: Stats{N: 4, Min: 1399, Max: 2299},
+			states: "committed committed committed committed rejected pending pending pending",
 		},
 	}
 	for _, tc := range cases {
@@ -88,7 +100,7 @@ func TestAnalyze(t *testing.T) {
 			if tc.peak != 0 && res.PeakMempool != tc.peak {
 				t.Errorf("peak mempool = %d, want %d", res.PeakMempool, tc.peak)
 			}
-			txs, err := os.ReadFile(filepath.Join(dir, TxsFile))
+			txs, err := os.ReadFile(filepath.Join(dir, rundir.TxsCSV.Name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,8 +112,8 @@ func TestAnalyze(t *testing.T) {
 				t.Errorf("states = %s, want %s", got, tc.states)
 			}
 			for _, g := range []struct{ got, want string }{
-				{filepath.Join(dir, TxsFile), "want.txs.csv"},
-				{filepath.Join(dir, ResultsFile), "want.results.json"},
+				{filepath.Join(dir, rundir.TxsCSV.Name), "want.txs.csv"},
+				{filepath.Join(dir, rundir.ResultsFile), "want.results.json"},
 			} {
 				data, err := os.ReadFile(g.got)
 				if err != nil {
@@ -151,7 +163,7 @@ func TestAnalyzeStoppedEarly(t *testing.T) {
 		{`{"Expected": 10, "Attempted": 6}`, true},
 	} {
 		dir := copyDir(t, filepath.Join("testdata", "all_committed"))
-		if err := os.WriteFile(filepath.Join(dir, LoadSummaryFile), []byte(tc.load), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.LoadFile), []byte(tc.load), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		res, err := Analyze(dir)
@@ -165,10 +177,86 @@ func TestAnalyzeStoppedEarly(t *testing.T) {
 	}
 }
 
+// TestDrainDecidesLost: the same txs in no block are lost after a complete
+// drain (mempools empty, or the whole grace period waited) and pending
+// after one cut short; without drain information (older run directories)
+// they are lost, as before.
+func TestDrainDecidesLost(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		drain *rundir.Drain
+		acc   Accounting
+	}{
+		{"cut short", &rundir.Drain{Interrupted: true, WaitedSec: 15, BoundSec: 15, GraceSec: 30}, Accounting{Sent: 8, Committed: 4, Rejected: 1, Pending: 3}},
+		{"full grace", &rundir.Drain{Complete: true, WaitedSec: 30, BoundSec: 30, GraceSec: 30}, Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
+		{"interrupted but emptied", &rundir.Drain{Complete: true, Empty: true, Interrupted: true, WaitedSec: 1.2, BoundSec: 15, GraceSec: 30}, Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
+		{"no drain recorded", nil, Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyDir(t, filepath.Join("testdata", "interrupted"))
+			d := &rundir.Dir{Path: dir}
+			h, err := d.ReadHarvest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Drain = tc.drain
+			if err := d.WriteHarvest(h); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Analyze(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Accounting != tc.acc {
+				t.Errorf("accounting = %+v, want %+v", res.Accounting, tc.acc)
+			}
+			if (res.Drain == nil) != (tc.drain == nil) {
+				t.Errorf("results drain = %+v", res.Drain)
+			}
+		})
+	}
+}
+
+// TestNegativeCodeSurvives: a v1.0.1 rejection (a JSON-RPC error, code
+// -32603) written by the load generator's writer reaches txs.csv and
+// results unchanged (it was written as 4294934693).
+func TestNegativeCodeSurvives(t *testing.T) {
+	dir := t.TempDir()
+	w, err := load.NewSentWriter(filepath.Join(dir, rundir.SentCSV.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []load.Sent{
+		{Seq: 0, Node: "validator0", Hash: "00A0", Intended: 1, SentAt: 2, Ack: 3, Result: load.ResultRejected, Code: -32603, Log: "Internal error"},
+		{Seq: 1, Node: "validator0", Hash: "00A1", Intended: 2, SentAt: 3, Ack: 4, Result: load.ResultRejected, Code: 2, Log: "tx invalid"},
+	} {
+		if err := w.Sent(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Analyze(dir); err != nil {
+		t.Fatal(err)
+	}
+	txs, _, err := rundir.TxsCSV.ReadFile(filepath.Join(dir, rundir.TxsCSV.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(txs) != 2 || txs[0].State != StateRejected || txs[0].Code != -32603 || txs[1].Code != 2 {
+		t.Errorf("txs.csv rows = %+v", txs)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, rundir.TxsCSV.Name))
+	if !strings.Contains(string(raw), ",rejected,-32603,Internal error,") {
+		t.Errorf("txs.csv:\n%s", raw)
+	}
+}
+
 func TestAnalyzeAccountingBug(t *testing.T) {
 	// A sent row with a result analyze does not know must not slip through.
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, SentFile), []byte(strings.Join(SentHeader, ",")+"\n0,0,n,AA,1,1,0,maybe,,\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, rundir.SentCSV.Name), []byte(strings.Join(rundir.SentCSV.Header, ",")+"\n0,0,n,AA,1,1,0,maybe,,\n"), 0o644)
 	if _, err := Analyze(dir); err == nil {
 		t.Fatal("unknown result accepted")
 	}

@@ -20,10 +20,11 @@ func Summary(r *Results) string {
 	}
 	row := func(k, v, note string) { fmt.Fprintf(w, "%s\t%s\t%s\n", k, v, note) }
 	row("run", r.RunID, "")
-	row("sent", fmt.Sprint(a.Sent), "ok + rejected; = committed + rejected + lost")
+	row("sent", fmt.Sprint(a.Sent), "ok + rejected; = committed + rejected + lost + pending")
 	row("committed", fmt.Sprint(a.Committed), pct(a.Committed))
 	row("rejected", fmt.Sprint(a.Rejected), pct(a.Rejected))
 	row("lost", fmt.Sprint(a.Lost), pct(a.Lost))
+	row("pending", fmt.Sprint(a.Pending), pct(a.Pending))
 	row("duplicates", fmt.Sprint(a.Duplicates), "extra commits, not in committed")
 	se := "not in sent"
 	if a.SendErrorsCommitted > 0 {
@@ -35,6 +36,9 @@ func Summary(r *Results) string {
 		tps = fmt.Sprintf("%.1f tx/s", r.TxPerSecond)
 	}
 	row("TPS", tps, fmt.Sprintf("from block times: %d txs over %.3f s", r.TotalIncluded, r.DurationSec))
+	if d := r.Drain; d != nil {
+		row("drain", drainState(d), drainNote(d))
+	}
 	bs := r.BlockStats
 	blocks := ""
 	if bs.Blocks > 0 {
@@ -87,4 +91,29 @@ func Summary(r *Results) string {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+func drainState(d *Drain) string {
+	if d.Complete {
+		return "complete"
+	}
+	return "cut short"
+}
+
+// drainNote says how the wait for the mempools ended, and so what lost
+// means in this run.
+func drainNote(d *Drain) string {
+	var s string
+	switch {
+	case d.Empty:
+		s = fmt.Sprintf("mempools empty after %.1f s", d.WaitedSec)
+	case d.Complete:
+		s = fmt.Sprintf("mempools not empty after the full grace of %.1f s", d.GraceSec)
+	default:
+		s = fmt.Sprintf("interrupted: gave up after %.1f s (bound %.1f s)", d.WaitedSec, d.BoundSec)
+	}
+	if d.Left != "" {
+		s += "; left: " + d.Left
+	}
+	return s
 }

@@ -3,30 +3,22 @@
 // and the harness's own CPU. Everything is appended to the run directory as
 // it comes and flushed every second, so an interrupted run keeps its data.
 //
-// Files written under metrics/ (times are unix nanoseconds):
-//
-//	samples.csv.gz     time_ns,node,metric,labels,value — one row per series per scrape;
-//	                   labels in exposition syntax, sorted: {chain_id="x",le="0.5"};
-//	                   histograms/summaries flattened to _bucket/_sum/_count rows as
-//	                   in the text format. gzip is sync-flushed, so a cut file reads
-//	                   up to its last flush.
-//	proc.csv           time_ns,node,pid,rss_bytes,cpu_seconds — per node process and
-//	                   the harness itself (node "benchnet")
-//	host.csv           time_ns,load1,load5,load15,cpu_busy_seconds,cpu_total_seconds,cpus
-//	scrape_errors.csv  time_ns,node,source,error — every failed scrape or /proc read
-//	machine.json       the machine the run ran on (Machine)
+// Files written under metrics/ (record types and codecs in package rundir;
+// times are unix nanoseconds): samples.csv.gz (rundir.SamplesCSV: one row
+// per series per scrape, gzip sync-flushed, so a cut file reads up to its
+// last flush), proc.csv (rundir.ProcCSV: per node process and the harness
+// itself, node "benchnet"), host.csv (rundir.HostCSV), scrape_errors.csv
+// (rundir.ScrapeErrorsCSV: every failed scrape or /proc read) and
+// machine.json (rundir.Machine).
 package collect
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
+	"path"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,24 +26,14 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// File names under rundir.Metrics.
-const (
-	SamplesFile     = "samples.csv.gz"
-	ProcFile        = "proc.csv"
-	HostFile        = "host.csv"
-	ScrapeErrorFile = "scrape_errors.csv"
-	MachineFile     = "machine.json"
-	// HarnessNode names the harness's own row in proc.csv.
-	HarnessNode = "benchnet"
-)
+// HarnessNode names the harness's own row in proc.csv.
+const HarnessNode = rundir.HarnessNode
 
-// CSV headers, shared with readers.
-var (
-	SamplesHeader     = []string{"time_ns", "node", "metric", "labels", "value"}
-	ProcHeader        = []string{"time_ns", "node", "pid", "rss_bytes", "cpu_seconds"}
-	HostHeader        = []string{"time_ns", "load1", "load5", "load15", "cpu_busy_seconds", "cpu_total_seconds", "cpus"}
-	ScrapeErrorHeader = []string{"time_ns", "node", "source", "error"}
-)
+// Sample is one row of samples.csv.gz.
+type Sample = rundir.Sample
+
+// SamplesFile is samples.csv.gz's name under metrics/, for messages.
+var SamplesFile = path.Base(rundir.SamplesCSV.Name)
 
 // Target is one node to watch. MetricsURL "" skips the Prometheus scrape
 // (e.g. a socket app process); PID nil or returning 0 skips the /proc stats
@@ -73,10 +55,10 @@ type Collector struct {
 	FlushEvery time.Duration
 
 	mu       sync.Mutex // guards the writers below
-	samples  *csvFile
-	proc     *csvFile
-	host     *csvFile
-	errs     *csvFile
+	samples  *rundir.Writer[rundir.Sample]
+	proc     *rundir.Writer[rundir.Proc]
+	host     *rundir.Writer[rundir.Host]
+	errs     *rundir.Writer[rundir.ScrapeError]
 	failing  map[string]bool // node/source currently failing, for transition events
 	scrapes  atomic.Int64
 	failures atomic.Int64
@@ -224,8 +206,8 @@ func (c *Collector) scrape(ctx context.Context, t Target, buf *sampleBuf) error 
 func (c *Collector) procLoop(ctx context.Context) {
 	self := os.Getpid()
 	c.tick(ctx, func(now time.Time) {
-		ts := strconv.FormatInt(now.UnixNano(), 10)
-		var rows [][]string
+		ts := now.UnixNano()
+		var rows []rundir.Proc
 		for _, t := range c.targets {
 			if t.PID == nil {
 				continue
@@ -248,29 +230,27 @@ func (c *Collector) procLoop(ctx context.Context) {
 		h, err := ReadHost()
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		for _, r := range rows {
-			_ = c.proc.w.Write(r)
+		for i := range rows {
+			_ = c.proc.Write(&rows[i])
 		}
 		if err == nil {
-			_ = c.host.w.Write([]string{ts, fmtFloat(h.Load1), fmtFloat(h.Load5), fmtFloat(h.Load15),
-				fmtFloat(h.CPUBusySeconds), fmtFloat(h.CPUTotalSeconds), strconv.Itoa(h.CPUs)})
+			h.TimeNs = ts
+			_ = c.host.Write(&h)
 		}
 	})
 }
 
-func procRow(ts, node string, pid int, p Proc) []string {
-	return []string{ts, node, strconv.Itoa(pid), strconv.FormatInt(p.RSSBytes, 10), fmtFloat(p.CPUSeconds)}
+func procRow(ts int64, node string, pid int, p Proc) rundir.Proc {
+	return rundir.Proc{TimeNs: ts, Node: node, PID: pid, RSSBytes: p.RSSBytes, CPUSeconds: p.CPUSeconds}
 }
 
 func (c *Collector) writeSamples(now time.Time, node string, buf *sampleBuf) {
-	ts := strconv.FormatInt(now.UnixNano(), 10)
-	row := make([]string, 5)
-	row[0], row[1] = ts, node
+	row := rundir.Sample{TimeNs: now.UnixNano(), Node: node}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range buf.samples {
-		row[2], row[3], row[4] = s.name, s.labels, fmtFloat(s.value)
-		_ = c.samples.w.Write(row)
+		row.Metric, row.Labels, row.Value = s.name, s.labels, s.value
+		_ = c.samples.Write(&row)
 	}
 	c.rows.Add(int64(len(buf.samples)))
 }
@@ -285,7 +265,7 @@ func (c *Collector) recordError(now time.Time, node, source string, err error) {
 	first := !c.failing[key]
 	c.failing[key] = true
 	if c.errs != nil {
-		_ = c.errs.w.Write([]string{strconv.FormatInt(now.UnixNano(), 10), node, source, err.Error()})
+		_ = c.errs.Write(&rundir.ScrapeError{TimeNs: now.UnixNano(), Node: node, Source: source, Error: err.Error()})
 	}
 	c.mu.Unlock()
 	if first {
@@ -311,29 +291,42 @@ func (c *Collector) open() error {
 	var err error
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.samples, err = createCSV(c.dir.Join(rundir.Metrics, SamplesFile), true, SamplesHeader); err != nil {
-		return err
+	if c.samples, err = rundir.SamplesCSV.Create(rundir.SamplesCSV.Path(c.dir)); err != nil {
+		return fmt.Errorf("collect: %w", err)
 	}
-	if c.proc, err = createCSV(c.dir.Join(rundir.Metrics, ProcFile), false, ProcHeader); err != nil {
-		return err
+	if c.proc, err = rundir.ProcCSV.Create(rundir.ProcCSV.Path(c.dir)); err != nil {
+		return fmt.Errorf("collect: %w", err)
 	}
-	if c.host, err = createCSV(c.dir.Join(rundir.Metrics, HostFile), false, HostHeader); err != nil {
-		return err
+	if c.host, err = rundir.HostCSV.Create(rundir.HostCSV.Path(c.dir)); err != nil {
+		return fmt.Errorf("collect: %w", err)
 	}
-	if c.errs, err = createCSV(c.dir.Join(rundir.Metrics, ScrapeErrorFile), false, ScrapeErrorHeader); err != nil {
-		return err
+	if c.errs, err = rundir.ScrapeErrorsCSV.Create(rundir.ScrapeErrorsCSV.Path(c.dir)); err != nil {
+		return fmt.Errorf("collect: %w", err)
+	}
+	// The headers reach the files at once: a run killed in its first
+	// second still leaves readable files.
+	for _, f := range c.files() {
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("collect: %w", err)
+		}
 	}
 	return nil
 }
 
-func (c *Collector) files() []*csvFile { return []*csvFile{c.samples, c.proc, c.host, c.errs} }
+// flusher is what every metrics file's writer does.
+type flusher interface {
+	Flush() error
+	Close() error
+}
+
+func (c *Collector) files() []flusher { return []flusher{c.samples, c.proc, c.host, c.errs} }
 
 func (c *Collector) flush() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, f := range c.files() {
-		if err := f.flush(); err != nil {
-			return err
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("collect: %w", err)
 		}
 	}
 	return nil
@@ -344,62 +337,9 @@ func (c *Collector) close() error {
 	defer c.mu.Unlock()
 	var first error
 	for _, f := range c.files() {
-		if err := f.close(); err != nil && first == nil {
-			first = err
+		if err := f.Close(); err != nil && first == nil {
+			first = fmt.Errorf("collect: %w", err)
 		}
 	}
 	return first
 }
-
-// csvFile is an append-only CSV file, optionally gzip-compressed.
-type csvFile struct {
-	name string
-	f    *os.File
-	gz   *gzip.Writer
-	w    *csv.Writer
-}
-
-func createCSV(path string, compress bool, header []string) (*csvFile, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("collect: create %s: %w", filepath.Base(path), err)
-	}
-	c := &csvFile{name: filepath.Base(path), f: f}
-	var w io.Writer = f
-	if compress {
-		// BestSpeed: the samples compress ~10x even so, and CPU is the scarce thing.
-		c.gz, _ = gzip.NewWriterLevel(f, gzip.BestSpeed)
-		w = c.gz
-	}
-	c.w = csv.NewWriter(w)
-	_ = c.w.Write(header)
-	return c, c.flush()
-}
-
-func (c *csvFile) flush() error {
-	c.w.Flush()
-	if err := c.w.Error(); err != nil {
-		return fmt.Errorf("collect: write %s: %w", c.name, err)
-	}
-	if c.gz != nil {
-		if err := c.gz.Flush(); err != nil {
-			return fmt.Errorf("collect: write %s: %w", c.name, err)
-		}
-	}
-	return nil
-}
-
-func (c *csvFile) close() error {
-	err := c.flush()
-	if c.gz != nil {
-		if cerr := c.gz.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("collect: close %s: %w", c.name, cerr)
-		}
-	}
-	if cerr := c.f.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("collect: close %s: %w", c.name, cerr)
-	}
-	return err
-}
-
-func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,7 +42,7 @@ func TestParseGolden(t *testing.T) {
 	got := flattenText(t, in)
 	var sb strings.Builder
 	for _, s := range got {
-		fmt.Fprintf(&sb, "%s%s %s\n", s.name, s.labels, fmtFloat(s.value))
+		fmt.Fprintf(&sb, "%s%s %s\n", s.name, s.labels, strconv.FormatFloat(s.value, 'g', -1, 64))
 	}
 	golden := "testdata/cometbft-v1.0.1.golden"
 	if *update {
@@ -155,7 +154,7 @@ func TestParseExposition(t *testing.T) {
 			}
 			var sb strings.Builder
 			for _, s := range buf.samples {
-				fmt.Fprintf(&sb, "%s%s %s\n", s.name, s.labels, fmtFloat(s.value))
+				fmt.Fprintf(&sb, "%s%s %s\n", s.name, s.labels, strconv.FormatFloat(s.value, 'g', -1, 64))
 			}
 			if sb.String() != c.want {
 				t.Errorf("got\n%s\nwant\n%s", sb.String(), c.want)
@@ -256,8 +255,8 @@ func TestCollectorNodeDown(t *testing.T) {
 	dying.Close()
 	// Before cancel, flushed files already hold data (an interrupted run keeps it).
 	time.Sleep(450 * time.Millisecond)
-	mid, err := ReadSamples(dir.Join(rundir.Metrics, SamplesFile), nil)
-	if err != nil && !errors.Is(err, ErrTruncated) {
+	mid, _, err := rundir.SamplesCSV.ReadFile(rundir.SamplesCSV.Path(dir))
+	if err != nil {
 		t.Fatalf("read samples mid-run: %v", err)
 	}
 	if len(mid) == 0 {
@@ -270,7 +269,10 @@ func TestCollectorNodeDown(t *testing.T) {
 	st := c.Stats()
 	t.Logf("stats %+v", st)
 
-	samples, err := ReadSamples(dir.Join(rundir.Metrics, SamplesFile), nil)
+	samples, truncated, err := rundir.SamplesCSV.ReadFile(rundir.SamplesCSV.Path(dir))
+	if truncated {
+		t.Error("samples.csv.gz cut after a clean stop")
+	}
 	if err != nil {
 		t.Fatalf("read samples after cancel: %v", err)
 	}
@@ -289,7 +291,7 @@ func TestCollectorNodeDown(t *testing.T) {
 		t.Errorf("malformed node wrote %d rows", per["bad"])
 	}
 
-	errs := readCSV(t, dir.Join(rundir.Metrics, ScrapeErrorFile))
+	errs := readCSV(t, rundir.ScrapeErrorsCSV.Path(dir))
 	byNode := map[string]int{}
 	for _, r := range errs[1:] {
 		byNode[r[1]+"/"+r[2]]++
@@ -302,7 +304,7 @@ func TestCollectorNodeDown(t *testing.T) {
 			t.Errorf("malformed exposition error: %q", r[3])
 		}
 	}
-	proc := readCSV(t, dir.Join(rundir.Metrics, ProcFile))
+	proc := readCSV(t, rundir.ProcCSV.Path(dir))
 	pn := map[string]int{}
 	for _, r := range proc[1:] {
 		pn[r[1]]++
@@ -310,11 +312,10 @@ func TestCollectorNodeDown(t *testing.T) {
 	if pn["good"] < 6 || pn[HarnessNode] < 6 || pn["bad"] != 0 || pn["app"] != 0 {
 		t.Errorf("proc rows per node: %v", pn)
 	}
-	if host := readCSV(t, dir.Join(rundir.Metrics, HostFile)); len(host) < 7 {
+	if host := readCSV(t, rundir.HostCSV.Path(dir)); len(host) < 7 {
 		t.Errorf("host.csv: %d rows", len(host))
 	}
-	var m Machine
-	if err := dir.ReadJSON(MetricsPath(MachineFile), &m); err != nil || m.CPUs == 0 {
+	if m, err := dir.ReadMachine(); err != nil || m.CPUs == 0 {
 		t.Errorf("machine.json: %+v, %v", m, err)
 	}
 	evs, err := dir.ReadEvents()
@@ -328,32 +329,6 @@ func TestCollectorNodeDown(t *testing.T) {
 	// One event when a node starts failing, not one per failed scrape.
 	if kinds["scrape_failed/dying"] != 1 || kinds["scrape_failed/bad"] != 2 { // metrics + proc
 		t.Errorf("events: %v", kinds)
-	}
-}
-
-// TestReadTruncated: a samples file cut mid-write reads up to its last flush.
-func TestReadTruncated(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, SamplesFile)
-	f, err := createCSV(path, true, SamplesHeader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 100; i++ {
-		_ = f.w.Write([]string{fmt.Sprint(i), "n", "m", "", "1"})
-	}
-	if err := f.flush(); err != nil {
-		t.Fatal(err)
-	}
-	_ = f.w.Write([]string{"100", "n", "m", "", "1"})
-	f.w.Flush() // reaches gzip's buffer only, like a crash before the next flush
-	_ = f.f.Close()
-	got, err := ReadSamples(path, nil)
-	if !errors.Is(err, ErrTruncated) {
-		t.Errorf("err = %v, want ErrTruncated", err)
-	}
-	if len(got) != 100 || got[99].TimeNs != 99 {
-		t.Errorf("read %d rows of a cut file, want 100", len(got))
 	}
 }
 
@@ -396,7 +371,7 @@ func TestCollectorCPU(t *testing.T) {
 	after, _ := ReadProc(os.Getpid())
 	cpu := after.CPUSeconds - before.CPUSeconds
 	st := c.Stats()
-	fi, _ := os.Stat(dir.Join(rundir.Metrics, SamplesFile))
+	fi, _ := os.Stat(rundir.SamplesCSV.Path(dir))
 	t.Logf("4 targets x 1/s x 10 s: %d scrapes, %d sample rows, %d failures, samples.csv.gz %d bytes, process CPU %.2f s (%.1f ms per scrape, %.1f%% of one core)",
 		st.Scrapes, st.Samples, st.Failures, fi.Size(), cpu, 1000*cpu/math.Max(1, float64(st.Scrapes)), 100*cpu/10)
 	if st.Scrapes < 36 || st.Failures != 0 || hits.Load() < 36 {

@@ -88,13 +88,9 @@ func parseVmRSS(b []byte) (int64, error) {
 	return 0, nil
 }
 
-// Host is the machine's load and cumulative CPU time over all CPUs.
-type Host struct {
-	Load1, Load5, Load15 float64
-	CPUBusySeconds       float64 // all CPU time but idle and iowait
-	CPUTotalSeconds      float64
-	CPUs                 int
-}
+// Host is the machine's load and cumulative CPU time over all CPUs: a row
+// of metrics/host.csv (TimeNs is set by the collector).
+type Host = rundir.Host
 
 // ReadHost reads /proc/loadavg and the aggregate line of /proc/stat.
 func ReadHost() (Host, error) {
@@ -153,17 +149,8 @@ func parseStat(b []byte) (busy, total float64, cpus int, err error) {
 	return busy / clkTck, total / clkTck, cpus, nil
 }
 
-// Machine describes where a run ran, for the report's parameters.
-type Machine struct {
-	Hostname    string `json:"hostname"`
-	Kernel      string `json:"kernel"`
-	CPUModel    string `json:"cpu_model"`
-	CPUs        int    `json:"cpus"`
-	MemoryBytes int64  `json:"memory_bytes"`
-	GoVersion   string `json:"go_version"` // of the harness
-	OS          string `json:"os"`
-	Arch        string `json:"arch"`
-}
+// Machine describes where a run ran (metrics/machine.json).
+type Machine = rundir.Machine
 
 // ReadMachine reads the machine description from /proc.
 func ReadMachine() Machine {
@@ -195,8 +182,6 @@ func ReadMachine() Machine {
 
 // WriteMachine writes metrics/machine.json.
 func WriteMachine(dir *rundir.Dir) error {
-	return dir.WriteJSON(MetricsPath(MachineFile), ReadMachine())
+	m := ReadMachine()
+	return dir.WriteMachine(&m)
 }
-
-// MetricsPath is a file name under the run directory's metrics/ folder.
-func MetricsPath(name string) string { return rundir.Metrics + "/" + name }

@@ -76,14 +76,14 @@ func TestRealNode(t *testing.T) {
 	if err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ss, err := ReadSamples(dir.Join(rundir.Metrics, SamplesFile), func(m string) bool { return m == "cometbft_consensus_height" })
+	ss, _, err := rundir.SamplesCSV.ReadFileFilter(rundir.SamplesCSV.Path(dir), func(s *Sample) bool { return s.Metric == "cometbft_consensus_height" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ss) < 3 || ss[len(ss)-1].Value <= ss[0].Value {
 		t.Fatalf("height samples do not advance: %+v", ss)
 	}
-	proc := readCSV(t, dir.Join(rundir.Metrics, ProcFile))
+	proc := readCSV(t, rundir.ProcCSV.Path(dir))
 	var rss int64
 	for _, r := range proc[1:] {
 		if r[1] == "validator0" {

@@ -2,20 +2,17 @@
 // for mempools to drain, fetches every block of the run's height range with
 // its tx results, and polls mempool sizes during the run. It writes the
 // run directory files that analyze reads (blocks.csv, block_txs.csv,
-// harvest.json, mempool.csv); the formats live in package analyze.
+// harvest.json, mempool.csv); the formats live in package rundir.
 package harvest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -46,6 +43,9 @@ type Options struct {
 	NextBlockWait time.Duration
 	// Timeout per RPC request (default 30 s: a full block can be big).
 	Timeout time.Duration
+	// Drain is how the wait for the mempools before the harvest ended,
+	// recorded in harvest.json (nil: not recorded).
+	Drain *rundir.Drain
 }
 
 // Commit is where one tx landed.
@@ -58,7 +58,7 @@ type Commit struct {
 
 // Result is what Harvest fetched.
 type Result struct {
-	Blocks []analyze.BlockRow // from..to, then to+1 when it came in time
+	Blocks []rundir.Block // from..to, then to+1 when it came in time
 	Txs    map[string][]Commit
 	Next   bool // block to+1 was fetched
 }
@@ -89,7 +89,8 @@ func HarvestWith(ctx context.Context, rpcURL string, from, to int64, dir string,
 	c := cometrpc.New(rpcURL)
 	c.HTTP.Timeout = opt.Timeout
 
-	runTxs, err := sentHashes(filepath.Join(dir, analyze.SentFile))
+	d := &rundir.Dir{Path: dir}
+	runTxs, err := sentHashes(rundir.SentCSV.Path(d))
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ feed:
 	}
 
 	res := &Result{Txs: map[string][]Commit{}}
-	var txRows []analyze.BlockTx
+	var txRows []rundir.BlockTx
 	for _, f := range out {
 		res.Blocks = append(res.Blocks, f.row)
 		for _, t := range f.txs {
@@ -161,7 +162,7 @@ feed:
 	if err != nil {
 		return nil, fmt.Errorf("harvest: block %d: %w", to+1, err)
 	}
-	info := analyze.HarvestInfo{RPCURL: rpcURL, From: from, To: to}
+	info := rundir.Harvest{RPCURL: rpcURL, From: from, To: to, Drain: opt.Drain}
 	if next != nil {
 		res.Next, info.NextHeight = true, next.Height
 		var size int64
@@ -171,14 +172,13 @@ feed:
 		res.Blocks = append(res.Blocks, blockRow(next, size, runTxs))
 	}
 
-	if err := analyze.WriteBlocks(filepath.Join(dir, analyze.BlocksFile), res.Blocks); err != nil {
+	if err := rundir.BlocksCSV.WriteFile(rundir.BlocksCSV.Path(d), res.Blocks); err != nil {
 		return nil, err
 	}
-	if err := analyze.WriteBlockTxs(filepath.Join(dir, analyze.BlockTxsFile), txRows); err != nil {
+	if err := rundir.BlockTxsCSV.WriteFile(rundir.BlockTxsCSV.Path(d), txRows); err != nil {
 		return nil, err
 	}
-	data, _ := json.MarshalIndent(info, "", "  ")
-	if err := rundir.WriteAtomic(filepath.Join(dir, analyze.HarvestFile), append(data, '\n')); err != nil {
+	if err := d.WriteHarvest(&info); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -186,8 +186,8 @@ feed:
 
 // fetched is one height: its blocks.csv row and block_txs.csv rows.
 type fetched struct {
-	row analyze.BlockRow
-	txs []analyze.BlockTx
+	row rundir.Block
+	txs []rundir.BlockTx
 }
 
 func fetchBlock(ctx context.Context, c *cometrpc.Client, h, size int64, runTxs map[string]bool) (fetched, error) {
@@ -205,14 +205,14 @@ func fetchBlock(ctx context.Context, c *cometrpc.Client, h, size int64, runTxs m
 	}
 	f.row = blockRow(b, size, runTxs)
 	for i, tx := range b.Txs {
-		f.txs = append(f.txs, analyze.BlockTx{Height: h, Index: i, Hash: cometrpc.TxHash(tx),
+		f.txs = append(f.txs, rundir.BlockTx{Height: h, Index: i, Hash: cometrpc.TxHash(tx),
 			Code: results[i].Code, Log: results[i].Log})
 	}
 	return f, nil
 }
 
-func blockRow(b *cometrpc.Block, size int64, runTxs map[string]bool) analyze.BlockRow {
-	row := analyze.BlockRow{Height: b.Height, TimeNs: b.Time.UnixNano(), NumTxs: len(b.Txs), SizeBytes: size, Proposer: b.Proposer}
+func blockRow(b *cometrpc.Block, size int64, runTxs map[string]bool) rundir.Block {
+	row := rundir.Block{Height: b.Height, TimeNs: b.Time.UnixNano(), NumTxs: len(b.Txs), SizeBytes: size, Proposer: b.Proposer}
 	for _, tx := range b.Txs {
 		if runTxs[cometrpc.TxHash(tx)] {
 			row.RunTxs++
@@ -243,7 +243,7 @@ func waitBlock(ctx context.Context, c *cometrpc.Client, h int64, wait time.Durat
 
 // sentHashes reads the hashes of sent.csv; a missing file is an empty set.
 func sentHashes(path string) (map[string]bool, error) {
-	rows, _, err := analyze.ReadSent(path)
+	rows, _, err := rundir.SentCSV.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]bool{}, nil
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // fakeChain is a fake CometBFT RPC. Its answers are the real v1.0.1 answers
@@ -149,11 +150,11 @@ func TestHarvest(t *testing.T) {
 	f.blocks[25] = [][]byte{[]byte("a=1")} // a=1 again: a duplicate commit
 	f.codes["c=3"] = 7
 	dir := t.TempDir()
-	sent := strings.Join(analyze.SentHeader, ",") + "\n"
+	sent := strings.Join(rundir.SentCSV.Header, ",") + "\n"
 	for i, tx := range []string{"a=1", "b=2", "c=3", "d=4"} {
 		sent += fmt.Sprintf("%d,0,validator0,%s,1,2,3,ok,,\n", i, cometrpc.TxHash([]byte(tx)))
 	}
-	os.WriteFile(filepath.Join(dir, analyze.SentFile), []byte(sent), 0o644)
+	os.WriteFile(filepath.Join(dir, rundir.SentCSV.Name), []byte(sent), 0o644)
 
 	res, err := HarvestWith(context.Background(), srv.URL, 1, 30, dir, Options{NextBlockWait: time.Second})
 	if err != nil {
@@ -169,7 +170,7 @@ func TestHarvest(t *testing.T) {
 		t.Errorf("c=3 commits = %+v", c)
 	}
 
-	blocks, err := analyze.ReadBlocks(filepath.Join(dir, analyze.BlocksFile))
+	blocks, _, err := rundir.BlocksCSV.ReadFile(filepath.Join(dir, rundir.BlocksCSV.Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestHarvest(t *testing.T) {
 		b3.TimeNs != f.blockTime(3).UnixNano() || b3.Proposer != "2D47F377EA1C32EE81D072E397C4DA315DEAEDEE" {
 		t.Errorf("block 3 row = %+v", b3)
 	}
-	btx, err := analyze.ReadBlockTxs(filepath.Join(dir, analyze.BlockTxsFile))
+	btx, _, err := rundir.BlockTxsCSV.ReadFile(filepath.Join(dir, rundir.BlockTxsCSV.Name))
 	if err != nil || len(btx) != 5 {
 		t.Fatalf("block_txs = %+v, %v", btx, err)
 	}
@@ -209,8 +210,8 @@ func TestHarvestNoNextBlock(t *testing.T) {
 	if res.Next || len(res.Blocks) != 4 {
 		t.Errorf("next=%v blocks=%d", res.Next, len(res.Blocks))
 	}
-	var info analyze.HarvestInfo
-	data, _ := os.ReadFile(filepath.Join(dir, analyze.HarvestFile))
+	var info rundir.Harvest
+	data, _ := os.ReadFile(filepath.Join(dir, rundir.HarvestFile))
 	if err := json.Unmarshal(data, &info); err != nil || info.From != 2 || info.To != 5 || info.NextHeight != 0 {
 		t.Errorf("harvest.json = %s, %v", data, err)
 	}
@@ -319,7 +320,7 @@ func TestMempoolPoller(t *testing.T) {
 	if pk := p.Peaks(); pk["a"] != 9 || pk["b"] != 1 {
 		t.Errorf("peaks = %v", pk)
 	}
-	rows, err := analyze.ReadMempool(filepath.Join(dir, analyze.MempoolFile))
+	rows, _, err := rundir.MempoolCSV.ReadFile(filepath.Join(dir, rundir.MempoolCSV.Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,8 +343,42 @@ func TestMempoolPoller(t *testing.T) {
 	if _, err := p.Run(ctx2); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(filepath.Join(dir, analyze.MempoolFile))
+	data, _ := os.ReadFile(filepath.Join(dir, rundir.MempoolCSV.Name))
 	if c := strings.Count(string(data), "time_ns"); c != 1 {
 		t.Errorf("%d headers in mempool.csv", c)
+	}
+}
+
+// TestDrainRecord: a drain is complete (txs in no block are lost) when the
+// mempools emptied or the whole grace period passed; an interrupted drain
+// that gave up earlier is not (they are pending).
+func TestDrainRecord(t *testing.T) {
+	left := map[string]int{"validator0": 3, "validator1": 0}
+	for _, tc := range []struct {
+		name            string
+		dr              DrainResult
+		grace, bound    time.Duration
+		interrupted     bool
+		complete, empty bool
+		wantLeft        string
+	}{
+		{"emptied", DrainResult{Drained: true, Waited: 1200 * time.Millisecond}, 30 * time.Second, 30 * time.Second, false, true, true, ""},
+		{"full grace", DrainResult{Waited: 30 * time.Second, Last: left}, 30 * time.Second, 30 * time.Second, false, true, false, "txs left: validator0=3"},
+		// Drain measures Waited just before its deadline check.
+		{"full grace, a hair short", DrainResult{Waited: 30*time.Second - time.Microsecond, Last: left}, 30 * time.Second, 30 * time.Second, false, true, false, "txs left: validator0=3"},
+		{"interrupted, gave up", DrainResult{Waited: 15 * time.Second, Last: left, Unreachable: []string{"validator2"}}, 30 * time.Second, 15 * time.Second, true, false, false,
+			"txs left: validator0=3; unreachable: validator2"},
+		{"interrupted, emptied", DrainResult{Drained: true, Waited: 2 * time.Second}, 30 * time.Second, 15 * time.Second, true, true, true, ""},
+		{"interrupted, grace shorter than bound", DrainResult{Waited: 5 * time.Second, Last: left}, 5 * time.Second, 5 * time.Second, true, true, false, "txs left: validator0=3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.dr.Record(tc.grace, tc.bound, tc.interrupted)
+			if r.Complete != tc.complete || r.Empty != tc.empty || r.Interrupted != tc.interrupted || r.Left != tc.wantLeft {
+				t.Errorf("record = %+v", *r)
+			}
+			if r.WaitedSec != tc.dr.Waited.Round(time.Millisecond).Seconds() || r.BoundSec != tc.bound.Seconds() || r.GraceSec != tc.grace.Seconds() {
+				t.Errorf("seconds: %+v", *r)
+			}
+		})
 	}
 }

@@ -2,19 +2,16 @@ package harvest
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // DrainResult says how the wait for empty mempools ended.
@@ -31,6 +28,11 @@ func (d DrainResult) String() string {
 	if d.Drained {
 		return fmt.Sprintf("mempools drained after %s", d.Waited.Round(time.Millisecond))
 	}
+	return fmt.Sprintf("mempools not drained after %s: %s", d.Waited.Round(time.Millisecond), d.left())
+}
+
+// left lists the nodes with txs left and those that did not answer.
+func (d DrainResult) left() string {
 	var left []string
 	for n, s := range d.Last {
 		if s > 0 {
@@ -45,7 +47,28 @@ func (d DrainResult) String() string {
 	if len(d.Unreachable) > 0 {
 		parts = append(parts, "unreachable: "+strings.Join(d.Unreachable, " "))
 	}
-	return fmt.Sprintf("mempools not drained after %s: %s", d.Waited.Round(time.Millisecond), strings.Join(parts, "; "))
+	return strings.Join(parts, "; ")
+}
+
+// Record is the drain as harvest.json records it. grace is the manifest's
+// load.grace, bound the longest this drain was allowed to wait (grace, or
+// less for an interrupted run). The drain is complete when the mempools
+// emptied or the whole grace period passed (a drain that was not
+// interrupted always waits that long): only then is a tx in no block lost
+// rather than pending.
+func (d DrainResult) Record(grace, bound time.Duration, interrupted bool) *rundir.Drain {
+	r := &rundir.Drain{
+		Complete: d.Drained || !interrupted || d.Waited >= grace, Empty: d.Drained, Interrupted: interrupted,
+		WaitedSec: rundir.DrainSeconds(d.Waited), BoundSec: rundir.DrainSeconds(bound), GraceSec: rundir.DrainSeconds(grace),
+		Unreachable: append([]string(nil), d.Unreachable...),
+	}
+	if !d.Drained {
+		r.Left = d.left()
+	}
+	if len(r.Unreachable) == 0 {
+		r.Unreachable = nil
+	}
+	return r
 }
 
 // DrainInterval is how often Drain polls.
@@ -123,7 +146,7 @@ type MempoolPoller struct {
 
 // NewMempoolPoller polls nodes into dir/mempool.csv.
 func NewMempoolPoller(dir string, nodes []Node, interval time.Duration) *MempoolPoller {
-	return &MempoolPoller{Path: filepath.Join(dir, analyze.MempoolFile), Nodes: nodes, Interval: interval}
+	return &MempoolPoller{Path: filepath.Join(dir, rundir.MempoolCSV.Name), Nodes: nodes, Interval: interval}
 }
 
 // Run polls until ctx is done and returns the peak size over all nodes. A
@@ -135,15 +158,11 @@ func (p *MempoolPoller) Run(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	p.peak = map[string]int{}
 	p.mu.Unlock()
-	f, err := os.OpenFile(p.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	w, err := rundir.MempoolCSV.Append(p.Path)
 	if err != nil {
 		return 0, fmt.Errorf("mempool poller: %w", err)
 	}
-	defer f.Close()
-	w := csv.NewWriter(f)
-	if st, err := f.Stat(); err == nil && st.Size() == 0 {
-		w.Write(analyze.MempoolHeader)
-	}
+	defer w.Close()
 	clients := make([]*cometrpc.Client, len(p.Nodes))
 	for i, n := range p.Nodes {
 		clients[i] = cometrpc.New(n.URL)
@@ -161,13 +180,12 @@ func (p *MempoolPoller) Run(ctx context.Context) (int, error) {
 				}
 				continue
 			}
-			w.Write([]string{strconv.FormatInt(now, 10), n.Name, strconv.Itoa(sizes[i])})
+			_ = w.Write(&rundir.MempoolSample{TimeNs: now, Node: n.Name, Size: sizes[i]})
 			p.peak[n.Name] = max(p.peak[n.Name], sizes[i])
 		}
 		p.mu.Unlock()
-		w.Flush()
-		if err := w.Error(); err != nil {
-			return p.Peak(), fmt.Errorf("mempool poller: write: %w", err)
+		if err := w.Flush(); err != nil {
+			return p.Peak(), fmt.Errorf("mempool poller: %w", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -19,6 +19,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // TestRealNode runs a real single-validator CometBFT (kvstore) on loopback,
@@ -80,7 +81,7 @@ func runRealNode(t *testing.T, bin string) {
 	// 30 txs at 20 tx/s; every 10th is invalid for kvstore (no '=').
 	dir := t.TempDir()
 	var sent strings.Builder
-	sent.WriteString(strings.Join(analyze.SentHeader, ",") + "\n")
+	sent.WriteString(strings.Join(rundir.SentCSV.Header, ",") + "\n")
 	t0 := time.Now()
 	for i := 0; i < 30; i++ {
 		intended := t0.Add(time.Duration(i) * 50 * time.Millisecond)
@@ -94,7 +95,7 @@ func runRealNode(t *testing.T, bin string) {
 		fmt.Fprintf(&sent, "%d,0,n0,%s,%d,%d,%d,%s,%s,%s\n", i, cometrpc.TxHash([]byte(tx)), intended.UnixNano(),
 			sentAt.UnixNano(), time.Now().UnixNano(), result, code, log)
 	}
-	os.WriteFile(filepath.Join(dir, analyze.SentFile), []byte(sent.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, rundir.SentCSV.Name), []byte(sent.String()), 0o644)
 
 	dr, err := Drain(ctx, []Node{{"n0", "http://" + rpc}}, 10*time.Second)
 	if err != nil || !dr.Drained {
@@ -134,7 +135,7 @@ func broadcastSync(ctx context.Context, base, tx string) (result, code, log stri
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return analyze.ResultSendError, "", strings.ReplaceAll(err.Error(), ",", ";")
+		return rundir.ResultSendError, "", strings.ReplaceAll(err.Error(), ",", ";")
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
@@ -147,17 +148,17 @@ func broadcastSync(ctx context.Context, base, tx string) (result, code, log stri
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return analyze.ResultSendError, "", "not JSON-RPC"
+		return rundir.ResultSendError, "", "not JSON-RPC"
 	}
 	switch {
 	case r.Error != nil && strings.Contains(r.Error.Data, "code="):
 		c := r.Error.Data[strings.Index(r.Error.Data, "code=")+5:]
 		c, _, _ = strings.Cut(c, ",")
-		return analyze.ResultRejected, c, "checktx"
+		return rundir.ResultRejected, c, "checktx"
 	case r.Error != nil:
-		return analyze.ResultSendError, "", "rpc error"
+		return rundir.ResultSendError, "", "rpc error"
 	case r.Result.Code != 0:
-		return analyze.ResultRejected, fmt.Sprint(r.Result.Code), "checktx"
+		return rundir.ResultRejected, fmt.Sprint(r.Result.Code), "checktx"
 	}
-	return analyze.ResultOK, "", ""
+	return rundir.ResultOK, "", ""
 }

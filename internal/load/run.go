@@ -5,45 +5,18 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// Validity bounds: beyond them the generator, not the network, limited the
-// load, and the run says so instead of reporting a saturation that was ours.
-const (
-	MaxLagP99   = 100 * time.Millisecond // p99 of (actual − intended send time) per connection
-	MinAchieved = 0.95                   // achieved / target rate per connection
-)
-
-// Summary certifies one run of the generator.
-type Summary struct {
-	RunID    string
-	Start    time.Time // t0 of every schedule
-	End      time.Time // last send
-	Expected int       // txs the configuration asks for
-	// Attempted = Sent + SendErrors; Sent = OK + Rejected (the data contract).
-	Attempted, Sent, OK, Rejected, SendErrors int
-	Conns                                     []ConnSummary
-	Valid                                     bool
-	Invalid                                   []string // why not valid
-}
+// Summary certifies one run of the generator (load.json).
+type Summary = rundir.LoadSummary
 
 // ConnSummary is one connection's target vs achieved rate and lag.
-type ConnSummary struct {
-	Node       string
-	Conn       int
-	Attempted  int
-	Rejected   int
-	Errors     int     // send_error rows
-	TargetRate float64 // tx/s (a ramp's average)
-	Achieved   float64 // tx/s, from actual send times
-	LagP50Ms   float64
-	LagP99Ms   float64
-	LagMaxMs   float64
-}
+type ConnSummary = rundir.LoadConn
 
 // Progress is a snapshot of a running load, for a progress line.
 type Progress struct {
@@ -150,33 +123,22 @@ func TxHash(tx []byte) string {
 	return string(out[:])
 }
 
-type connStats struct {
-	n, errs, rejected int
-	lags              []int64
-	lastSent          int64
-}
-
 // Run executes the load once.
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	records := make(chan Sent, 1<<16)
-	stats := make([]connStats, len(r.conns))
+	stats := make([]ConnMeter, len(r.conns))
 	var sinkErr error
 	collected := make(chan struct{})
 	go func() {
 		defer close(collected)
 		for rec := range records {
-			st := &stats[rec.Conn]
-			st.n++
-			st.lags = append(st.lags, rec.SentAt-rec.Intended)
-			st.lastSent = max(st.lastSent, rec.SentAt)
+			stats[rec.Conn].Add(&rec)
 			switch rec.Result {
 			case ResultSendError:
-				st.errs++
 				r.errors.Add(1)
 			case ResultRejected:
-				st.rejected++
 				r.rejected.Add(1)
 			}
 			r.done.Add(1)
@@ -250,45 +212,19 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	return s, nil
 }
 
-func (r *Runner) summarize(t0 time.Time, stats []connStats) Summary {
+func (r *Runner) summarize(t0 time.Time, stats []ConnMeter) Summary {
 	s := Summary{RunID: r.cfg.RunID, Start: t0, Expected: r.expected, Valid: true}
 	var end int64
 	for k, c := range r.conns {
-		st := stats[k]
-		cs := ConnSummary{Node: c.plan.target.Node, Conn: c.plan.idx, Attempted: st.n, Errors: st.errs, Rejected: st.rejected}
-		n := c.plan.n
-		if n > 0 {
-			// Target: n txs over the span up to the tick after the last one.
-			span := r.sched.Offset(n)
-			cs.TargetRate = float64(n) / span.Seconds()
-			if st.n > 0 {
-				last := r.sched.Offset(n) - r.sched.Offset(n-1)
-				got := time.Duration(st.lastSent-t0.UnixNano()) + last
-				cs.Achieved = float64(st.n) / got.Seconds()
-			}
+		cs, why := stats[k].Summary(c.plan.target.Node, c.plan.idx, c.plan.n)
+		if why != "" {
+			s.Invalid = append(s.Invalid, why)
 		}
-		slices.Sort(st.lags)
-		cs.LagP50Ms = ms(quantile(st.lags, 0.50))
-		cs.LagP99Ms = ms(quantile(st.lags, 0.99))
-		if len(st.lags) > 0 {
-			cs.LagMaxMs = ms(st.lags[len(st.lags)-1])
-		}
-		end = max(end, st.lastSent)
-		s.Attempted += st.n
-		s.Rejected += st.rejected
-		s.SendErrors += st.errs
+		end = max(end, stats[k].lastSent)
+		s.Attempted += cs.Attempted
+		s.Rejected += cs.Rejected
+		s.SendErrors += cs.Errors
 		s.Conns = append(s.Conns, cs)
-
-		switch {
-		case st.n < n:
-			s.Invalid = append(s.Invalid, fmt.Sprintf("connection %d (%s): attempted %d of %d txs", cs.Conn, cs.Node, st.n, n))
-		case cs.LagP99Ms > ms(int64(MaxLagP99)):
-			s.Invalid = append(s.Invalid, fmt.Sprintf("connection %d (%s): send lag p99 %.1f ms > %v: the generator fell behind", cs.Conn, cs.Node, cs.LagP99Ms, MaxLagP99))
-		case cs.Achieved < MinAchieved*cs.TargetRate:
-			s.Invalid = append(s.Invalid, fmt.Sprintf("connection %d (%s): achieved %.1f tx/s < %.0f%% of target %.1f tx/s", cs.Conn, cs.Node, cs.Achieved, 100*MinAchieved, cs.TargetRate))
-		case st.n > 0 && st.errs == st.n:
-			s.Invalid = append(s.Invalid, fmt.Sprintf("connection %d (%s): all %d txs failed to send", cs.Conn, cs.Node, st.n))
-		}
 	}
 	if end > 0 {
 		s.End = time.Unix(0, end)
@@ -298,17 +234,6 @@ func (r *Runner) summarize(t0 time.Time, stats []connStats) Summary {
 	s.Valid = len(s.Invalid) == 0
 	return s
 }
-
-// quantile of sorted values, nearest rank.
-func quantile(sorted []int64, q float64) int64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // Progress returns a snapshot; safe to call concurrently with Run.
 func (r *Runner) Progress() Progress {

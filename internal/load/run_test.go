@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // fakeNode is an in-process CometBFT JSON-RPC endpoint: POST / and
@@ -191,7 +193,7 @@ func TestRunTransports(t *testing.T) {
 // while-disconnected txs into send_error rows; none disappears from sent.csv.
 func TestRunConnectionDrops(t *testing.T) {
 	fn := newFakeNode(t, &fakeNode{closeEvery: 97})
-	path := filepath.Join(t.TempDir(), SentFile)
+	path := filepath.Join(t.TempDir(), "sent.csv")
 	w, err := NewSentWriter(path)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +206,7 @@ func TestRunConnectionDrops(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ReadSent(path)
+	recs, err := readSent(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,7 @@ func TestPlanLayout(t *testing.T) {
 }
 
 func TestSentRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), SentFile)
+	path := filepath.Join(t.TempDir(), "sent.csv")
 	w, err := NewSentWriter(path)
 	if err != nil {
 		t.Fatal(err)
@@ -309,14 +311,14 @@ func TestSentRoundTrip(t *testing.T) {
 		}
 	}
 	time.Sleep(1100 * time.Millisecond) // the periodic flush, before Close
-	mid, err := ReadSent(path)
+	mid, err := readSent(path)
 	if err != nil || len(mid) != len(in) {
 		t.Fatalf("before Close: %d rows, %v; want %d rows flushed within a second", len(mid), err, len(in))
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := ReadSent(path)
+	out, err := readSent(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,4 +386,9 @@ func TestRunCancel(t *testing.T) {
 	if len(sink.recs) != sum.Attempted || sum.Attempted < 10 || sum.Attempted > 30 || sum.Valid {
 		t.Fatalf("cancelled run: %d records, summary %+v", len(sink.recs), sum)
 	}
+}
+
+func readSent(path string) ([]Sent, error) {
+	rows, _, err := rundir.SentCSV.ReadFile(path)
+	return rows, err
 }

@@ -1,31 +1,28 @@
 package report
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// run is everything the report reads from a run directory. Every part is
-// optional: a missing or unreadable file leaves its part empty and adds a
-// line to problems, which the report lists; it never stops the report.
+// run is everything the report reads from a run directory, through the
+// run directory's codecs (package rundir). Every part is optional: a
+// missing or unreadable file leaves its part empty and adds a line to
+// problems, which the report lists; it never stops the report.
 type run struct {
 	dir        *rundir.Dir
 	manifest   []byte
 	plan       *plan.Testnet
-	results    *analyze.Results
-	machine    *collect.Machine
+	results    *rundir.Results
+	machine    *rundir.Machine
 	provenance []provenance
 	events     []rundir.Event
 	txs        []txRow
@@ -100,7 +97,7 @@ func load(path string) (*run, error) {
 	}
 	if !isRunDir(path) {
 		return nil, fmt.Errorf("%w: %s has none of %s, %s, %s, %s, %s", ErrNotRunDir, path,
-			rundir.Plan, rundir.Manifest, rundir.Events, analyze.TxsFile, analyze.ResultsFile)
+			rundir.Plan, rundir.Manifest, rundir.Events, rundir.TxsCSV.Name, rundir.ResultsFile)
 	}
 	dir, err := rundir.Open(path)
 	if err != nil {
@@ -128,7 +125,7 @@ var ErrNotRunDir = errors.New("not a run directory")
 
 // isRunDir: a directory with at least one file only a run writes.
 func isRunDir(path string) bool {
-	for _, f := range []string{rundir.Plan, rundir.Manifest, rundir.Events, analyze.TxsFile, analyze.ResultsFile} {
+	for _, f := range []string{rundir.Plan, rundir.Manifest, rundir.Events, rundir.TxsCSV.Name, rundir.ResultsFile} {
 		if _, err := os.Stat(filepath.Join(path, f)); err == nil {
 			return true
 		}
@@ -156,15 +153,13 @@ func (r *run) loadJSON() error {
 	} else {
 		errs = append(errs, err)
 	}
-	var res analyze.Results
-	if err := r.dir.ReadJSON(analyze.ResultsFile, &res); err == nil {
-		r.results = &res
+	if res, err := r.dir.ReadResults(); err == nil {
+		r.results = res
 	} else {
 		errs = append(errs, err)
 	}
-	var m collect.Machine
-	if err := r.dir.ReadJSON(collect.MetricsPath(collect.MachineFile), &m); err == nil {
-		r.machine = &m
+	if m, err := r.dir.ReadMachine(); err == nil {
+		r.machine = m
 	} else {
 		errs = append(errs, err)
 	}
@@ -190,76 +185,21 @@ func (r *run) loadProvenance() error {
 	return nil
 }
 
-// csvTable reads a CSV file with a header row and calls row with a lookup
-// by column name. A cut last line (an interrupted run) ends the table.
-func csvTable(path string, need []string, row func(col func(string) string) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+// readCSV reads one CSV file of the run directory with its codec and
+// calls row for each record. A cut last line (an interrupted run) is
+// skipped and listed as a problem.
+func readCSV[T any](r *run, c *rundir.CSV[T], row func(*T)) error {
+	rows, truncated, err := c.ReadFile(c.Path(r.dir))
+	for i := range rows {
+		row(&rows[i])
 	}
-	defer f.Close()
-	cr := csv.NewReader(f)
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if err != nil {
-		return fmt.Errorf("%s: header: %w", filepath.Base(path), err)
+	if truncated {
+		r.problems = append(r.problems, fmt.Sprintf("%s: last line truncated (interrupted run?); skipped", c.Name))
 	}
-	idx := map[string]int{}
-	for i, h := range header {
-		idx[h] = i
-	}
-	for _, n := range need {
-		if _, ok := idx[n]; !ok {
-			return fmt.Errorf("%s: no column %q", filepath.Base(path), n)
-		}
-	}
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", filepath.Base(path), line, err)
-		}
-		col := func(name string) string {
-			if i, ok := idx[name]; ok && i < len(rec) {
-				return rec[i]
-			}
-			return ""
-		}
-		if err := row(col); err != nil {
-			return fmt.Errorf("%s:%d: %w", filepath.Base(path), line, err)
-		}
-	}
+	return err
 }
 
-func parseInt(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	return strconv.ParseInt(s, 10, 64)
-}
-
-func parseFloat(s string) (float64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	return strconv.ParseFloat(s, 64)
-}
-
-// ints parses several integer cells, reporting the first bad one.
-func ints(col func(string) string, names ...string) ([]int64, error) {
-	out := make([]int64, len(names))
-	for i, n := range names {
-		v, err := parseInt(col(n))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n, err)
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
+// latencyColumn is txs.csv's column of the headline latency.
 func (r *run) latencyColumn() string {
 	if r.results != nil && r.results.LatencyBlock == "H+1" {
 		return "latency_next_ms"
@@ -268,52 +208,35 @@ func (r *run) latencyColumn() string {
 }
 
 func (r *run) loadTxs() error {
-	lc := r.latencyColumn()
-	return csvTable(r.dir.Join(analyze.TxsFile), analyze.TxsHeader, func(col func(string) string) error {
-		v, err := ints(col, "sent_ns", "height", "block_time_ns")
-		if err != nil {
-			return err
+	h1 := r.results != nil && r.results.LatencyBlock == "H+1"
+	return readCSV(r, rundir.TxsCSV, func(t *rundir.Tx) {
+		row := txRow{node: t.Node, state: t.State, sentNs: t.SentNs, height: t.Height, blockTimeNs: t.BlockTimeNs,
+			latency: t.LatencyMs, hasLatency: t.HasLatency}
+		if h1 {
+			row.latency, row.hasLatency = t.LatencyNextMs, t.HasNext
 		}
-		t := txRow{node: col("node"), state: col("state"), sentNs: v[0], height: v[1], blockTimeNs: v[2]}
-		if s := col(lc); s != "" {
-			if t.latency, err = strconv.ParseFloat(s, 64); err != nil {
-				return fmt.Errorf("%s: %w", lc, err)
-			}
-			t.hasLatency = true
-		}
-		r.txs = append(r.txs, t)
-		return nil
+		r.txs = append(r.txs, row)
 	})
 }
 
 func (r *run) loadBlocks() error {
-	return csvTable(r.dir.Join(analyze.BlocksFile), analyze.BlocksHeader, func(col func(string) string) error {
-		v, err := ints(col, "height", "time_ns", "num_txs", "run_txs", "size_bytes")
-		if err != nil {
-			return err
-		}
-		r.blocks = append(r.blocks, blockRow{v[0], v[1], int(v[2]), int(v[3]), v[4]})
-		return nil
+	return readCSV(r, rundir.BlocksCSV, func(b *rundir.Block) {
+		r.blocks = append(r.blocks, blockRow{b.Height, b.TimeNs, b.NumTxs, b.RunTxs, b.SizeBytes})
 	})
 }
 
 func (r *run) loadMempool() error {
-	return csvTable(r.dir.Join(analyze.MempoolFile), analyze.MempoolHeader, func(col func(string) string) error {
-		t, err := parseInt(col("time_ns"))
-		if err != nil {
-			return err
-		}
-		v, err := parseFloat(col("size"))
-		if err != nil {
-			return err
-		}
-		r.mempool = append(r.mempool, nodeValue{t, col("node"), v})
-		return nil
+	return readCSV(r, rundir.MempoolCSV, func(m *rundir.MempoolSample) {
+		r.mempool = append(r.mempool, nodeValue{m.TimeNs, m.Node, float64(m.Size)})
 	})
 }
 
 func (r *run) loadSamples() error {
-	ss, err := collect.ReadSamples(r.dir.Join(rundir.Metrics, collect.SamplesFile), func(m string) bool { return metricsWanted[m] })
+	ss, truncated, err := rundir.SamplesCSV.ReadFileFilter(rundir.SamplesCSV.Path(r.dir),
+		func(s *rundir.Sample) bool { return metricsWanted[s.Metric] })
+	if truncated {
+		r.problems = append(r.problems, rundir.SamplesCSV.Name+": truncated (interrupted run?); read up to its last flush")
+	}
 	for _, s := range ss {
 		r.samples[s.Metric] = append(r.samples[s.Metric], s)
 	}
@@ -329,36 +252,14 @@ func (r *run) loadSamples() error {
 }
 
 func (r *run) loadProc() error {
-	return csvTable(r.dir.Join(rundir.Metrics, collect.ProcFile), collect.ProcHeader, func(col func(string) string) error {
-		t, err := parseInt(col("time_ns"))
-		if err != nil {
-			return err
-		}
-		rss, err1 := parseFloat(col("rss_bytes"))
-		cpu, err2 := parseFloat(col("cpu_seconds"))
-		if err := errors.Join(err1, err2); err != nil {
-			return err
-		}
-		r.proc = append(r.proc, procRow{t, col("node"), rss, cpu})
-		return nil
+	return readCSV(r, rundir.ProcCSV, func(p *rundir.Proc) {
+		r.proc = append(r.proc, procRow{p.TimeNs, p.Node, float64(p.RSSBytes), p.CPUSeconds})
 	})
 }
 
 func (r *run) loadHost() error {
-	return csvTable(r.dir.Join(rundir.Metrics, collect.HostFile), collect.HostHeader, func(col func(string) string) error {
-		t, err := parseInt(col("time_ns"))
-		if err != nil {
-			return err
-		}
-		l1, e1 := parseFloat(col("load1"))
-		b, e2 := parseFloat(col("cpu_busy_seconds"))
-		tot, e3 := parseFloat(col("cpu_total_seconds"))
-		n, e4 := parseInt(col("cpus"))
-		if err := errors.Join(e1, e2, e3, e4); err != nil {
-			return err
-		}
-		r.host = append(r.host, hostRow{t, l1, b, tot, int(n)})
-		return nil
+	return readCSV(r, rundir.HostCSV, func(h *rundir.Host) {
+		r.host = append(r.host, hostRow{h.TimeNs, h.Load1, h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUs})
 	})
 }
 

@@ -220,12 +220,16 @@ func (r *run) accounting() []block {
 		return append(bs, noData{"no results.json"})
 	}
 	a := r.results.Accounting
-	bs = append(bs, table{head: []string{"sent", "committed", "rejected", "lost", "duplicates", "send errors"},
-		rows: [][]string{{itoa(a.Sent), itoa(a.Committed), itoa(a.Rejected), itoa(a.Lost), itoa(a.Duplicates), itoa(a.SendErrors)}}})
-	if a.Sent == a.Committed+a.Rejected+a.Lost {
-		bs = append(bs, para{"sent = committed + rejected + lost: **holds**."})
+	bs = append(bs, table{head: []string{"sent", "committed", "rejected", "lost", "pending", "duplicates", "send errors"},
+		rows: [][]string{{itoa(a.Sent), itoa(a.Committed), itoa(a.Rejected), itoa(a.Lost), itoa(a.Pending), itoa(a.Duplicates), itoa(a.SendErrors)}}})
+	if a.Holds() {
+		bs = append(bs, para{"sent = committed + rejected + lost + pending: **holds**."})
 	} else {
-		bs = append(bs, para{fmt.Sprintf("sent = committed + rejected + lost: **VIOLATED** (%d ≠ %d).", a.Sent, a.Committed+a.Rejected+a.Lost)})
+		bs = append(bs, para{fmt.Sprintf("sent = committed + rejected + lost + pending: **VIOLATED** (%d ≠ %d).", a.Sent, a.Committed+a.Rejected+a.Lost+a.Pending)})
+	}
+	if d := r.results.Drain; d != nil && !d.Complete {
+		bs = append(bs, para{fmt.Sprintf("The run was interrupted and stopped waiting for the mempools after %.1f s (bound %.1f s): "+
+			"a tx in no block by then is **pending**, not lost (left: %s).", d.WaitedSec, d.BoundSec, d.Left)})
 	}
 	return bs
 }

@@ -95,7 +95,7 @@ func TestRenderGolden(t *testing.T) {
 	// Facts the report must state, independent of the golden file.
 	for _, s := range []string{
 		"| 60 | 55 | 2 | 3 | 0 | 0 |",
-		"sent = committed + rejected + lost: **holds**",
+		"sent = committed + rejected + lost + pending: **holds**",
 		"| cometbft@v1.0.1 | 4 | go1.26.8 | github.com/cometbft/cometbft v1.0.1 |",
 		"| 8.500 | node_exited | validator3 | signal: killed | yes |",
 		"| qa-box |",

@@ -1,25 +1,29 @@
-// Package rundir owns the layout of a run directory. Every stage writes its
-// raw records here as they happen, and every later stage (analyze, report,
-// compare) reads only from here, so an interrupted run stays readable and a
-// report can be re-rendered with no node running.
+// Package rundir owns the run directory: the name, record type, header and
+// codec of every file in it, and its layout. Every stage writes its raw
+// records here as they happen, and every later stage (analyze, report,
+// compare) reads only from here, through the codecs of this package, so an
+// interrupted run stays readable and a report can be re-rendered with no
+// node running.
 //
-// Layout of runs/<timestamp>-<name>/:
+// Layout of runs/<timestamp>-<name>/ (record type and codec in brackets):
 //
 //	manifest.toml      the manifest as given
 //	plan.json          the resolved testnet (plan.Testnet)
 //	state.json         every resource the runner created, written as created (infra/local)
-//	events.jsonl       timestamped events: node started, ready, crashed, load start/stop …
+//	events.jsonl       timestamped events: node started, ready, crashed, load start/stop … [Event]
 //	homes/<node>/      node homes (config, data)
 //	logs/<node>.log    node stdout+stderr (and <node>-app.log for socket apps)
-//	sent.csv           one row per tx the generator attempted, as it happens (load)
-//	load.json          the generator's own summary: expected, attempted, lag (scenario)
-//	mempool.csv        every node's mempool size, polled during the run (harvest)
-//	blocks.csv         one row per block in the run's height range (harvest)
-//	block_txs.csv      every tx of those blocks with its result code (harvest)
-//	harvest.json       the harvested height range (harvest)
-//	txs.csv            one row per sent tx with its end state and latency (analyze)
-//	results.json       summary of the run (analyze)
-//	metrics/           Prometheus samples and process stats (collect)
+//	sent.csv           one row per tx the generator attempted, as it happens (load) [Sent, SentCSV]
+//	load.json          the generator's own summary: expected, attempted, lag (scenario) [LoadSummary]
+//	mempool.csv        every node's mempool size, polled during the run (harvest) [MempoolSample, MempoolCSV]
+//	blocks.csv         one row per block in the run's height range (harvest) [Block, BlocksCSV]
+//	block_txs.csv      every tx of those blocks with its result code (harvest) [BlockTx, BlockTxsCSV]
+//	harvest.json       the harvested height range and how the drain ended (harvest) [Harvest]
+//	txs.csv            one row per sent tx with its end state and latency (analyze) [Tx, TxsCSV]
+//	results.json       summary of the run, with schema_version (analyze) [Results]
+//	metrics/           (collect) samples.csv.gz [Sample, SamplesCSV], proc.csv [Proc, ProcCSV],
+//	                   host.csv [Host, HostCSV], scrape_errors.csv [ScrapeError, ScrapeErrorsCSV],
+//	                   machine.json [Machine]
 //	linkem/            link emulation: backend, zone matrix, switch counters (testnet)
 //	prometheus/        config and TSDB of the optional Prometheus server (promserver)
 //	report.md, report.html, plots/   the report (report)
@@ -27,7 +31,9 @@ package rundir
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -42,9 +48,6 @@ const (
 	Events   = "events.jsonl"
 	Homes    = "homes"
 	Logs     = "logs"
-	Txs      = "txs.csv"
-	Blocks   = "blocks.csv"
-	Results  = "results.json"
 	Metrics  = "metrics"
 )
 
@@ -56,17 +59,27 @@ type Dir struct {
 	events *os.File
 }
 
-// Create makes a new run directory root/<timestamp>-<name>.
+// Create makes a new run directory root/<timestamp>-<name>, or
+// <timestamp>-<name>-2, -3 … when that exists. The directory is claimed with
+// an exclusive mkdir, so concurrent calls never share one.
 func Create(root, name string, now time.Time) (*Dir, error) {
-	path := filepath.Join(root, now.UTC().Format("20060102-150405")+"-"+name)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	base := filepath.Join(root, now.UTC().Format("20060102-150405")+"-"+name)
+	path := base
 	for i := 2; ; i++ {
-		if _, err := os.Stat(path); os.IsNotExist(err) {
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
 			break
 		}
-		path = filepath.Join(root, fmt.Sprintf("%s-%s-%d", now.UTC().Format("20060102-150405"), name, i))
+		if !errors.Is(err, fs.ErrExist) || i > 10000 {
+			return nil, fmt.Errorf("create run directory: %w", err)
+		}
+		path = fmt.Sprintf("%s-%d", base, i)
 	}
-	for _, sub := range []string{"", Homes, Logs, Metrics} {
-		if err := os.MkdirAll(filepath.Join(path, sub), 0o755); err != nil {
+	for _, sub := range []string{Homes, Logs, Metrics} {
+		if err := os.Mkdir(filepath.Join(path, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("create run directory: %w", err)
 		}
 	}

@@ -114,7 +114,7 @@ func TestNodeDiesMidLoad(t *testing.T) {
 	margin := killAt.Add(200 * time.Millisecond).UnixNano()
 	var afterKill int
 	states := map[string]map[string]int{}
-	for _, r := range readCSV(t, filepath.Join(tn.Dir.Path, analyze.TxsFile)) {
+	for _, r := range readCSV(t, filepath.Join(tn.Dir.Path, rundir.TxsCSV.Name)) {
 		if states[r["node"]] == nil {
 			states[r["node"]] = map[string]int{}
 		}

@@ -232,7 +232,7 @@ func cpuShares(t *testing.T, dir string, from, to time.Time) (harness, nodes flo
 		cpu float64
 	}
 	first, last := map[string]sample{}, map[string]sample{}
-	for _, r := range readCSV(t, filepath.Join(dir, rundir.Metrics, collect.ProcFile)) {
+	for _, r := range readCSV(t, filepath.Join(dir, rundir.ProcCSV.Name)) {
 		ns, err1 := strconv.ParseInt(r["time_ns"], 10, 64)
 		cpu, err2 := strconv.ParseFloat(r["cpu_seconds"], 64)
 		if err1 != nil || err2 != nil {

@@ -6,7 +6,6 @@ package scenario
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +22,14 @@ import (
 // finishTimeout bounds the harvest and analysis of an interrupted run, so a
 // Ctrl-C still leaves results for what was sent, but soon.
 const finishTimeout = 30 * time.Second
+
+// interruptDrain bounds the wait for the mempools once the run is
+// interrupted (Ctrl-C during the load or the drain), counted from the start
+// of the drain: enough for a few blocks to take what the nodes hold (at 300
+// tx/s on the quickstart they emptied within about 2 s), short enough to
+// answer a Ctrl-C soon. A tx still in no block when it ends is pending, not
+// lost. (A second Ctrl-C quits at once.)
+const interruptDrain = 15 * time.Second
 
 // Measure runs the measured part of a run against a testnet that is up:
 // warm-up, the open-loop load (sent.csv), drain, harvest (blocks.csv) and
@@ -57,7 +64,7 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 	go func() { defer close(pollDone); _, _ = poller.Run(pctx) }()
 	defer func() { stopPoll(); <-pollDone }()
 
-	sink, err := load.NewSentWriter(dir.Join(load.SentFile))
+	sink, err := load.NewSentWriter(rundir.SentCSV.Path(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -75,36 +82,31 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 	prog.stop()
 	<-progDone
 	if err := sink.Close(); err != nil {
-		loadErr = errors.Join(loadErr, fmt.Errorf("close %s: %w", load.SentFile, err))
+		loadErr = errors.Join(loadErr, fmt.Errorf("close %s: %w", rundir.SentCSV.Name, err))
 	}
 	_ = dir.Event("load_done", "", fmt.Sprintf("sent %d, send errors %d", sum.Sent, sum.SendErrors))
-	if data, err := json.MarshalIndent(sum, "", "  "); err == nil {
-		_ = dir.WriteFile(analyze.LoadSummaryFile, data)
-	}
+	_ = dir.WriteLoad(&sum)
 	interrupted := ctx.Err() != nil
 	if loadErr != nil && !interrupted {
 		return nil, fmt.Errorf("load: %w", loadErr)
 	}
 
+	drain := drainMempools(ctx, nodes, p.Load.Grace.Duration, log)
+	_ = dir.Event("drained", "", drain.String())
+
 	fctx := ctx
-	if interrupted {
+	if ctx.Err() != nil {
+		interrupted = true
 		var cancel context.CancelFunc
 		fctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 		defer cancel()
 		fmt.Fprintf(log, "interrupted: harvesting what was sent (at most %s)\n", finishTimeout)
-	} else {
-		dr, err := harvest.Drain(ctx, nodes, p.Load.Grace.Duration)
-		if err != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("drain: %w", err)
-		}
-		fmt.Fprintf(log, "drain: %s\n", dr)
-		_ = dir.Event("drained", "", dr.String())
 	}
 	st, err := cometrpc.New(hv.URL).Status(fctx)
 	if err != nil {
 		return nil, fmt.Errorf("harvest: %s: %w", hv.Name, err)
 	}
-	if _, err := harvest.Harvest(fctx, hv.URL, from, st.Height, dir.Path); err != nil {
+	if _, err := harvest.HarvestWith(fctx, hv.URL, from, st.Height, dir.Path, harvest.Options{Drain: drain.record}); err != nil {
 		return nil, fmt.Errorf("harvest blocks %d..%d from %s: %w", from, st.Height, hv.Name, err)
 	}
 	res, err := analyze.Analyze(dir.Path)
@@ -115,6 +117,58 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 		return res, context.Cause(ctx)
 	}
 	return res, nil
+}
+
+// drained is how the wait for the mempools ended, for the log, the events
+// and harvest.json.
+type drained struct {
+	harvest.DrainResult
+	record *rundir.Drain
+}
+
+// drainMempools waits until every mempool is empty, for at most grace; when
+// ctx is cancelled (before or during the wait) it goes on waiting, but no
+// longer than interruptDrain from the start of the drain. It never fails:
+// how it ended is in the result.
+func drainMempools(ctx context.Context, nodes []harvest.Node, grace time.Duration, log io.Writer) drained {
+	start := time.Now()
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			t := time.NewTimer(time.Until(start.Add(interruptDrain)))
+			defer t.Stop()
+			select {
+			case <-t.C:
+				cancel()
+			case <-done:
+			}
+		case <-done:
+		}
+	}()
+	if ctx.Err() != nil {
+		fmt.Fprintf(log, "interrupted: waiting up to %s for the mempools to drain (Ctrl-C again to quit at once)\n", min(grace, interruptDrain))
+	}
+	dr, _ := harvest.Drain(dctx, nodes, grace)
+	close(done)
+	interrupted := ctx.Err() != nil
+	bound := grace
+	if interrupted {
+		bound = min(grace, interruptDrain)
+	}
+	d := drained{DrainResult: dr, record: dr.Record(grace, bound, interrupted)}
+	fmt.Fprintf(log, "drain: %s\n", d)
+	return d
+}
+
+func (d drained) String() string {
+	s := d.DrainResult.String()
+	if !d.record.Complete {
+		s += fmt.Sprintf(" (interrupted; bound %.0f s): txs in no block are pending, not lost", d.record.BoundSec)
+	}
+	return s
 }
 
 // harvestNode picks the first validator that answers, and its height.

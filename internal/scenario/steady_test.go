@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
 
@@ -76,7 +77,7 @@ func TestSteadyQuickstart(t *testing.T) {
 		res.TxPerSecond, res.DurationSec, res.AvgLatencyMs, res.P50LatencyMs, res.P95LatencyMs, res.P99LatencyMs, res.MaxLatencyMs, res.PeakMempool)
 
 	checkResultsJSON(t, out.RunDir, res)
-	if rows := readCSV(t, filepath.Join(out.RunDir, analyze.TxsFile)); len(rows) != rate*seconds {
+	if rows := readCSV(t, filepath.Join(out.RunDir, rundir.TxsCSV.Name)); len(rows) != rate*seconds {
 		t.Errorf("txs.csv has %d rows, want %d", len(rows), rate*seconds)
 	}
 	checkReport(t, out.RunDir, out.Report)
@@ -100,7 +101,7 @@ func TestSteadyQuickstart(t *testing.T) {
 // with the values Steady returned.
 func checkResultsJSON(t *testing.T, dir string, res *analyze.Results) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, analyze.ResultsFile))
+	data, err := os.ReadFile(filepath.Join(dir, rundir.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func sendErrorLogs(t *testing.T, dir string) string {
 	t.Helper()
 	count := map[string]int{}
 	var last string
-	for _, r := range readCSV(t, filepath.Join(dir, analyze.TxsFile)) {
+	for _, r := range readCSV(t, filepath.Join(dir, rundir.TxsCSV.Name)) {
 		if r["state"] == analyze.StateSendError {
 			count[r["node"]+": "+r["log"]]++
 			last = "seq " + r["seq"]

@@ -1,0 +1,47 @@
+package rundir
+
+import "time"
+
+// LoadFile is load.json.
+const LoadFile = "load.json"
+
+// LoadSummary is load.json: the load generator's own account of one run,
+// certifying it (written by the scenario from the generator's summary).
+// Its JSON keys are the Go field names.
+type LoadSummary struct {
+	RunID    string
+	Start    time.Time // t0 of every schedule
+	End      time.Time // last send
+	Expected int       // txs the configuration asks for
+	// Attempted = Sent + SendErrors; Sent = OK + Rejected (the data contract).
+	Attempted, Sent, OK, Rejected, SendErrors int
+	Conns                                     []LoadConn
+	Valid                                     bool
+	Invalid                                   []string // why not valid
+}
+
+// LoadConn is one connection's target vs achieved rate and lag.
+type LoadConn struct {
+	Node       string
+	Conn       int
+	Attempted  int
+	Rejected   int
+	Errors     int     // send_error rows
+	TargetRate float64 // tx/s, from the intended send times
+	Achieved   float64 // tx/s, from the actual send times
+	LagP50Ms   float64
+	LagP99Ms   float64
+	LagMaxMs   float64
+}
+
+// ReadLoad reads load.json.
+func (d *Dir) ReadLoad() (*LoadSummary, error) {
+	var s LoadSummary
+	if err := d.ReadJSON(LoadFile, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// WriteLoad writes load.json.
+func (d *Dir) WriteLoad(s *LoadSummary) error { return d.WriteJSON(LoadFile, s) }

@@ -1,0 +1,184 @@
+package rundir
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ResultsFile is results.json.
+const ResultsFile = "results.json"
+
+// ResultsSchema is the schema_version written into every results.json,
+// "MAJOR.MINOR". A reader accepts its own major version and older ones
+// (files without the field are pre-1.0); a minor bump only adds fields. Bump
+// the major version when a field changes meaning or goes away.
+const ResultsSchema = "1.0"
+
+// Results is results.json: the summary of one run (written by analyze). The
+// block of fields after SchemaVersion follows the Initia E2E benchmark's
+// result file so their tools can read ours.
+type Results struct {
+	SchemaVersion  string         `json:"schema_version"`
+	Config         map[string]any `json:"config"`
+	TotalSubmitted int            `json:"total_submitted"`
+	TotalIncluded  int            `json:"total_included"`
+	DurationSec    float64        `json:"duration_sec"`
+	TxPerSecond    float64        `json:"tx_per_second"`
+	AvgLatencyMs   float64        `json:"avg_latency_ms"`
+	P50LatencyMs   float64        `json:"p50_latency_ms"`
+	P95LatencyMs   float64        `json:"p95_latency_ms"`
+	P99LatencyMs   float64        `json:"p99_latency_ms"`
+	MaxLatencyMs   float64        `json:"max_latency_ms"`
+	PeakMempool    int            `json:"peak_mempool_size"`
+	BlockStats     BlockStats     `json:"block_stats"`
+
+	RunID      string     `json:"run_id"`
+	Accounting Accounting `json:"accounting"`
+	// Drain is how the wait for empty mempools ended (from harvest.json);
+	// nil when nothing was harvested or the run predates it.
+	Drain        *Drain `json:"drain,omitempty"`
+	Latency      Stats  `json:"latency_ms"`
+	LatencyBlock string `json:"latency_block"` // "H" or "H+1": whose header time ends a tx's latency
+	// LatencyOther is the same distribution measured with the other block's time.
+	LatencyOther Stats `json:"latency_ms_other_block"`
+	// NegativeLatencies counts headline latencies below 0 (block time before
+	// send time). With "H" that is expected: BFT time makes block H's time
+	// about the commit time of H−1, before later txs of H were sent.
+	NegativeLatencies int          `json:"negative_latencies"`
+	Load              []ConnStats  `json:"load"`
+	Valid             bool         `json:"valid"`
+	Invalid           []string     `json:"invalid_reasons,omitempty"`
+	Nodes             []NodeResult `json:"nodes"`
+}
+
+// Accounting: every sent tx ends in exactly one state.
+// Sent == Committed + Rejected + Lost + Pending always holds.
+type Accounting struct {
+	Sent      int `json:"sent"`
+	Committed int `json:"committed"`
+	Rejected  int `json:"rejected"`
+	Lost      int `json:"lost"`
+	// Pending: in no block when an interrupted run stopped waiting for the
+	// mempools (Drain.Complete false); not known to be lost.
+	Pending    int `json:"pending"`
+	Duplicates int `json:"duplicates"` // extra commits of an already committed tx
+	// SendErrors are rows whose send failed (transport error): not in Sent.
+	SendErrors int `json:"send_errors"`
+	// SendErrorsCommitted are send errors whose tx reached a block anyway
+	// (the write got through before the connection failed).
+	SendErrorsCommitted int `json:"send_errors_committed"`
+}
+
+// Holds reports whether the accounting identity holds.
+func (a Accounting) Holds() bool { return a.Sent == a.Committed+a.Rejected+a.Lost+a.Pending }
+
+// Stats is a latency (or other) distribution in one unit.
+type Stats struct {
+	N   int     `json:"n"`
+	Avg float64 `json:"avg"`
+	Std float64 `json:"std"`
+	Min float64 `json:"min"`
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// BlockStats summarises the blocks of the run's height range.
+type BlockStats struct {
+	FirstHeight  int64   `json:"first_height"`
+	LastHeight   int64   `json:"last_height"`
+	Blocks       int     `json:"blocks"`
+	AvgTxs       float64 `json:"avg_txs_per_block"`
+	MaxTxs       int     `json:"max_txs_per_block"`
+	AvgBlockSec  float64 `json:"avg_block_interval_sec"`
+	AvgSizeBytes float64 `json:"avg_block_size_bytes"`
+}
+
+// ConnStats certifies the load generator per connection: target vs achieved
+// rate and how far actual sends lagged intended ones.
+type ConnStats struct {
+	Node       string  `json:"node"`
+	Conn       int     `json:"conn"`
+	Sent       int     `json:"sent"`
+	TargetRate float64 `json:"target_rate"`
+	Achieved   float64 `json:"achieved_rate"`
+	LagP99Ms   float64 `json:"lag_p99_ms"`
+	LagMaxMs   float64 `json:"lag_max_ms"`
+	Errors     int     `json:"errors"`
+}
+
+// NodeResult is what happened to one node during the run.
+type NodeResult struct {
+	Name        string `json:"name"`
+	Sent        int    `json:"sent"`
+	PeakMempool int    `json:"peak_mempool"`
+	Exited      bool   `json:"exited"` // the node died during the run
+	Detail      string `json:"detail,omitempty"`
+}
+
+// EncodeResults is results.json's encoding of r, with the current
+// schema_version.
+func EncodeResults(r *Results) ([]byte, error) {
+	r.SchemaVersion = ResultsSchema
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep "<" and ">" readable in invalid_reasons
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", ResultsFile, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeResults decodes a results.json, refusing a schema of a newer major
+// version than ResultsSchema: its fields may not mean what this build thinks.
+func DecodeResults(data []byte) (*Results, error) {
+	var r Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", ResultsFile, err)
+	}
+	if r.SchemaVersion == "" {
+		return &r, nil // written before schema_version existed: 0.x
+	}
+	got, err := schemaMajor(r.SchemaVersion)
+	if err != nil {
+		return nil, fmt.Errorf("%s: schema_version %q: %w", ResultsFile, r.SchemaVersion, err)
+	}
+	if want, _ := schemaMajor(ResultsSchema); got > want {
+		return nil, fmt.Errorf("%s: schema_version %s is newer than this benchnet reads (%d.x): use a newer benchnet",
+			ResultsFile, r.SchemaVersion, want)
+	}
+	return &r, nil
+}
+
+func schemaMajor(v string) (int, error) {
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("want MAJOR.MINOR")
+	}
+	return n, nil
+}
+
+// ReadResults reads results.json.
+func (d *Dir) ReadResults() (*Results, error) {
+	data, err := os.ReadFile(d.Join(ResultsFile))
+	if err != nil {
+		return nil, err
+	}
+	return DecodeResults(data)
+}
+
+// WriteResults writes results.json atomically, setting its schema_version.
+func (d *Dir) WriteResults(r *Results) error {
+	data, err := EncodeResults(r)
+	if err != nil {
+		return err
+	}
+	return d.WriteFile(ResultsFile, data)
+}
