@@ -35,6 +35,11 @@ type Options struct {
 	ReadyTimeout time.Duration // all nodes at ReadyHeight within this
 	ReadyHeight  int64
 	Log          io.Writer // progress for humans
+	// Harness records this process as the run's owner in the state file, so
+	// `benchnet down` elsewhere asks it to end the run (SIGTERM) instead of
+	// pulling the testnet from under it. Only for a process whose SIGTERM
+	// handler tears down (the CLI); a test binary has none.
+	Harness bool
 }
 
 // Testnet is a running testnet.
@@ -54,6 +59,11 @@ type Testnet struct {
 
 	links linkem.Backend // nil: links not emulated
 	model *linkem.Model
+	// linksMu serialises ApplyLinks; applied is what the backend last
+	// accepted, the state a failed apply rolls back to.
+	linksMu     sync.Mutex
+	applied     linkem.Conditions
+	everApplied bool
 }
 
 // Up resolves m, prepares everything and starts the testnet. On error it
@@ -96,6 +106,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	}
 
 	runner := local.New(t.RunID, dir.Join(rundir.State))
+	runner.Harness = opts.Harness
 	t.Runner = runner
 	defer func() {
 		if err != nil {
@@ -125,7 +136,15 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	_ = dir.Event("network_up", "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
 
 	startErr := make(chan error, len(p.Nodes))
+	// Delayed starts end before Up returns: on failure they are cancelled
+	// and awaited before the teardown above runs (defers run last-in first),
+	// so no start can race the cleanup and leave a node behind.
+	startCtx, stopStarts := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	defer func() {
+		stopStarts()
+		wg.Wait()
+	}()
 	for _, n := range p.Nodes {
 		if n.StartDelay == 0 {
 			if err := t.startNode(ctx, n, bins[n.Release], appBins[n.Release]); err != nil {
@@ -136,12 +155,17 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		wg.Add(1)
 		go func(n *plan.Node) {
 			defer wg.Done()
+			timer := time.NewTimer(n.StartDelay)
+			defer timer.Stop()
 			select {
-			case <-ctx.Done():
+			case <-startCtx.Done():
 				return
-			case <-time.After(n.StartDelay):
+			case <-timer.C:
 			}
-			if err := t.startNode(ctx, n, bins[n.Release], appBins[n.Release]); err != nil {
+			if testHookDelayedStart != nil {
+				testHookDelayedStart(n.Name)
+			}
+			if err := t.startNode(startCtx, n, bins[n.Release], appBins[n.Release]); err != nil {
 				startErr <- err
 			}
 		}(n)
@@ -154,6 +178,10 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	_ = dir.Event("testnet_ready", "", "")
 	return t, nil
 }
+
+// testHookDelayedStart, when set by a test, runs in a delayed start's
+// goroutine just before the node is started.
+var testHookDelayedStart func(node string)
 
 func ensureBinaries(ctx context.Context, p *plan.Testnet, log io.Writer) (bins, appBins map[plan.Release]string, err error) {
 	bins, appBins = map[plan.Release]string{}, map[plan.Release]string{}
@@ -346,6 +374,15 @@ func (t *Testnet) PIDs() map[string]int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return maps.Clone(t.pids)
+}
+
+// Check reports why the testnet is no longer whole when its runner can tell
+// (state, registration or a namespace removed from elsewhere); nil otherwise.
+func (t *Testnet) Check() error {
+	if c, ok := t.Runner.(interface{ Check() error }); ok {
+		return c.Check()
+	}
+	return nil
 }
 
 // Down stops every process and removes every resource of the run.
