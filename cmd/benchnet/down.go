@@ -42,11 +42,14 @@ stay.`,
 			}
 			var errs []error
 			for _, s := range states {
+				// The run first: a live owner stops its own Prometheus as it
+				// ends; then whatever Prometheus is left (owner killed).
+				derr := local.Down(cmd.Context(), s, cmd.OutOrStdout())
 				if err := promserver.Kill(filepath.Dir(s)); err != nil {
 					errs = append(errs, fmt.Errorf("down %s: prometheus: %w", filepath.Dir(s), err))
 				}
-				if err := local.Down(cmd.Context(), s, cmd.OutOrStdout()); err != nil {
-					errs = append(errs, fmt.Errorf("down %s: %w", filepath.Dir(s), err))
+				if derr != nil {
+					errs = append(errs, fmt.Errorf("down %s: %w", filepath.Dir(s), derr))
 					continue
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "down: %s\n", filepath.Dir(s))

@@ -44,7 +44,11 @@ func run(args []string) int {
 	// SIGTERM is also how `benchnet down` asks the process that owns a run
 	// to end it; SIGHUP (the terminal of a foreground `up` closed) would
 	// otherwise kill the harness and leave nodes behind with dead links.
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// Under nohup SIGHUP stays ignored: Notify would undo that.
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(sigs, syscall.SIGHUP)
+	}
 	defer signal.Stop(sigs)
 	go func() {
 		// First signal: stop load, flush, tear down in order. Second: exit now;
