@@ -52,7 +52,8 @@ type Testnet struct {
 	log     io.Writer
 	mu      sync.Mutex
 	pids    map[string]int // node name -> node process pid
-	stopped bool
+	downMu  sync.Mutex     // serialises Down
+	stopped bool           // Down succeeded
 	// unprivileged is whether node processes run as nobody: only when nobody
 	// can reach the run directory (a home under a 0700 directory cannot be).
 	unprivileged bool
@@ -385,16 +386,17 @@ func (t *Testnet) Check() error {
 	return nil
 }
 
-// Down stops every process and removes every resource of the run.
+// Down stops every process and removes every resource of the run. Once it
+// succeeded, calling it again is a no-op; after a failure a later call tries
+// again (the runner's cleanup and the link backends' Close are idempotent).
 func (t *Testnet) Down(ctx context.Context) error {
-	t.mu.Lock()
+	t.downMu.Lock()
+	defer t.downMu.Unlock()
 	if t.stopped {
-		t.mu.Unlock()
 		return nil
 	}
-	t.stopped = true
-	t.mu.Unlock()
 	err := errors.Join(t.Runner.Cleanup(ctx), t.closeLinks())
+	t.stopped = err == nil
 	_ = t.Dir.Event("testnet_down", "", errString(err))
 	return err
 }
