@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -263,4 +265,23 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestExecdCommandsHaveAPackage: every host command a run or the tests exec
+// can be installed by the dependency step, and a run does not require what
+// only the tests use.
+func TestExecdCommandsHaveAPackage(t *testing.T) {
+	// iptables: the firewall rule where br_netfilter is on; tc: the netem backend.
+	all := append(append([]string{"iptables", "tc"}, runCommands()...), testCommands...)
+	for _, c := range all {
+		if deps.Packages[c] == "" {
+			t.Errorf("command %s is exec'd but deps knows no package for it", c)
+		}
+	}
+	if slices.Contains(runCommands(), "ping") {
+		t.Errorf("run requires ping, which only the tests use: %v", runCommands())
+	}
+	if !slices.Contains(testCommands, "ping") {
+		t.Errorf("setup --tests does not install ping: %v", testCommands)
+	}
 }
