@@ -78,7 +78,7 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 	}
 	up.register(c)
 	lf.register(c.Flags())
-	c.Flags().BoolVar(&preserve, "preserve", false, "leave the testnet up at the end (remove it with 'benchnet down')")
+	c.Flags().BoolVar(&preserve, "preserve", false, "leave the testnet up at the end (remove it with 'benchnet down'); refused with the userspace link emulator, whose links die with this process")
 	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
 	c.Flags().BoolVar(&prom, "prometheus", false, "also run a real Prometheus server (Debian package, installed on demand) scraping every node; its TSDB stays in the run directory")
 	return c

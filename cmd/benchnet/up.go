@@ -92,7 +92,9 @@ func newUpCmd() *cobra.Command {
 		Long: `up brings a testnet up and leaves it running: every node in its own network
 namespace, logs and homes in the run directory. With no manifest it uses the
 built-in quickstart (4 validators of CometBFT v1.0.1, in-process kvstore).
-Stop it with 'benchnet down'.`,
+Stop it with 'benchnet down'. With the userspace link emulator (kernels without
+sch_netem) the links live in this process, so up stays in the foreground until
+Ctrl-C or 'benchnet down' from another terminal ends the testnet (exit 0).`,
 		Example: `  benchnet up                            # the built-in quickstart
   benchnet up examples/v038.toml --output /tmp/runs
   benchnet status && benchnet down`,
