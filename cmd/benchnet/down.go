@@ -18,7 +18,10 @@ func newDownCmd() *cobra.Command {
 		Use:   "down [RUN_DIR...]",
 		Short: "Stop every node and remove every namespace, link and bridge a run created",
 		Long: `down tears down runs from their state files, which record every resource as
-it is created: it works after the harness was killed with -9. With no argument
+it is created: it works after the harness was killed with -9. When the benchnet
+process that owns a run is still alive (a foreground 'up', a 'run' under way),
+down asks it to end the run (SIGTERM), waits for it to exit (up to 90 s), then
+removes whatever is left. With no argument
 it tears down every live run on this machine. --all also sweeps any leftover
 resource named with benchnet's prefix, state file or not. The run directories
 stay.`,
@@ -39,11 +42,14 @@ stay.`,
 			}
 			var errs []error
 			for _, s := range states {
+				// The run first: a live owner stops its own Prometheus as it
+				// ends; then whatever Prometheus is left (owner killed).
+				derr := local.Down(cmd.Context(), s, cmd.OutOrStdout())
 				if err := promserver.Kill(filepath.Dir(s)); err != nil {
 					errs = append(errs, fmt.Errorf("down %s: prometheus: %w", filepath.Dir(s), err))
 				}
-				if err := local.Down(cmd.Context(), s); err != nil {
-					errs = append(errs, fmt.Errorf("down %s: %w", filepath.Dir(s), err))
+				if derr != nil {
+					errs = append(errs, fmt.Errorf("down %s: %w", filepath.Dir(s), derr))
 					continue
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "down: %s\n", filepath.Dir(s))

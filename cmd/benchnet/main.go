@@ -41,14 +41,26 @@ func run(args []string) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
+	// SIGTERM is also how `benchnet down` asks the process that owns a run
+	// to end it; SIGHUP (the terminal of a foreground `up` closed) would
+	// otherwise kill the harness and leave nodes behind with dead links.
+	// Under nohup SIGHUP stays ignored: Notify would undo that.
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(sigs, syscall.SIGHUP)
+	}
 	defer signal.Stop(sigs)
 	go func() {
 		// First signal: stop load, flush, tear down in order. Second: exit now;
 		// the run directory stays readable and `benchnet down` cleans up.
-		<-sigs
-		fmt.Fprintln(os.Stderr, "\ninterrupted: stopping and cleaning up (press Ctrl-C again to exit at once)")
-		cancel(errInterrupted)
+		cause := errInterrupted
+		if sig := <-sigs; sig == os.Interrupt {
+			fmt.Fprintln(os.Stderr, "\ninterrupted: stopping and cleaning up (press Ctrl-C again to exit at once)")
+		} else {
+			fmt.Fprintf(os.Stderr, "\n%v: stopping and cleaning up (signal again to exit at once)\n", sig)
+			cause = fmt.Errorf("%w by signal (%v)", errInterrupted, sig)
+		}
+		cancel(cause)
 		<-sigs
 		fmt.Fprintln(os.Stderr, "interrupted twice: exiting; run `benchnet down` to remove what is left")
 		os.Exit(exitInterrupted)

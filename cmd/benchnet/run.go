@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
@@ -54,7 +56,12 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 			if err := needRoot(); err != nil {
 				return err
 			}
-			if err := deps.Ensure(cmd.Context(), os.Stderr, runCommands...); err != nil {
+			if preserve {
+				if err := preservable(cmd.Context(), m); err != nil {
+					return err
+				}
+			}
+			if err := deps.Ensure(cmd.Context(), os.Stderr, runCommands()...); err != nil {
 				return err
 			}
 			out, err := scenario.Steady(cmd.Context(), m, scenario.Options{
@@ -71,10 +78,27 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 	}
 	up.register(c)
 	lf.register(c.Flags())
-	c.Flags().BoolVar(&preserve, "preserve", false, "leave the testnet up at the end (remove it with 'benchnet down')")
+	c.Flags().BoolVar(&preserve, "preserve", false, "leave the testnet up at the end (remove it with 'benchnet down'); refused with the userspace link emulator, whose links die with this process")
 	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
 	c.Flags().BoolVar(&prom, "prometheus", false, "also run a real Prometheus server (Debian package, installed on demand) scraping every node; its TSDB stays in the run directory")
 	return c
+}
+
+// preservable refuses --preserve, before anything is built or created, when
+// the testnet's links would run through the userspace emulator: it lives in
+// this process, so the TAPs die when `run` exits and a preserved testnet
+// would have dead links.
+func preservable(ctx context.Context, m *manifest.Manifest) error {
+	kind, reason, err := testnet.LinkBackend(ctx, m)
+	if err != nil {
+		return err
+	}
+	if kind != linkem.KindUserspace {
+		return nil
+	}
+	return usageError{fmt.Errorf("--preserve: this testnet's links use the userspace link emulator (%s), which runs inside this process: "+
+		"its links would die when 'run' exits. Use 'benchnet up' (it stays in the foreground) and then 'benchnet load', "+
+		"or [network].linkem = \"netem\" on a kernel with sch_netem", reason)}
 }
 
 func printOutcome(cmd *cobra.Command, dir string, files []string) {

@@ -8,11 +8,18 @@ import (
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/deps"
+	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
-// runCommands are the host commands every local run execs.
-var runCommands = []string{"ip", "setpriv", "ping"}
+// runCommands are the host commands a local run execs on this machine (the
+// runner's, iptables only where bridged frames pass the firewall). ping is
+// not among them: only the tests use it.
+func runCommands() []string { return local.Commands() }
+
+// testCommands are what the test suite execs besides: ping (emulated RTTs),
+// chromium (the report test renders HTML), prometheus (the --prometheus test).
+var testCommands = []string{"ping", "chromium", "prometheus"}
 
 // testReleases are the binaries the test suite runs: the quickstart's release,
 // the v0.38 baseline, the socket app, and CometBFT's own load tools for the
@@ -34,17 +41,18 @@ func newSetupCmd() *cobra.Command {
 		Use:   "setup",
 		Short: "Install the Debian packages and build the release binaries benchnet needs",
 		Long: `setup makes a fresh machine (Go and root, nothing else) ready: it installs the
-Debian packages benchnet execs (iproute2, util-linux, iputils-ping) and builds
-the quickstart's CometBFT release into the cache. With --tests it also installs
-chromium (the report test renders HTML) and prometheus (the --prometheus test) and builds every release the test
-suite runs. Everything already present is reused, so it is cheap to repeat.`,
+Debian packages benchnet execs (iproute2, util-linux, and iptables where
+bridge netfilter is on) and builds the quickstart's CometBFT release into the
+cache. With --tests it also installs iputils-ping (the link-emulation tests),
+chromium (the report test renders HTML) and prometheus (the --prometheus test)
+and builds every release the test suite runs. Everything already present is reused, so it is cheap to repeat.`,
 		Example: `  benchnet setup
   benchnet setup --tests && go test ./...`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cmds := runCommands
+			cmds := runCommands()
 			if forTests {
-				cmds = append(append([]string{}, cmds...), "chromium", "prometheus")
+				cmds = append(cmds, testCommands...)
 			}
 			if err := deps.Ensure(cmd.Context(), os.Stderr, cmds...); err != nil {
 				return err

@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/deps"
-	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
-	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -31,55 +27,54 @@ func (f *upFlags) register(c *cobra.Command) {
 }
 
 func (f *upFlags) options() testnet.Options {
-	return testnet.Options{Output: f.output, ReadyTimeout: f.timeout, Log: os.Stderr}
+	// Harness: main's SIGTERM handler tears the run down, so `benchnet down`
+	// elsewhere may ask this process to end it.
+	return testnet.Options{Output: f.output, ReadyTimeout: f.timeout, Log: os.Stderr, Harness: true}
 }
 
 func (f *upFlags) up(ctx context.Context, m *manifest.Manifest) (*testnet.Testnet, error) {
 	if err := needRoot(); err != nil {
 		return nil, err
 	}
-	if err := deps.Ensure(ctx, os.Stderr, runCommands...); err != nil {
+	if err := deps.Ensure(ctx, os.Stderr, runCommands()...); err != nil {
 		return nil, err
 	}
 	return testnet.Up(ctx, m, f.options())
 }
 
 // holdLinks keeps `up` in the foreground while the userspace link emulator,
-// which lives in this process, carries the testnet's frames. It returns when
-// the run is taken down elsewhere (`benchnet down`) or on Ctrl-C, which also
-// takes the testnet down.
+// which lives in this process, carries the testnet's frames. Ending the
+// testnet is what this foreground is for, so a clean teardown is a success
+// (exit 0) however it was asked: Ctrl-C, SIGTERM from `benchnet down` in
+// another terminal, or the run's namespaces or state vanishing (a down or
+// sweep that did not ask first), checked every second.
 func holdLinks(ctx context.Context, cmd *cobra.Command, t *testnet.Testnet) error {
-	fmt.Fprintln(cmd.OutOrStdout(), "the userspace link emulator runs in this process: staying in the foreground (Ctrl-C or 'benchnet down' ends the testnet)")
-	state := t.Dir.Join(rundir.State)
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out, "the userspace link emulator runs in this process: staying in the foreground (Ctrl-C or 'benchnet down' ends the testnet)")
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	down := func(why string) error {
+		fmt.Fprintf(out, "%s: taking %s down\n", why, t.Plan.Name)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := t.Down(dctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s is down (run directory kept: %s)\n", t.Plan.Name, t.Dir.Path)
+		return nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			return errors.Join(t.Down(dctx), context.Cause(ctx))
+			return down(context.Cause(ctx).Error())
+		case ex := <-t.Runner.Exited():
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s %s (pid %d) exited: %s\n", ex.Node, ex.Name, ex.PID, ex.Status)
 		case <-tick.C:
-			if !isActive(state) {
-				return t.Down(context.WithoutCancel(ctx))
+			if err := t.Check(); err != nil {
+				return down("taken down elsewhere (" + err.Error() + ")")
 			}
 		}
 	}
-}
-
-// isActive says whether a run's state file is still registered as live.
-func isActive(state string) bool {
-	active, err := local.ActiveRuns()
-	if err != nil {
-		return true
-	}
-	abs, _ := filepath.Abs(state)
-	for _, a := range active {
-		if a == state || a == abs {
-			return true
-		}
-	}
-	return false
 }
 
 func needRoot() error {
@@ -97,7 +92,9 @@ func newUpCmd() *cobra.Command {
 		Long: `up brings a testnet up and leaves it running: every node in its own network
 namespace, logs and homes in the run directory. With no manifest it uses the
 built-in quickstart (4 validators of CometBFT v1.0.1, in-process kvstore).
-Stop it with 'benchnet down'.`,
+Stop it with 'benchnet down'. With the userspace link emulator (kernels without
+sch_netem) the links live in this process, so up stays in the foreground until
+Ctrl-C or 'benchnet down' from another terminal ends the testnet (exit 0).`,
 		Example: `  benchnet up                            # the built-in quickstart
   benchnet up examples/v038.toml --output /tmp/runs
   benchnet status && benchnet down`,

@@ -16,6 +16,7 @@ var Packages = map[string]string{
 	"ip":         "iproute2",
 	"tc":         "iproute2",
 	"setpriv":    "util-linux",
+	"iptables":   "iptables",
 	"ping":       "iputils-ping",
 	"chromium":   "chromium",
 	"prometheus": "prometheus",

@@ -11,6 +11,7 @@ package linkem
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"sort"
@@ -212,18 +213,50 @@ func (m *Model) SetRate(node string, bps uint64) error {
 func (m *Model) Partition(a, b []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// Every pair is checked before any is cut: a bad name changes nothing.
+	var cut [][2]int
 	for _, x := range a {
 		for _, y := range b {
 			i, j, err := m.pair(x, y)
 			if err != nil {
 				return fmt.Errorf("linkem: partition: %w", err)
 			}
-			m.partition[[2]int{i, j}] = true
-			m.partition[[2]int{j, i}] = true
+			cut = append(cut, [2]int{i, j}, [2]int{j, i})
 		}
+	}
+	for _, c := range cut {
+		m.partition[c] = true
 	}
 	m.publishLocked()
 	return nil
+}
+
+// Conditions is the changeable part of a Model (overrides, rates,
+// partitions), saved so that a change a backend refused can be undone with
+// Restore on the same model.
+type Conditions struct {
+	override  map[[2]int]Link
+	rate      map[int]uint64
+	partition map[[2]int]bool
+}
+
+// Save returns the model's current conditions.
+func (m *Model) Save() Conditions {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Conditions{override: maps.Clone(m.override), rate: maps.Clone(m.rate), partition: maps.Clone(m.partition)}
+}
+
+// Restore puts back conditions Save returned (from this model) and
+// publishes them.
+func (m *Model) Restore(c Conditions) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.override, m.rate, m.partition = map[[2]int]Link{}, map[int]uint64{}, map[[2]int]bool{}
+	maps.Copy(m.override, c.override)
+	maps.Copy(m.rate, c.rate)
+	maps.Copy(m.partition, c.partition)
+	m.publishLocked()
 }
 
 // Heal removes every partition and override, restoring the conditions Build

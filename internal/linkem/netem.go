@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -128,6 +129,11 @@ func (*Netem) Name() string { return KindNetem }
 // Apply installs every node's rules, replacing (delete root, add again) only
 // those of nodes whose rules changed since the last Apply. A replaced node's
 // link is unshaped for the few milliseconds the tc calls take.
+//
+// Apply is all or nothing: when a command fails, every node it changed gets
+// its previous rules back (ErrRolledBack in the error), so a half-applied
+// partition or heal never leaves some links new and others old. Only when
+// the rollback fails too are links left mixed, and the error says which.
 func (n *Netem) Apply(ctx context.Context, m *Model) error {
 	if n.cfg.Netns == nil {
 		return errors.New("linkem netem: no namespace naming (NetemConfig.Netns)")
@@ -135,6 +141,8 @@ func (n *Netem) Apply(ctx context.Context, m *Model) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := m.Snapshot()
+	var touched []string // nodes whose rules this call removed or added
+	prev := map[string][][]string{}
 	for i, node := range s.Nodes {
 		ns := n.cfg.Netns(node.Name)
 		cmds := NetemRules(s, i, n.cfg.Dev, ns)
@@ -142,20 +150,65 @@ func (n *Netem) Apply(ctx context.Context, m *Model) error {
 		if ok && slices.EqualFunc(old, cmds, slices.Equal) {
 			continue
 		}
-		if ok {
-			if err := n.cfg.Exec(ctx, n.delRoot(ns)); err != nil {
-				return fmt.Errorf("linkem netem: node %s: %w", node.Name, err)
+		touched = append(touched, node.Name)
+		prev[node.Name] = old
+		err := func() error {
+			if ok {
+				if err := n.cfg.Exec(ctx, n.delRoot(ns)); err != nil {
+					return err
+				}
+				delete(n.applied, node.Name)
 			}
-			delete(n.applied, node.Name)
-		}
-		for _, c := range cmds {
-			if err := n.cfg.Exec(ctx, c); err != nil {
-				return fmt.Errorf("linkem netem: node %s: %w", node.Name, err)
+			for _, c := range cmds {
+				if err := n.cfg.Exec(ctx, c); err != nil {
+					return err
+				}
 			}
+			n.applied[node.Name] = cmds
+			return nil
+		}()
+		if err != nil {
+			err = fmt.Errorf("linkem netem: node %s: %w", node.Name, err)
+			return errors.Join(err, n.rollback(context.WithoutCancel(ctx), touched, prev))
 		}
-		n.applied[node.Name] = cmds
 	}
 	return nil
+}
+
+// ErrRolledBack marks an Apply that failed and put every link back as it was.
+var ErrRolledBack = errors.New("rolled back: every link is as before")
+
+// rollback reinstalls the previous rules (none for a node that had none) of
+// the nodes an Apply touched, and says whether that worked.
+func (n *Netem) rollback(ctx context.Context, nodes []string, prev map[string][][]string) error {
+	var mixed []string
+	var errs []error
+	for _, node := range nodes {
+		// The node may hold part of the new rules, or none: remove whatever
+		// is there (a missing root qdisc is not an error here).
+		_ = n.cfg.Exec(ctx, n.delRoot(n.cfg.Netns(node)))
+		delete(n.applied, node)
+		old := prev[node]
+		var err error
+		for _, c := range old {
+			if err = n.cfg.Exec(ctx, c); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			mixed = append(mixed, node)
+			errs = append(errs, fmt.Errorf("node %s: %w", node, err))
+			_ = n.cfg.Exec(ctx, n.delRoot(n.cfg.Netns(node)))
+			continue
+		}
+		if old != nil {
+			n.applied[node] = old
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("linkem netem: rollback failed, links are mixed (unshaped: %s): %w", strings.Join(mixed, ", "), errors.Join(errs...))
+	}
+	return ErrRolledBack
 }
 
 func (n *Netem) delRoot(ns string) []string {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/linkem"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -53,24 +55,69 @@ func (t *Testnet) openLinks(ctx context.Context, r *local.Runner) error {
 	return t.writeLinkInfo(be.Name(), reason, model)
 }
 
-// applyLinks installs the model once every host's link exists.
+// applyLinks installs the model once every host's link exists, and again
+// after each change. It is all or nothing: when the backend fails, the model
+// gets back the conditions last applied and the backend is applied again
+// with them, so model and links agree and no link is left half changed.
 func (t *Testnet) applyLinks(ctx context.Context) error {
 	if t.links == nil {
 		return nil
 	}
-	if err := t.links.Apply(ctx, t.model); err != nil {
-		return fmt.Errorf("link emulation: apply: %w", err)
+	t.linksMu.Lock()
+	defer t.linksMu.Unlock()
+	err := t.links.Apply(ctx, t.model)
+	if err == nil {
+		t.applied, t.everApplied = t.model.Save(), true
+		return nil
 	}
-	return nil
+	err = fmt.Errorf("link emulation: apply: %w", err)
+	if !t.everApplied {
+		return err // Up fails and removes the links with the hosts
+	}
+	t.model.Restore(t.applied)
+	if rerr := t.links.Apply(context.WithoutCancel(ctx), t.model); rerr != nil {
+		return fmt.Errorf("%w; rollback to the previous conditions failed, links may be mixed: %w", err, rerr)
+	}
+	if errors.Is(err, ErrLinksRolledBack) {
+		return err
+	}
+	return fmt.Errorf("%w; %w", err, ErrLinksRolledBack)
 }
+
+// ErrLinksRolledBack marks an ApplyLinks that failed and left the model
+// and every link as they were before the change.
+var ErrLinksRolledBack = linkem.ErrRolledBack
 
 // Links returns the link model and backend (nil when not emulated), so
 // scenarios can change conditions during a run: change the model, then
 // call ApplyLinks.
 func (t *Testnet) Links() *linkem.Model { return t.model }
 
-// ApplyLinks pushes the model's current conditions to the backend.
+// ApplyLinks pushes the model's current conditions to the backend, all or
+// nothing: on error (wrapping ErrLinksRolledBack when the rollback worked)
+// the model and the links are back at the conditions of the last successful
+// apply, so the change can be retried or reported.
 func (t *Testnet) ApplyLinks(ctx context.Context) error { return t.applyLinks(ctx) }
+
+// LinkBackend says, before anything is created, which link-emulation backend
+// Up would pick for m and why ("" when links are not emulated). Callers use
+// it to refuse what a backend cannot do (the userspace emulator lives in the
+// harness, so its links cannot outlive it). "auto" probes the kernel the way
+// Up does, in a throwaway namespace.
+func LinkBackend(ctx context.Context, m *manifest.Manifest) (kind, reason string, err error) {
+	p, err := plan.Resolve(m)
+	if err != nil {
+		return "", "", err
+	}
+	if !wantsLinkem(p) {
+		return "", "", nil
+	}
+	kind, reason = p.Network.Linkem, "set by [network].linkem"
+	if kind == linkem.KindAuto || kind == "" {
+		kind, reason = linkem.Detect(ctx)
+	}
+	return kind, reason, nil
+}
 
 // LinksInProcess says whether the link emulation lives in this process (the
 // userspace switch): the testnet then works only while this process runs.

@@ -35,6 +35,11 @@ type Options struct {
 	ReadyTimeout time.Duration // all nodes at ReadyHeight within this
 	ReadyHeight  int64
 	Log          io.Writer // progress for humans
+	// Harness records this process as the run's owner in the state file, so
+	// `benchnet down` elsewhere asks it to end the run (SIGTERM) instead of
+	// pulling the testnet from under it. Only for a process whose SIGTERM
+	// handler tears down (the CLI); a test binary has none.
+	Harness bool
 }
 
 // Testnet is a running testnet.
@@ -47,13 +52,19 @@ type Testnet struct {
 	log     io.Writer
 	mu      sync.Mutex
 	pids    map[string]int // node name -> node process pid
-	stopped bool
+	downMu  sync.Mutex     // serialises Down
+	stopped bool           // Down succeeded
 	// unprivileged is whether node processes run as nobody: only when nobody
 	// can reach the run directory (a home under a 0700 directory cannot be).
 	unprivileged bool
 
 	links linkem.Backend // nil: links not emulated
 	model *linkem.Model
+	// linksMu serialises ApplyLinks; applied is what the backend last
+	// accepted, the state a failed apply rolls back to.
+	linksMu     sync.Mutex
+	applied     linkem.Conditions
+	everApplied bool
 }
 
 // Up resolves m, prepares everything and starts the testnet. On error it
@@ -96,6 +107,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	}
 
 	runner := local.New(t.RunID, dir.Join(rundir.State))
+	runner.Harness = opts.Harness
 	t.Runner = runner
 	defer func() {
 		if err != nil {
@@ -125,7 +137,15 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	_ = dir.Event("network_up", "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
 
 	startErr := make(chan error, len(p.Nodes))
+	// Delayed starts end before Up returns: on failure they are cancelled
+	// and awaited before the teardown above runs (defers run last-in first),
+	// so no start can race the cleanup and leave a node behind.
+	startCtx, stopStarts := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	defer func() {
+		stopStarts()
+		wg.Wait()
+	}()
 	for _, n := range p.Nodes {
 		if n.StartDelay == 0 {
 			if err := t.startNode(ctx, n, bins[n.Release], appBins[n.Release]); err != nil {
@@ -136,12 +156,17 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		wg.Add(1)
 		go func(n *plan.Node) {
 			defer wg.Done()
+			timer := time.NewTimer(n.StartDelay)
+			defer timer.Stop()
 			select {
-			case <-ctx.Done():
+			case <-startCtx.Done():
 				return
-			case <-time.After(n.StartDelay):
+			case <-timer.C:
 			}
-			if err := t.startNode(ctx, n, bins[n.Release], appBins[n.Release]); err != nil {
+			if testHookDelayedStart != nil {
+				testHookDelayedStart(n.Name)
+			}
+			if err := t.startNode(startCtx, n, bins[n.Release], appBins[n.Release]); err != nil {
 				startErr <- err
 			}
 		}(n)
@@ -154,6 +179,10 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	_ = dir.Event("testnet_ready", "", "")
 	return t, nil
 }
+
+// testHookDelayedStart, when set by a test, runs in a delayed start's
+// goroutine just before the node is started.
+var testHookDelayedStart func(node string)
 
 func ensureBinaries(ctx context.Context, p *plan.Testnet, log io.Writer) (bins, appBins map[plan.Release]string, err error) {
 	bins, appBins = map[plan.Release]string{}, map[plan.Release]string{}
@@ -348,16 +377,26 @@ func (t *Testnet) PIDs() map[string]int {
 	return maps.Clone(t.pids)
 }
 
-// Down stops every process and removes every resource of the run.
+// Check reports why the testnet is no longer whole when its runner can tell
+// (state, registration or a namespace removed from elsewhere); nil otherwise.
+func (t *Testnet) Check() error {
+	if c, ok := t.Runner.(interface{ Check() error }); ok {
+		return c.Check()
+	}
+	return nil
+}
+
+// Down stops every process and removes every resource of the run. Once it
+// succeeded, calling it again is a no-op; after a failure a later call tries
+// again (the runner's cleanup and the link backends' Close are idempotent).
 func (t *Testnet) Down(ctx context.Context) error {
-	t.mu.Lock()
+	t.downMu.Lock()
+	defer t.downMu.Unlock()
 	if t.stopped {
-		t.mu.Unlock()
 		return nil
 	}
-	t.stopped = true
-	t.mu.Unlock()
 	err := errors.Join(t.Runner.Cleanup(ctx), t.closeLinks())
+	t.stopped = err == nil
 	_ = t.Dir.Event("testnet_down", "", errString(err))
 	return err
 }

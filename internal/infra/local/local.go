@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -32,16 +33,22 @@ type Runner struct {
 	StatePath string
 	// StopTimeout is the grace period between SIGTERM and SIGKILL.
 	StopTimeout time.Duration
+	// Harness records this process in the state file as the run's owner, so
+	// `benchnet down` from another terminal asks it to end the run (SIGTERM)
+	// before removing what is left. Set it only in a process whose SIGTERM
+	// handler tears the run down (the CLI), not in a test binary.
+	Harness bool
 
 	attach attachFunc   // how a node's namespace joins the network
 	ports  PortProvider // set by UseTAPs: the link emulator owns the links
 	state  *stateFile
 	exited chan infra.Exit
 
-	mu      sync.Mutex
-	plan    *plan.Testnet
-	procs   map[string]*process // by node + "/" + name
-	closing bool                // Cleanup began: exits are expected
+	mu       sync.Mutex
+	plan     *plan.Testnet
+	procs    map[string]*process // by node + "/" + name
+	closing  bool                // Cleanup began: exits are expected
+	starting sync.WaitGroup      // Starts past the closing check; Cleanup waits for them
 }
 
 var _ infra.Runner = (*Runner)(nil)
@@ -89,6 +96,13 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	}
 	if err := checkSubnet(ctx, p.Subnet); err != nil {
 		return err
+	}
+	if r.Harness {
+		st, err := startTime(os.Getpid())
+		if err != nil {
+			return fmt.Errorf("record harness: %w", err)
+		}
+		r.state.setHarness(&harness{PID: os.Getpid(), StartTime: st})
 	}
 	// The state file first, then the registry entry that points at it.
 	if err := r.state.save(); err != nil {
@@ -149,6 +163,12 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	p := r.plan
 	old := r.procs[key]
 	closing := r.closing
+	if !closing {
+		// Cleanup waits for this Start, so a process started while it runs
+		// is registered before Cleanup lists what to stop.
+		r.starting.Add(1)
+		defer r.starting.Done()
+	}
 	r.mu.Unlock()
 	switch {
 	case closing:
@@ -305,6 +325,9 @@ func (r *Runner) stop(ctx context.Context, pr *process) error {
 func (r *Runner) Cleanup(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
+	r.mu.Unlock()
+	r.starting.Wait()
+	r.mu.Lock()
 	procs := make([]*process, 0, len(r.procs))
 	for _, p := range r.procs {
 		procs = append(procs, p)
@@ -326,15 +349,85 @@ func (r *Runner) Cleanup(ctx context.Context) error {
 	return errors.Join(append(errs, teardown(ctx, r.state, r.StopTimeout))...)
 }
 
-// Down removes everything a run's state file records, with no live Runner
-// (e.g. after the harness was killed with -9): processes first, then links,
-// namespaces, the bridge and the firewall rule, then the registry entry.
-func Down(ctx context.Context, statePath string) error {
+// HarnessGrace is how long Down waits for a live harness to end its run
+// after SIGTERM (stop the load, tear down in order) before it removes what is
+// left itself.
+const HarnessGrace = 90 * time.Second
+
+// Down ends a run from its state file. When the benchnet process that owns
+// the run is still alive (a foreground `up` holding the userspace links, a
+// `run` under way), Down asks it to end the run (SIGTERM) and waits for it to
+// exit, so one process tears down and nothing is left running against a
+// dead testnet. Then, or with no live owner (e.g. after a kill -9), it
+// removes everything the state file still records: processes first, then
+// links, namespaces, the bridge and the firewall rule, then the registry
+// entry. Progress goes to log (nil: discarded).
+func Down(ctx context.Context, statePath string, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
 	s, err := readStateFile(statePath)
 	if err != nil {
 		return err
 	}
+	if h := s.doc.Harness; h != nil && h.PID != os.Getpid() && alive(h.PID, h.StartTime) {
+		fmt.Fprintf(log, "run %s belongs to benchnet pid %d: asking it to end the run\n", s.doc.RunID, h.PID)
+		if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("ask benchnet pid %d to end run %s: %w", h.PID, s.doc.RunID, err)
+		}
+		if !waitGone(ctx, h.PID, h.StartTime, HarnessGrace) {
+			fmt.Fprintf(log, "benchnet pid %d still running after %s: removing run %s from under it\n", h.PID, HarnessGrace, s.doc.RunID)
+		}
+		// The owner rewrote the state file as it removed things.
+		if s, err = readStateFile(statePath); err != nil {
+			return err
+		}
+	}
 	return teardown(ctx, s, DefaultStopTimeout)
+}
+
+// Check reports why the run can no longer be whole: its state file or
+// registry entry is gone, or a node's namespace was removed (`benchnet down`
+// or a sweep from elsewhere). nil while everything is in place. A harness
+// that keeps a testnet alive polls it to notice being taken down.
+func (r *Runner) Check() error {
+	r.mu.Lock()
+	p := r.plan
+	r.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("run %s is not set up", r.RunID)
+	}
+	if !r.state.exists() {
+		return fmt.Errorf("state file %s is gone", r.StatePath)
+	}
+	runs, err := activeRuns()
+	if err != nil {
+		return err
+	}
+	if _, ok := runs[r.RunID]; !ok {
+		return fmt.Errorf("run %s is no longer registered as live", r.RunID)
+	}
+	for _, n := range p.Nodes {
+		ns := netnsName(r.RunID, n.Name)
+		if _, err := os.Stat(filepath.Join(netnsDir, ns)); err != nil {
+			return fmt.Errorf("namespace %s of %s is gone", ns, n.Name)
+		}
+	}
+	return nil
+}
+
+// netnsDir is where iproute2 pins named network namespaces.
+const netnsDir = "/var/run/netns"
+
+// Commands are the host commands the runner execs on this machine: iproute2
+// and setpriv always, iptables when bridged frames pass the firewall
+// (br_netfilter), where the runner adds an ACCEPT rule for its bridge.
+func Commands() []string {
+	cmds := []string{"ip", "setpriv"}
+	if bridgeNetfilter() {
+		cmds = append(cmds, "iptables")
+	}
+	return cmds
 }
 
 // teardown removes the resources of s, newest first, forgetting each one in

@@ -511,14 +511,14 @@ func TestDownAfterKill(t *testing.T) {
 	if runs, _ := ActiveRuns(); !slices.Contains(runs, statePath) {
 		t.Errorf("ActiveRuns = %v after kill -9, want it to contain %s", runs, statePath)
 	}
-	if err := Down(context.Background(), statePath); err != nil {
+	if err := Down(context.Background(), statePath, nil); err != nil {
 		t.Fatalf("down: %v", err)
 	}
 	assertGone(t, runID, pids)
 	if runs, _ := ActiveRuns(); slices.Contains(runs, statePath) {
 		t.Errorf("ActiveRuns still lists %s after down", statePath)
 	}
-	if err := Down(context.Background(), statePath); err != nil {
+	if err := Down(context.Background(), statePath, nil); err != nil {
 		t.Errorf("second down: %v", err)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-
-	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Resource kinds, in the order Setup creates them.
@@ -37,8 +35,18 @@ type resource struct {
 
 // stateDoc is the JSON of state.json.
 type stateDoc struct {
-	RunID     string     `json:"run_id"`
+	RunID string `json:"run_id"`
+	// Harness is the benchnet process that owns the run while it lives (a
+	// foreground `up` holding the userspace links, a `run`): `down` asks it
+	// to end the run itself before removing what is left.
+	Harness   *harness   `json:"harness,omitempty"`
 	Resources []resource `json:"resources"`
+}
+
+// harness identifies a process across pid reuse.
+type harness struct {
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"starttime"`
 }
 
 // stateFile keeps state.json in step with what exists: every change is
@@ -80,7 +88,44 @@ func (s *stateFile) saveLocked() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
-	return rundir.WriteAtomic(s.path, append(data, '\n'))
+	return writeAtomicUnique(s.path, append(data, '\n'))
+}
+
+// writeAtomicUnique replaces path with data through a temporary file of its
+// own: two processes (a harness and `benchnet down`) may write the same state
+// file at once, and a shared temporary name makes one rename fail.
+func writeAtomicUnique(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// setHarness records the run's owning process (written with the next save).
+func (s *stateFile) setHarness(h *harness) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.doc.Harness = h
 }
 
 // save writes the file as it is.
@@ -179,7 +224,7 @@ func register(runID, statePath string) error {
 	if err := os.MkdirAll(activeDir(), 0o755); err != nil {
 		return fmt.Errorf("register run %s: %w", runID, err)
 	}
-	return rundir.WriteAtomic(filepath.Join(activeDir(), runID), []byte(abs+"\n"))
+	return writeAtomicUnique(filepath.Join(activeDir(), runID), []byte(abs+"\n"))
 }
 
 func unregister(runID string) error {

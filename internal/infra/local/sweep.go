@@ -27,7 +27,7 @@ func sweep(ctx context.Context, only string) error {
 		if only != "" && id != only {
 			continue
 		}
-		if err := Down(ctx, s); err != nil {
+		if err := Down(ctx, s, nil); err != nil {
 			errs = append(errs, fmt.Errorf("down %s: %w", s, err))
 		}
 	}
