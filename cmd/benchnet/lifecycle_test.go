@@ -17,6 +17,7 @@ import (
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testenv"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -178,7 +179,7 @@ func (u *upProc) assertGone(t *testing.T) {
 // error, and nothing of the run is left.
 func TestDownEndsForegroundUp(t *testing.T) {
 	testenv.NeedRoot(t)
-	testenv.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	u := foregroundUp(t, bin, zonesManifest(t, "10.213.228.0/24"), testenv.OutputDir(t))
 
@@ -216,7 +217,7 @@ func TestDownEndsForegroundUp(t *testing.T) {
 // within a few seconds, remove what is left and exit 0.
 func TestUpNoticesTestnetGone(t *testing.T) {
 	testenv.NeedRoot(t)
-	testenv.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	u := foregroundUp(t, bin, zonesManifest(t, "10.213.229.0/24"), testenv.OutputDir(t))
 
