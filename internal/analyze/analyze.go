@@ -151,6 +151,10 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 		invalid("sent.csv: last line cut (interrupted run?)")
 	}
 
+	if in.Harvest != nil && in.Harvest.Recovered != nil {
+		res.Recovered = in.Harvest.Recovered
+	}
+
 	blockAt := map[int64]BlockRow{}
 	for _, b := range in.Blocks {
 		blockAt[b.Height] = b

@@ -95,6 +95,18 @@ type HarvestInfo struct {
 	From       int64  `json:"from_height"`
 	To         int64  `json:"to_height"`
 	NextHeight int64  `json:"next_height"`
+	// Recovered is set when the blocks were read offline from a node's store
+	// after the run did not finish (`benchnet analyze`), not from the live
+	// chain at the end of the run.
+	Recovered *Recovery `json:"recovered,omitempty"`
+}
+
+// Recovery says where the blocks of a run that did not finish came from.
+type Recovery struct {
+	Node    string `json:"node"`    // whose store was read
+	Release string `json:"release"` // the release whose `inspect` served it
+	Method  string `json:"method"`  // e.g. "cometbft inspect"
+	Reason  string `json:"reason"`  // why the run's own harvest is missing
 }
 
 // errTruncated marks a cut last line: a crash mid-write leaves one, and

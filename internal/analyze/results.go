@@ -32,6 +32,9 @@ type Results struct {
 	Valid             bool         `json:"valid"`
 	Invalid           []string     `json:"invalid_reasons,omitempty"`
 	Nodes             []NodeResult `json:"nodes"`
+	// Recovered is harvest.json's: set when these results were recovered
+	// from a run that did not finish.
+	Recovered *Recovery `json:"recovered,omitempty"`
 }
 
 // Accounting: every sent tx ends in exactly one state.

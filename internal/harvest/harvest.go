@@ -46,6 +46,9 @@ type Options struct {
 	NextBlockWait time.Duration
 	// Timeout per RPC request (default 30 s: a full block can be big).
 	Timeout time.Duration
+	// Recovered, when set, is recorded in harvest.json: the blocks come
+	// from a node's store after the run did not finish (see Offline).
+	Recovered *analyze.Recovery
 }
 
 // Commit is where one tx landed.
@@ -161,7 +164,7 @@ feed:
 	if err != nil {
 		return nil, fmt.Errorf("harvest: block %d: %w", to+1, err)
 	}
-	info := analyze.HarvestInfo{RPCURL: rpcURL, From: from, To: to}
+	info := analyze.HarvestInfo{RPCURL: rpcURL, From: from, To: to, Recovered: opt.Recovered}
 	if next != nil {
 		res.Next, info.NextHeight = true, next.Height
 		var size int64
