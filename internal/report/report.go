@@ -87,8 +87,7 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{1, r.title(), ""})
-	add(para{r.headline()})
-	add(r.parameters()...)
+	add(r.headlineSection()...)
 	add(r.accounting()...)
 	add(r.summary()...)
 	pngs := map[string][]byte{}
@@ -116,6 +115,7 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 		add(image{f.title, PlotsDir + "/" + file, buf.Bytes()})
 		add(para{f.what})
 	}
+	add(r.parameters()...)
 	add(r.eventsSection()...)
 	if len(r.problems) > 0 {
 		add(heading{2, "Problems reading the run directory", ""})
@@ -128,28 +128,10 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	return bs, pngs, nil
 }
 
-func (r *run) headline() string {
-	var parts []string
-	if r.results != nil {
-		if r.results.RunID != "" {
-			parts = append(parts, "run `"+r.results.RunID+"`")
-		}
-		if r.results.Valid {
-			parts = append(parts, "verdict: **valid**")
-		} else {
-			parts = append(parts, "verdict: **INVALID** ("+strings.Join(r.results.Invalid, "; ")+")")
-		}
-	} else {
-		parts = append(parts, "no results.json: run `benchnet analyze` first for the accounting and summary")
-	}
-	if r.plan != nil {
-		parts = append(parts, fmt.Sprintf("%d nodes, topology %s", len(r.plan.Nodes), r.plan.Topology))
-	}
-	return strings.Join(parts, " · ")
-}
-
 func (r *run) parameters() []block {
-	bs := []block{heading{2, "Parameters", "parameters"}, heading{3, "Manifest (as given)", ""}}
+	bs := []block{heading{2, "Parameters", "parameters"}}
+	bs = append(bs, r.loadThatRan()...)
+	bs = append(bs, heading{3, "Manifest (as given)", ""})
 	if len(r.manifest) > 0 {
 		bs = append(bs, code{"toml", string(r.manifest)})
 	} else {
