@@ -116,7 +116,7 @@ func maxOf(v []float64) float64 {
 }
 
 // drawNodes draws a per-node metric. Up to maxNodeLines nodes: one thin
-// line each, and with avg an average line over them (thick, black). Past
+// line each, and with avg an average line over them (black, dashed). Past
 // that: per role, its mean (solid) and maximum (dashed). It returns a note
 // on how the lines are drawn, for the plot's title.
 func (r *run) drawNodes(p *plot.Plot, nodes []string, series map[string]plotter.XYs, avg bool) string {
@@ -130,8 +130,10 @@ func (r *run) drawNodes(p *plot.Plot, nodes []string, series map[string]plotter.
 				}
 			}
 			if l, err := plotter.NewLine(aggregate(nodeOnly, series, mean)); err == nil {
+				// Dashed, so node lines equal to it still show.
 				l.Color = color.Black
-				l.Width = vg.Points(2.5)
+				l.Width = vg.Points(2)
+				l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 				p.Add(l)
 				addLegend(p, "average", l)
 			}

@@ -64,8 +64,8 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	// The report comes last, after the teardown, the collectors and
 	// Prometheus have written their last events: it is then a pure function
 	// of a finished run directory, and `benchnet report DIR` later gives the
-	// same bytes. (With --preserve the directory is finished by `benchnet
-	// down`, which adds its event; re-render after it.)
+	// same bytes. (With --preserve the nodes keep running, but only into
+	// logs/ and homes/, which the report does not read.)
 	if res != nil || ctx.Err() != nil {
 		files, rerr := report.Render(tn.Dir.Path, "")
 		if rerr != nil {
