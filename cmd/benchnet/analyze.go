@@ -16,7 +16,7 @@ import (
 )
 
 // recoveredReason is what harvest.json says when analyze harvested offline.
-const recoveredReason = "the run did not finish: no harvest.json (killed or crashed before its own harvest)"
+const recoveredReason = "no harvest.json: killed or crashed before its own harvest"
 
 func newAnalyzeCmd() *cobra.Command {
 	var reharvest bool
