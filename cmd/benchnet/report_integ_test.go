@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,6 +188,11 @@ func TestKill9RunThenAnalyze(t *testing.T) {
 	if a.Sent != a.Committed+a.Rejected+a.Lost {
 		t.Errorf("accounting identity broken: %+v", a)
 	}
+	// The range starts low enough: the first txs, sent seconds before the
+	// kill, are all found in the store.
+	if early := earlyNotCommitted(t, filepath.Join(dir, analyze.TxsFile), 100); len(early) > 0 {
+		t.Errorf("of the first 100 txs, %d are not committed (the harvest range starts too high?): %v", len(early), early)
+	}
 	if res.Recovered == nil || res.Recovered.Method != "cometbft inspect" || !strings.HasPrefix(res.Recovered.Node, "validator") {
 		t.Errorf("results.json not marked recovered: %+v", res.Recovered)
 	}
@@ -205,6 +212,32 @@ func TestKill9RunThenAnalyze(t *testing.T) {
 	if bytes.Contains(md, []byte("run `benchnet analyze`")) {
 		t.Error("the analyzed report still asks to run benchnet analyze")
 	}
+}
+
+// earlyNotCommitted lists the seqs below n whose state in txs.csv is not
+// committed.
+func earlyNotCommitted(t *testing.T, path string, n int) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("txs.csv: %v (%d rows)", err, len(recs))
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	var out []string
+	for _, r := range recs[1:] {
+		if seq, _ := strconv.Atoi(r[col["seq"]]); seq < n && r[col["state"]] != analyze.StateCommitted {
+			out = append(out, r[col["seq"]]+":"+r[col["state"]])
+		}
+	}
+	return out
 }
 
 func countLines(path string) int {
