@@ -3,11 +3,15 @@
 // plots embedded as data URIs, opens offline).
 //
 // A report is a pure function of the run directory: it reads only the files
-// the earlier stages wrote (manifest.toml, plan.json, provenance/, results.json,
-// txs.csv, blocks.csv, mempool.csv, events.jsonl, metrics/), never asks a node
-// anything, and writes the same report.md for the same data (times are
+// the earlier stages wrote (manifest.toml, plan.json, provenance/,
+// results.json, load.json, txs.csv, blocks.csv, mempool.csv, events.jsonl,
+// metrics/, linkem/), never asks a node anything, and writes the same
+// bytes for the same data (times are
 // relative to an origin taken from the data, iteration is sorted, floats have
 // fixed precision). A missing file makes its table or plot say "no data".
+// It opens with the headline a QA engineer reads first (verdict, committed
+// TPS, latency p50/p99, accounting, offered load), then the details, the
+// plots, and the parameters the run was made of.
 package report
 
 import (
