@@ -15,9 +15,13 @@ func newReportCmd() *cobra.Command {
 		Use:   "report RUN_DIR",
 		Short: "Re-render report.md and report.html from a run directory's stored data",
 		Long: `report reads only what a run stored (manifest, plan, results.json, txs.csv,
-blocks.csv, events.jsonl, metrics/) and writes report.md with plots/*.png beside
-it and a self-contained report.html. No node needs to be running; the same run
-directory always gives the same report.md.`,
+blocks.csv, mempool.csv, events.jsonl, metrics/) and writes report.md with
+plots/*.png beside it and a self-contained report.html. No node needs to be
+running; the same run directory always gives the same bytes, so a report
+re-rendered from a finished run is identical to the one the run wrote.
+
+A run that did not finish has no results.json: 'benchnet analyze RUN_DIR'
+recovers it from the nodes' stores first.`,
 		Example: `  benchnet report runs/20261123-101500-quickstart
   benchnet report --out /tmp/r runs/20261123-101500-quickstart`,
 		Args: cobra.ExactArgs(1),

@@ -132,6 +132,10 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 		}
 	}
 
+	if in.Harvest != nil {
+		res.Recovered = in.Harvest.Recovered
+	}
+
 	blockAt := map[int64]rundir.Block{}
 	for _, b := range in.Blocks {
 		blockAt[b.Height] = b

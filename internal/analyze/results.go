@@ -15,6 +15,7 @@ type (
 	ConnStats  = rundir.ConnStats
 	NodeResult = rundir.NodeResult
 	Drain      = rundir.Drain
+	Recovery   = rundir.Recovery
 )
 
 // End states of txs.csv's state column.

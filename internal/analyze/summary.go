@@ -20,6 +20,9 @@ func Summary(r *Results) string {
 	}
 	row := func(k, v, note string) { fmt.Fprintf(w, "%s\t%s\t%s\n", k, v, note) }
 	row("run", r.RunID, "")
+	if rc := r.Recovered; rc != nil {
+		row("recovered", "yes", "from a run that did not finish: blocks read offline from "+rc.Node+"'s store ("+rc.Method+", "+rc.Release+")")
+	}
 	row("sent", fmt.Sprint(a.Sent), "ok + rejected; = committed + rejected + lost + pending")
 	row("committed", fmt.Sprint(a.Committed), pct(a.Committed))
 	row("rejected", fmt.Sprint(a.Rejected), pct(a.Rejected))

@@ -46,6 +46,9 @@ type Options struct {
 	// Drain is how the wait for the mempools before the harvest ended,
 	// recorded in harvest.json (nil: not recorded).
 	Drain *rundir.Drain
+	// Recovered, when set, is recorded in harvest.json: the blocks come
+	// from a node's store after the run did not finish (see Offline).
+	Recovered *rundir.Recovery
 }
 
 // Commit is where one tx landed.
@@ -162,7 +165,7 @@ feed:
 	if err != nil {
 		return nil, fmt.Errorf("harvest: block %d: %w", to+1, err)
 	}
-	info := rundir.Harvest{RPCURL: rpcURL, From: from, To: to, Drain: opt.Drain}
+	info := rundir.Harvest{RPCURL: rpcURL, From: from, To: to, Drain: opt.Drain, Recovered: opt.Recovered}
 	if next != nil {
 		res.Next, info.NextHeight = true, next.Height
 		var size int64

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -94,10 +95,14 @@ th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f6f8fa;padding:0.8em;overflow-x:auto;font-size:90%}img{max-width:100%;border:1px solid #eee}
 .nodata{background:#fff4e5;border-left:4px solid #f0a020;padding:0.5em 1em}h2{border-bottom:1px solid #ddd;padding-bottom:0.2em}`
 
+// mdLink is a Markdown link [text](target); targets have no spaces or ")".
+var mdLink = regexp.MustCompile(`\[([^\]]+)\]\(([^)\s]+)\)`)
+
 // inlineMd renders the little Markdown the report's own text uses:
-// `code` and **bold**.
+// `code`, **bold** and [links](#anchor).
 func inlineMd(s string) string {
 	s = html.EscapeString(s)
+	s = mdLink.ReplaceAllString(s, `<a href="$2">$1</a>`)
 	for _, m := range []struct{ delim, open, close string }{{"`", "<code>", "</code>"}, {"**", "<b>", "</b>"}} {
 		parts := strings.Split(s, m.delim)
 		if len(parts)%2 == 0 {

@@ -36,14 +36,17 @@ var figures = []figure{
 		"The share of committed txs at or below each latency; a long flat tail past p95 means a few blocks were slow, not the whole run.",
 		plotLatencyCDF},
 	{"mempool_size", "Mempool size",
-		"The average should stay flat under a sustainable load; a steadily growing maximum means some node receives txs faster than blocks take them.",
+		"Average and maximum over full nodes and validators (seeds keep no txs and are left out). Sampled faster than blocks are made (the harness polls every node every 500 ms), so each block's sawtooth is the chain's, not an artifact of sampling. The average should stay flat under a sustainable load; a steadily growing maximum means some node receives txs faster than blocks take them.",
 		plotMempool},
+	{"mempool_total", "Mempool size, cumulative over nodes",
+		"The sum over full nodes and validators: every tx waiting anywhere, counted once per node that holds it. Growth that does not come back down after each block is a backlog.",
+		plotMempoolTotal},
 	{"peers", "Peers per node",
-		"Every node should keep its expected peer count; a dip marks a disconnection, a node at 0 is isolated.",
-		perNodeMetric("cometbft_p2p_peers", "peers", 1)},
+		"Every node should keep its expected peer count; a dip marks a disconnection, a node at 0 is isolated. The dashed black line is the average.",
+		perNodeMetric("cometbft_p2p_peers", "peers", true)},
 	{"rounds", "Consensus rounds per height",
 		"Round 0 everywhere is a healthy network; rounds above 0 mean proposals or votes arrived too late and a height needed another round.",
-		perNodeMetric("cometbft_consensus_rounds", "round", 1)},
+		perNodeMetric("cometbft_consensus_rounds", "round", false)},
 	{"blocks_per_minute", "Blocks per minute",
 		"The rate of cometbft_consensus_height over 60 s: a drop while load runs means consensus slows under it.",
 		perNodeRate("cometbft_consensus_height", "blocks / min")},
@@ -51,10 +54,10 @@ var figures = []figure{
 		"The rate of cometbft_consensus_total_txs over 60 s: it should follow the offered load; a plateau below it is saturation.",
 		perNodeRate("cometbft_consensus_total_txs", "txs / min")},
 	{"block_size", "Block size",
-		"Bytes of the last block per node; it grows with the load until blocks hit the size limit.",
+		"Bytes of every block of the run (one dot per block, from the chain itself); it grows with the load until blocks hit the size limit.",
 		plotBlockSize},
 	{"rss", "Resident memory per node",
-		"Memory that keeps growing at a constant load is a leak or an unbounded queue.",
+		"Memory that keeps growing at a constant load is a leak or an unbounded queue. The dashed black line is the average over the nodes.",
 		plotRSS},
 	{"load1", "Host load (1 min)",
 		"All nodes share this machine: a load above its CPU count (dashed) means the machine, not the software, may be the bottleneck.",
@@ -214,14 +217,14 @@ func addLines(p *plot.Plot, nodes []string, series map[string]plotter.XYs) {
 	}
 }
 
-func perNodeMetric(metric, unit string, _ float64) func(r *run) (*plot.Plot, string) {
+func perNodeMetric(metric, unit string, avg bool) func(r *run) (*plot.Plot, string) {
 	return func(r *run) (*plot.Plot, string) {
 		nodes, series := r.byNode(r.samples[metric])
 		if len(nodes) == 0 {
 			return nil, "no " + metric + " samples in metrics/" + collect.SamplesFile
 		}
-		p := newPlot(metric+" per node", timeAxis, unit)
-		addLines(p, nodes, series)
+		p := newPlot(metric, timeAxis, unit)
+		p.Title.Text += " " + r.drawNodes(p, nodes, series, avg)
 		p.Y.Min = 0
 		r.markEvents(p)
 		return p, ""
@@ -264,60 +267,57 @@ func perNodeRate(metric, unit string) func(r *run) (*plot.Plot, string) {
 		if len(keep) == 0 {
 			return nil, "fewer than two " + metric + " samples per node in metrics/" + collect.SamplesFile
 		}
-		p := newPlot(fmt.Sprintf("rate(%s[%.0fs]) per node", metric, rateWindow), timeAxis, unit)
-		addLines(p, keep, series)
+		p := newPlot(fmt.Sprintf("rate(%s[%.0fs])", metric, rateWindow), timeAxis, unit)
+		p.Title.Text += " " + r.drawNodes(p, keep, series, false)
 		p.Y.Min = 0
 		r.markEvents(p)
 		return p, ""
 	}
 }
 
-// plotMempool: average and maximum over nodes, per second. Scrapes of
-// different nodes land a few ms apart, so times are grouped by whole second.
-func plotMempool(r *run) (*plot.Plot, string) {
-	var vals []nodeValue
-	src := "cometbft_mempool_size"
-	for _, s := range r.samples[src] {
-		vals = append(vals, nodeValue{s.TimeNs, s.Node, s.Value})
-	}
+// mempoolSeries is every full node's and validator's mempool size over
+// time (seeds hold no txs and would pull the average down). It prefers
+// mempool.csv, which the harness polls every 500 ms in rounds that ask all
+// nodes at once, over the 1 s Prometheus scrape: a 1 s scrape against
+// 1.2 s blocks draws a 6 s sawtooth (aliasing) that is not in the chain.
+func (r *run) mempoolSeries() (nodes []string, series map[string]plotter.XYs, src string) {
+	vals, src := r.mempool, "mempool.csv, every 500 ms"
 	if len(vals) == 0 {
-		vals, src = r.mempool, "mempool.csv"
-	}
-	if len(vals) == 0 {
-		return nil, "no cometbft_mempool_size samples and no mempool.csv"
-	}
-	type acc struct {
-		sum, max float64
-		n        int
-	}
-	bins := map[int64]*acc{}
-	for _, v := range vals {
-		k := int64(math.Round(r.sec(v.timeNs)))
-		a := bins[k]
-		if a == nil {
-			a = &acc{max: v.value}
-			bins[k] = a
+		src = "cometbft_mempool_size, scraped: may alias against block times"
+		for _, s := range r.samples["cometbft_mempool_size"] {
+			vals = append(vals, nodeValue{s.TimeNs, s.Node, s.Value})
 		}
-		a.sum += v.value
-		a.n++
-		a.max = math.Max(a.max, v.value)
 	}
-	keys := make([]int64, 0, len(bins))
-	for k := range bins {
-		keys = append(keys, k)
+	series = map[string]plotter.XYs{}
+	for _, v := range vals {
+		if r.roleOf(v.node) == "seed" {
+			continue
+		}
+		series[v.node] = append(series[v.node], plotter.XY{X: r.sec(v.timeNs), Y: v.value})
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	avg, mx := make(plotter.XYs, len(keys)), make(plotter.XYs, len(keys))
-	for i, k := range keys {
-		avg[i] = plotter.XY{X: float64(k), Y: bins[k].sum / float64(bins[k].n)}
-		mx[i] = plotter.XY{X: float64(k), Y: bins[k].max}
+	for n, xy := range series {
+		sort.SliceStable(xy, func(i, j int) bool { return xy[i].X < xy[j].X })
+		nodes = append(nodes, n)
 	}
-	p := newPlot("Mempool size over nodes ("+src+")", timeAxis, "txs in mempool")
+	sort.Strings(nodes)
+	return nodes, series, src
+}
+
+const noMempool = "no mempool.csv and no cometbft_mempool_size samples of a full node or validator"
+
+// plotMempool: average and maximum over full nodes and validators, per
+// sampling round.
+func plotMempool(r *run) (*plot.Plot, string) {
+	nodes, series, src := r.mempoolSeries()
+	if len(nodes) == 0 {
+		return nil, noMempool
+	}
+	p := newPlot(fmt.Sprintf("Mempool size over %d full nodes and validators (%s)", len(nodes), src), timeAxis, "txs in mempool")
 	for i, s := range []struct {
 		name string
-		xy   plotter.XYs
-	}{{"average", avg}, {"maximum", mx}} {
-		l, _ := plotter.NewLine(s.xy)
+		f    func([]float64) float64
+	}{{"average", mean}, {"maximum", maxOf}} {
+		l, _ := plotter.NewLine(aggregate(nodes, series, s.f))
 		l.Color = plotutil.Color(i)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
@@ -328,12 +328,33 @@ func plotMempool(r *run) (*plot.Plot, string) {
 	return p, ""
 }
 
-func plotBlockSize(r *run) (*plot.Plot, string) {
-	if len(r.samples["cometbft_consensus_block_size_bytes"]) > 0 {
-		return perNodeMetric("cometbft_consensus_block_size_bytes", "bytes", 1)(r)
+// plotMempoolTotal: the sum over full nodes and validators per round.
+func plotMempoolTotal(r *run) (*plot.Plot, string) {
+	nodes, series, src := r.mempoolSeries()
+	if len(nodes) == 0 {
+		return nil, noMempool
 	}
+	p := newPlot(fmt.Sprintf("Mempool size summed over %d full nodes and validators (%s)", len(nodes), src), timeAxis, "txs in all mempools")
+	l, _ := plotter.NewLine(aggregate(nodes, series, sum))
+	l.Color = plotutil.Color(0)
+	l.Width = vg.Points(1.5)
+	l.FillColor = color.RGBA{R: 0xc8, G: 0xd8, B: 0xf0, A: 0xff}
+	p.Add(l)
+	addLegend(p, "cumulative", l)
+	p.Y.Min = 0
+	r.markEvents(p)
+	return p, ""
+}
+
+// plotBlockSize draws every block from blocks.csv: the chain's own sizes,
+// one per block, where a per-node gauge scraped every second would miss or
+// repeat blocks.
+func plotBlockSize(r *run) (*plot.Plot, string) {
 	if len(r.blocks) == 0 {
-		return nil, "no cometbft_consensus_block_size_bytes samples and no blocks.csv"
+		if len(r.samples["cometbft_consensus_block_size_bytes"]) > 0 {
+			return perNodeMetric("cometbft_consensus_block_size_bytes", "bytes", false)(r)
+		}
+		return nil, "no blocks.csv and no cometbft_consensus_block_size_bytes samples"
 	}
 	xy := make(plotter.XYs, 0, len(r.blocks))
 	for _, b := range r.blocks {
@@ -381,8 +402,8 @@ func plotRSS(r *run) (*plot.Plot, string) {
 	if len(nodes) == 0 {
 		return nil, "no proc.csv rows and no process_resident_memory_bytes samples"
 	}
-	p := newPlot("Resident memory per process ("+src+")", timeAxis, "RSS (MiB)")
-	addLines(p, nodes, series)
+	p := newPlot("Resident memory ("+src+")", timeAxis, "RSS (MiB)")
+	p.Title.Text += " " + r.drawNodes(p, nodes, series, true)
 	p.Y.Min = 0
 	r.markEvents(p)
 	return p, ""
@@ -399,8 +420,8 @@ func plotCPU(r *run) (*plot.Plot, string) {
 	if len(nodes) == 0 {
 		return nil, "fewer than two proc.csv rows per process"
 	}
-	p := newPlot("CPU per process (proc.csv)", timeAxis, "CPU (% of one core)")
-	addLines(p, nodes, series)
+	p := newPlot("CPU (proc.csv)", timeAxis, "CPU (% of one core)")
+	p.Title.Text += " " + r.drawNodes(p, nodes, series, false)
 	p.Y.Min = 0
 	r.markEvents(p)
 	return p, ""

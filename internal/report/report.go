@@ -3,11 +3,15 @@
 // plots embedded as data URIs, opens offline).
 //
 // A report is a pure function of the run directory: it reads only the files
-// the earlier stages wrote (manifest.toml, plan.json, provenance/, results.json,
-// txs.csv, blocks.csv, mempool.csv, events.jsonl, metrics/), never asks a node
-// anything, and writes the same report.md for the same data (times are
+// the earlier stages wrote (manifest.toml, plan.json, provenance/,
+// results.json, load.json, txs.csv, blocks.csv, mempool.csv, events.jsonl,
+// metrics/, linkem/), never asks a node anything, and writes the same
+// bytes for the same data (times are
 // relative to an origin taken from the data, iteration is sorted, floats have
 // fixed precision). A missing file makes its table or plot say "no data".
+// It opens with the headline a QA engineer reads first (verdict, committed
+// TPS, latency p50/p99, accounting, offered load), then the details, the
+// plots, and the parameters the run was made of.
 package report
 
 import (
@@ -87,8 +91,7 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{1, r.title(), ""})
-	add(para{r.headline()})
-	add(r.parameters()...)
+	add(r.headlineSection()...)
 	add(r.accounting()...)
 	add(r.summary()...)
 	pngs := map[string][]byte{}
@@ -116,6 +119,7 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 		add(image{f.title, PlotsDir + "/" + file, buf.Bytes()})
 		add(para{f.what})
 	}
+	add(r.parameters()...)
 	add(r.eventsSection()...)
 	if len(r.problems) > 0 {
 		add(heading{2, "Problems reading the run directory", ""})
@@ -128,28 +132,10 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	return bs, pngs, nil
 }
 
-func (r *run) headline() string {
-	var parts []string
-	if r.results != nil {
-		if r.results.RunID != "" {
-			parts = append(parts, "run `"+r.results.RunID+"`")
-		}
-		if r.results.Valid {
-			parts = append(parts, "verdict: **valid**")
-		} else {
-			parts = append(parts, "verdict: **INVALID** ("+strings.Join(r.results.Invalid, "; ")+")")
-		}
-	} else {
-		parts = append(parts, "no results.json: run `benchnet analyze` first for the accounting and summary")
-	}
-	if r.plan != nil {
-		parts = append(parts, fmt.Sprintf("%d nodes, topology %s", len(r.plan.Nodes), r.plan.Topology))
-	}
-	return strings.Join(parts, " · ")
-}
-
 func (r *run) parameters() []block {
-	bs := []block{heading{2, "Parameters", "parameters"}, heading{3, "Manifest (as given)", ""}}
+	bs := []block{heading{2, "Parameters", "parameters"}}
+	bs = append(bs, r.loadThatRan()...)
+	bs = append(bs, heading{3, "Manifest (as given)", ""})
 	if len(r.manifest) > 0 {
 		bs = append(bs, code{"toml", string(r.manifest)})
 	} else {

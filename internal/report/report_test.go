@@ -150,10 +150,10 @@ func TestMissingData(t *testing.T) {
 		noData int // plots and tables without data
 		want   []string
 	}{
-		{"plan only", []string{"plan.json"}, len(figures) + 5, []string{"no data** — no results.json", "no data** — no events.jsonl"}},
+		{"plan only", []string{"plan.json"}, len(figures) + 6, []string{"no data** — no results.json: run `benchnet analyze run`", "no data** — no events.jsonl"}},
 		{"no metrics", []string{"plan.json", "manifest.toml", "results.json", "txs.csv", "blocks.csv", "events.jsonl", "mempool.csv"},
-			len(figures) - 4 + 1, // latency ×2, mempool (mempool.csv), block size (blocks.csv) have data; machine has none
-			[]string{"](plots/mempool_size.png)", "](plots/block_size.png)", "no cometbft_p2p_peers samples"}},
+			len(figures) - 5 + 1, // latency ×2, mempool and its sum (mempool.csv), block size (blocks.csv) have data; machine has none
+			[]string{"](plots/mempool_size.png)", "](plots/mempool_total.png)", "](plots/block_size.png)", "no cometbft_p2p_peers samples"}},
 		{"cut samples", []string{"plan.json", "metrics/samples.csv.gz"}, 0, []string{"truncated"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -67,6 +67,18 @@ type Harvest struct {
 	// Drain is nil in run directories older than the field: their drain
 	// always ran the full grace period.
 	Drain *Drain `json:"drain,omitempty"`
+	// Recovered is set when the blocks were read offline from a node's store
+	// after the run did not finish (`benchnet analyze`), not from the live
+	// chain at the end of the run.
+	Recovered *Recovery `json:"recovered,omitempty"`
+}
+
+// Recovery says where the blocks of a run that did not finish came from.
+type Recovery struct {
+	Node    string `json:"node"`    // whose store was read
+	Release string `json:"release"` // the release whose `inspect` served it
+	Method  string `json:"method"`  // e.g. "cometbft inspect"
+	Reason  string `json:"reason"`  // why the run's own harvest is missing
 }
 
 // Drain is how the wait for empty mempools after the load ended.

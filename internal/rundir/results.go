@@ -41,6 +41,9 @@ type Results struct {
 	// Drain is how the wait for empty mempools ended (from harvest.json);
 	// nil when nothing was harvested or the run predates it.
 	Drain        *Drain `json:"drain,omitempty"`
+	// Recovered is harvest.json's: set when these results were recovered
+	// from a run that did not finish.
+	Recovered *Recovery `json:"recovered,omitempty"`
 	Latency      Stats  `json:"latency_ms"`
 	LatencyBlock string `json:"latency_block"` // "H" or "H+1": whose header time ends a tx's latency
 	// LatencyOther is the same distribution measured with the other block's time.

@@ -37,7 +37,7 @@ type Outcome struct {
 }
 
 // Steady is `benchnet run`: up → collectors → warm-up → load → drain →
-// harvest → analyze → report → down. Everything is written to the run
+// harvest → analyze → down → report. Everything is written to the run
 // directory as it happens; on an interrupt or a failure after up it still
 // analyzes what it has, renders the report and tears down.
 func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcome, err error) {
@@ -59,8 +59,28 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 		return out, err
 	}
 	out.RunDir = tn.Dir.Path
-	// Teardown and the report run even when ctx is cancelled: they are what
-	// an interrupted run leaves behind.
+	res, merr := steadyUp(ctx, tn, opts)
+	out.Results = res
+	// The report comes last, after the teardown, the collectors and
+	// Prometheus have written their last events: it is then a pure function
+	// of a finished run directory, and `benchnet report DIR` later gives the
+	// same bytes. (With --preserve the nodes keep running, but only into
+	// logs/ and homes/, which the report does not read.)
+	if res != nil || ctx.Err() != nil {
+		files, rerr := report.Render(tn.Dir.Path, "")
+		if rerr != nil {
+			merr = errors.Join(merr, fmt.Errorf("report: %w", rerr))
+		}
+		out.Report = files
+	}
+	return out, merr
+}
+
+// steadyUp is the part of Steady while the testnet is up: collectors,
+// measurement, summary, and the teardown on the way out, whatever happens.
+func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options) (res *analyze.Results, err error) {
+	// Teardown runs even when ctx is cancelled: it is what an interrupted
+	// run leaves behind.
 	bg := context.WithoutCancel(ctx)
 	defer func() {
 		if opts.Preserve {
@@ -86,7 +106,7 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 		// Before the warm-up: Prometheus applies its targets ~5 s after start.
 		ps, err := promserver.Start(ctx, tn.Dir.Path, promserver.TargetsFromPlan(tn.Plan), opts.Log)
 		if err != nil {
-			return out, fmt.Errorf("start prometheus: %w", err)
+			return nil, fmt.Errorf("start prometheus: %w", err)
 		}
 		defer func() {
 			if perr := ps.Stop(bg); perr != nil {
@@ -97,21 +117,13 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 		_ = tn.Dir.Event("prometheus", "", ps.URL)
 	}
 
-	res, merr := Measure(ctx, tn.Dir, tn.Plan, tn.RunID, opts.Log, opts.Progress)
-	out.Results = res
+	res, err = Measure(ctx, tn.Dir, tn.Plan, tn.RunID, opts.Log, opts.Progress)
 	stopCollector()
 	if res != nil {
 		fmt.Fprintln(opts.Log)
 		fmt.Fprint(opts.Log, analyze.Summary(res))
 	}
-	if res != nil || ctx.Err() != nil {
-		files, rerr := report.Render(tn.Dir.Path, "")
-		if rerr != nil {
-			merr = errors.Join(merr, fmt.Errorf("report: %w", rerr))
-		}
-		out.Report = files
-	}
-	return out, merr
+	return res, err
 }
 
 // watchExits records nodes that die during the run as events and says so at

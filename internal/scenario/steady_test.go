@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -81,6 +82,7 @@ func TestSteadyQuickstart(t *testing.T) {
 		t.Errorf("txs.csv has %d rows, want %d", len(rows), rate*seconds)
 	}
 	checkReport(t, out.RunDir, out.Report)
+	checkRerender(t, out.RunDir)
 
 	ev := readEvents(t, out.RunDir)
 	harness, nodes, span := cpuShares(t, out.RunDir, eventTime(t, ev, "load_start"), eventTime(t, ev, "load_done"))
@@ -182,6 +184,23 @@ func checkReport(t *testing.T, dir string, listed []string) {
 		t.Errorf("screenshot of report.html looks blank (%.2f%% inked)", 100*inked)
 	}
 	t.Logf("chromium: %d plots loaded, screenshot %.1f%% inked", len(sizes), 100*inked)
+}
+
+// checkRerender: the report is a pure function of the finished run
+// directory: rendered again elsewhere, it is the same bytes as the run's.
+func checkRerender(t *testing.T, dir string) {
+	t.Helper()
+	again := t.TempDir()
+	if _, err := report.Render(dir, again); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{report.MarkdownFile, report.HTMLFile} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(again, f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s rendered again differs from the run's (%d vs %d bytes)", f, len(b), len(a))
+		}
+	}
 }
 
 // sendErrorLogs summarises the send_error rows of sent.csv, for messages.

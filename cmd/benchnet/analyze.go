@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/harvest"
+	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// recoveredReason is what harvest.json says when analyze harvested offline.
+const recoveredReason = "no harvest.json: killed or crashed before its own harvest"
+
+func newAnalyzeCmd() *cobra.Command {
+	var reharvest bool
+	cmd := &cobra.Command{
+		Use:   "analyze RUN_DIR",
+		Short: "Account every tx and write results.json from a run directory, harvesting a dead run's blocks from its stores",
+		Long: `analyze writes txs.csv and results.json (the accounting, latency and TPS)
+from what a run directory holds. A finished run already has its blocks
+(blocks.csv, block_txs.csv, harvest.json): analyze recomputes from them.
+
+A run that did not finish (the harness killed with -9, a crash) has sent.csv
+and the nodes' stores in homes/ but no harvest. analyze then reads the blocks
+offline, as CometBFT's loadtime report reads a blockstore: each validator's
+store is opened with its own release's 'cometbft inspect' on a free loopback
+port, the highest one is harvested, and harvest.json and results.json say the
+results were recovered from a run that did not finish. The nodes must be
+stopped first ('benchnet down RUN_DIR'): a running node holds its store.
+
+Then 'benchnet report RUN_DIR' renders the report.`,
+		Example: `  benchnet down runs/20261123-101500-quickstart && benchnet analyze runs/20261123-101500-quickstart
+  benchnet analyze --reharvest runs/20261123-101500-quickstart`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			d, err := rundir.Open(dir)
+			if err != nil {
+				return usageError{err}
+			}
+			for _, f := range []string{rundir.Plan, rundir.SentCSV.Name} {
+				if _, err := os.Stat(d.Join(f)); err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						return usageError{fmt.Errorf("%s has no %s: not a run directory, or its load never started", dir, f)}
+					}
+					return err
+				}
+			}
+			_, err = os.Stat(d.Join(rundir.HarvestFile))
+			harvested := err == nil
+			if !harvested || reharvest {
+				if live, err := isLive(d.Join(rundir.State)); err != nil {
+					return err
+				} else if live {
+					return usageError{fmt.Errorf("%s is still up: its nodes hold their stores; run 'benchnet down %s' first", dir, dir)}
+				}
+				reason := recoveredReason
+				if harvested {
+					reason = "re-harvested offline on request (--reharvest)"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "harvesting %s offline from the nodes' stores (%s)\n", dir, reason)
+				if _, err := harvest.Offline(cmd.Context(), d.Path, reason, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+			}
+			res, err := analyze.Analyze(d.Path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(cmd.OutOrStdout(), analyze.Summary(res))
+			fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s and %s; the report: benchnet report %s\n",
+				d.Join(rundir.TxsCSV.Name), d.Join(rundir.ResultsFile), dir)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&reharvest, "reharvest", false, "read the blocks from the nodes' stores again even when the run harvested them")
+	return cmd
+}
+
+// isLive reports whether state is a registered live run's state file.
+func isLive(state string) (bool, error) {
+	abs, err := filepath.Abs(state)
+	if err != nil {
+		return false, err
+	}
+	active, err := local.ActiveRuns()
+	if err != nil {
+		return false, err
+	}
+	for _, a := range active {
+		if aa, err := filepath.Abs(a); err == nil && aa == abs {
+			return true, nil
+		}
+	}
+	return false, nil
+}
