@@ -36,7 +36,7 @@ func newRunCmd() *cobra.Command {
 		Long: `run brings the testnet up, starts the Prometheus scraper and process stats,
 warms up, sends the open-loop load of the manifest's [load] table (flags
 override it field by field), waits for the mempools to drain, harvests every
-block of the run, accounts every tx (committed, rejected or lost), prints the
+block of the run, accounts every tx (committed, rejected, lost or pending), prints the
 summary, renders report.md and report.html and tears the testnet down. With no
 manifest it runs the built-in quickstart. Everything lands in the run directory
 as it happens; Ctrl-C keeps what was collected and still tears down.`,

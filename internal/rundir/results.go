@@ -40,12 +40,12 @@ type Results struct {
 	Accounting Accounting `json:"accounting"`
 	// Drain is how the wait for empty mempools ended (from harvest.json);
 	// nil when nothing was harvested or the run predates it.
-	Drain        *Drain `json:"drain,omitempty"`
+	Drain *Drain `json:"drain,omitempty"`
 	// Recovered is harvest.json's: set when these results were recovered
 	// from a run that did not finish.
-	Recovered *Recovery `json:"recovered,omitempty"`
-	Latency      Stats  `json:"latency_ms"`
-	LatencyBlock string `json:"latency_block"` // "H" or "H+1": whose header time ends a tx's latency
+	Recovered    *Recovery `json:"recovered,omitempty"`
+	Latency      Stats     `json:"latency_ms"`
+	LatencyBlock string    `json:"latency_block"` // "H" or "H+1": whose header time ends a tx's latency
 	// LatencyOther is the same distribution measured with the other block's time.
 	LatencyOther Stats `json:"latency_ms_other_block"`
 	// NegativeLatencies counts headline latencies below 0 (block time before
