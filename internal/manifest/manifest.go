@@ -164,10 +164,8 @@ func LoadFile(path string) (*Manifest, error) {
 // Every problem found is reported at once, each as file:line: field: message.
 func Parse(file string, data []byte) (*Manifest, error) {
 	m := &Manifest{File: file, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
-	dec := toml.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(m); err != nil {
-		return nil, m.decodeError(err)
+	if err := m.decode(data); err != nil {
+		return nil, err
 	}
 	m.applyDefaults()
 	if errs := m.Validate(); len(errs) > 0 {
@@ -175,6 +173,27 @@ func Parse(file string, data []byte) (*Manifest, error) {
 	}
 	return m, nil
 }
+
+// decode runs the TOML decoder. go-toml v2.2.3 panicked on `rate=+A0`
+// (found by FuzzManifest, fixed in v2.4.x); should a decoder bug come back,
+// the user still gets an error with a line instead of a crash.
+func (m *Manifest) decode(data []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Errors{{File: m.File, Line: 1, Msg: fmt.Sprintf("%s: %v", DecoderPanic, r)}}
+		}
+	}()
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(m); err != nil {
+		return m.decodeError(err)
+	}
+	return nil
+}
+
+// DecoderPanic starts the message of an error that was a panic of the TOML
+// decoder (a bug there, not in the manifest).
+const DecoderPanic = "the TOML decoder failed on this file (please report it)"
 
 // decodeError turns go-toml's errors into FieldErrors with file:line.
 func (m *Manifest) decodeError(err error) error {
