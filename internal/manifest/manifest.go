@@ -51,10 +51,11 @@ type Network struct {
 	Subnet string `toml:"subnet" json:"subnet"`
 	// Topology is "full" (every node has every other as persistent peer),
 	// "seeds" (nodes know only the seed nodes and find peers with PEX) or
-	// "random" (every node dials Peers others drawn from the seed).
+	// "random" (a connected random graph, drawn from the seed, in which
+	// every node has at least Peers links).
 	Topology string `toml:"topology" json:"topology"`
-	// Peers is how many peers each node dials in the "random" topology
-	// (0 = min(DefaultPeers, other nodes)).
+	// Peers is the least number of links of every node in the "random"
+	// topology (0 = min(DefaultPeers, other nodes)).
 	Peers int `toml:"peers" json:"peers,omitempty"`
 
 	// Zones is a built-in zone set name ("aws") or the path of a CSV matrix

@@ -178,11 +178,13 @@ func (t *Testnet) connect(rng *rand.Rand) {
 	}
 }
 
-// RandomDials picks, for each of n nodes, k others to dial, at random: a
-// random path through all nodes first (so the graph is connected), then
-// uniform picks among the nodes not yet linked with it in either direction.
-// A node ends with k dials (fewer only when it is already linked with every
-// other node) and about 2k links. dials[i] is sorted.
+// RandomDials builds a random graph of n nodes in which every node has at
+// least k links (k <= n-1): a random path through all nodes first (so the
+// graph is connected), then each node short of k links dials nodes drawn
+// uniformly from those not yet linked with it. A link is dialed by one side
+// only, which lists the other as persistent peer; the other accepts it. The
+// graph stays sparse (about n·k/2 links, against n·(n-1)/2 for "full").
+// dials[i] is sorted.
 func RandomDials(n, k int, rng *rand.Rand) [][]int {
 	dials := make([][]int, n)
 	linked := make([]map[int]bool, n)
@@ -198,7 +200,7 @@ func RandomDials(n, k int, rng *rand.Rand) [][]int {
 		link(perm[i], perm[i-1])
 	}
 	for a := 0; a < n; a++ {
-		for len(dials[a]) < k {
+		for len(linked[a]) < k {
 			var free []int
 			for b := 0; b < n; b++ {
 				if b != a && !linked[a][b] {
@@ -210,6 +212,8 @@ func RandomDials(n, k int, rng *rand.Rand) [][]int {
 			}
 			link(a, free[rng.IntN(len(free))])
 		}
+	}
+	for a := range dials {
 		sort.Ints(dials[a])
 	}
 	return dials
