@@ -53,6 +53,10 @@ func (m *Manifest) Validate() Errors {
 		add("network.subnet", "%q is too small: want /29 or larger", nw.Subnet)
 	case prefix.Masked() != prefix:
 		add("network.subnet", "%q has host bits set; did you mean %q?", nw.Subnet, prefix.Masked().String())
+	case !prefix.Addr().IsPrivate() || !lastAddr(prefix).IsPrivate():
+		// The harness's bridge address and a route to the subnet go on this
+		// host: a public range would hijack traffic to real hosts.
+		add("network.subnet", "%q is not a private range: want one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", nw.Subnet)
 	}
 	if !slices.Contains([]string{"full", "seeds", "random"}, nw.Topology) {
 		add("network.topology", "%q: want \"full\", \"seeds\" or \"random\"", nw.Topology)
@@ -139,6 +143,14 @@ func (m *Manifest) Validate() Errors {
 	}
 	errs = append(errs, m.validateLoad(validators)...)
 	return errs
+}
+
+// lastAddr is the last address of an IPv4 prefix.
+func lastAddr(p netip.Prefix) netip.Addr {
+	a := p.Masked().Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3]) | host
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
 
 // validateZoneSet reads [network].zones; ok is false when it is set but
