@@ -187,6 +187,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{"bad.toml:4: node.validator.config.mempool.size: NaN is not a value"}},
 		{"table in config array", "[node.validator]\ncount = 1\n[node.validator.config]\n\"p2p.x\" = [{a = 1}]\n",
 			[]string{"bad.toml:4: node.validator.config.p2p.x: an array of"}},
+		{"harness key override", "[node.validator]\ncount = 1\n[node.validator.config]\n\"rpc.laddr\" = \"tcp://0.0.0.0:1\"\n",
+			[]string{"bad.toml:4: node.validator.config.rpc.laddr: benchnet sets rpc.laddr itself"}},
 		{"all problems at once", "[node.validator]\ncount = 0\nrelease = \"x\"\n",
 			[]string{"3 problems", "count", "release", "0 validators"}},
 	}

@@ -332,10 +332,28 @@ func MinTxSize(format string) int {
 	return 48
 }
 
+// harnessKeys are the config.toml settings benchnet derives from the plan:
+// the addresses the harness reaches a node at, its peers and its app. An
+// override would cut the harness off (or the node off its peers) and fail
+// the run long after it started.
+var harnessKeys = map[string]string{
+	"proxy_app":                              "the app comes from the group's app",
+	"p2p.laddr":                              "addresses come from the plan",
+	"p2p.external_address":                   "addresses come from the plan",
+	"p2p.persistent_peers":                   "peers come from [network].topology",
+	"p2p.seeds":                              "peers come from [network].topology",
+	"rpc.laddr":                              "the harness sends load and reads blocks there",
+	"instrumentation.prometheus":             "the harness scrapes every node",
+	"instrumentation.prometheus_listen_addr": "the harness scrapes every node",
+}
+
 // checkOverride rejects values that cannot be written into config.toml.
 func checkOverride(key string, v any) error {
 	if key == "" || strings.ContainsAny(key, " \t\"'[]") {
 		return fmt.Errorf("%q is not a config key (want e.g. \"mempool.size\")", key)
+	}
+	if why, ok := harnessKeys[key]; ok {
+		return fmt.Errorf("benchnet sets %s itself: %s", key, why)
 	}
 	switch v := v.(type) {
 	case string, bool, int64:
