@@ -189,6 +189,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{"bad.toml:4: node.validator.config.p2p.x: an array of"}},
 		{"harness key override", "[node.validator]\ncount = 1\n[node.validator.config]\n\"rpc.laddr\" = \"tcp://0.0.0.0:1\"\n",
 			[]string{"bad.toml:4: node.validator.config.rpc.laddr: benchnet sets rpc.laddr itself"}},
+		{"random with seeds", "[network]\ntopology = \"random\"\n[node.validator]\ncount = 4\n[node.seed]\ncount = 1\n",
+			[]string{"bad.toml:2: network.topology: \"random\" turns PEX off"}},
 		{"all problems at once", "[node.validator]\ncount = 0\nrelease = \"x\"\n",
 			[]string{"3 problems", "count", "release", "0 validators"}},
 	}

@@ -135,10 +135,12 @@ func (m *Manifest) Validate() Errors {
 	if nw.Topology == "random" {
 		others := total - seeds - 1
 		switch {
+		case seeds > 0:
+			add("network.topology", "\"random\" turns PEX off (the graph is the plan's), so seed nodes would serve no one: remove the seed group or use topology = \"seeds\"")
 		case others < 1:
-			add("network.topology", "\"random\" needs at least 2 nodes that are not seeds")
+			add("network.topology", "\"random\" needs at least 2 nodes")
 		case nw.Peers < 0 || nw.Peers > others:
-			add("network.peers", "%d: want 1 to %d (the other non-seed nodes), or 0 for min(%d, %d)", nw.Peers, others, DefaultPeers, others)
+			add("network.peers", "%d: want 1 to %d (the other nodes), or 0 for min(%d, %d)", nw.Peers, others, DefaultPeers, others)
 		}
 	}
 	errs = append(errs, m.validateLoad(validators)...)

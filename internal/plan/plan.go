@@ -160,12 +160,8 @@ func (t *Testnet) connect(rng *rand.Rand) {
 		}
 	}
 	if t.Topology == "random" {
-		var peers []*Node
-		for _, n := range t.Nodes {
-			if n.Role != "seed" {
-				peers = append(peers, n)
-			}
-		}
+		// Validation refuses seed nodes here: PEX is off.
+		peers := t.Nodes
 		k := t.Network.Peers
 		if k == 0 {
 			k = min(manifest.DefaultPeers, len(peers)-1)

@@ -74,9 +74,6 @@ zone = "random"
 [node.full]
 count = 6
 zones = ["Tokyo", "Sydney"]
-[node.seed]
-count = 1
-zone = "Frankfurt"
 `
 
 func resolveSeed(t *testing.T, seed int64) (*Testnet, []byte) {
@@ -145,10 +142,6 @@ func TestSeeded(t *testing.T) {
 				if want := []string{"Tokyo", "Sydney"}[(n.Index-120)%2]; n.Zone != want {
 					t.Errorf("seed %d: %s zone %s, want %s (round-robin, no draw)", seed, n.Name, n.Zone, want)
 				}
-			case "seed":
-				if n.Zone != "Frankfurt" || len(n.PersistentPeers) != 0 {
-					t.Errorf("seed %d: seed node %s zone %s peers %v", seed, n.Name, n.Zone, n.PersistentPeers)
-				}
 			}
 		}
 		// 120 uniform draws over 13 zones: every zone comes up (a draw that
@@ -160,7 +153,7 @@ func TestSeeded(t *testing.T) {
 	}
 }
 
-// checkGraph: the non-seed nodes form one connected graph in which every
+// checkGraph: the nodes form one connected graph in which every
 // node has at least k links, none twice and never to itself, and the graph
 // is sparse (average degree below k+1).
 func checkGraph(t *testing.T, tn *Testnet, k int) {
@@ -168,12 +161,9 @@ func checkGraph(t *testing.T, tn *Testnet, k int) {
 	adj := map[string]map[string]bool{}
 	var names []string
 	for _, n := range tn.Nodes {
-		if n.Role == "seed" {
-			continue
-		}
 		names = append(names, n.Name)
-		if len(n.Seeds) != 1 || n.Seeds[0] != "seed0" {
-			t.Errorf("%s seeds %v, want [seed0]", n.Name, n.Seeds)
+		if len(n.Seeds) != 0 {
+			t.Errorf("%s seeds %v, want none", n.Name, n.Seeds)
 		}
 		for _, p := range n.PersistentPeers {
 			if p == n.Name || adj[n.Name][p] || adj[p][n.Name] {
