@@ -138,7 +138,7 @@ func TestParseErrors(t *testing.T) {
 		{"size 2 GB", "[node.validator]\ncount = 1\n[load]\nsize = 2000000000\n",
 			[]string{"bad.toml:4: load.size: 2000000000 bytes: at most 1048576"}},
 		{"3000 nodes", "[node.validator]\ncount = 3000\n",
-			[]string{"bad.toml:2: node.validator.count: 3000 nodes: a testnet has at most 256"}},
+			[]string{"invalid manifest: bad.toml:2: node.validator.count: 3000 nodes: a testnet has at most 256 (see docs/manifest.md, limits)"}}, // and only that
 		{"nodes over the limit in total", "[network]\nsubnet = \"10.9.0.0/16\"\n[node.validator]\ncount = 200\n[node.full]\ncount = 100\n",
 			[]string{"bad.toml:3: node: 300 nodes: a testnet has at most 256"}},
 		{"count overflow", "[node.validator]\ncount = 9223372036854775807\n[node.full]\ncount = 9223372036854775807\n",
@@ -201,6 +201,9 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("no error for:\n%s", c.toml)
 			}
 			for _, w := range c.want {
+				if strings.HasPrefix(w, "invalid manifest: ") && err.Error() != w {
+					t.Errorf("error %q\n want exactly %q", err, w)
+				}
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q\n does not contain %q", err, w)
 				}

@@ -75,7 +75,7 @@ func (m *Manifest) Validate() Errors {
 	}
 	zonesOK := m.validateZoneSet(add)
 
-	total, validators, seeds := 0, 0, 0
+	total, validators, seeds, overLimit := 0, 0, 0, false
 	for _, name := range m.GroupNames() {
 		g := m.Node[name]
 		f := "node." + name
@@ -104,23 +104,28 @@ func (m *Manifest) Validate() Errors {
 				add(f+".config."+key, "%v", err)
 			}
 		}
-		if g.Count > 0 && g.Count <= MaxNodes {
-			total += g.Count
+		if g.Count > MaxNodes {
+			overLimit = true
+		}
+		if g.Count > 0 {
+			// Clamped: counts past the limit are already reported, and a
+			// sum of huge counts must not overflow.
+			total += min(g.Count, MaxNodes+1)
 			switch g.Role {
 			case "validator":
-				validators += g.Count
+				validators += min(g.Count, MaxNodes+1)
 			case "seed":
-				seeds += g.Count
+				seeds += min(g.Count, MaxNodes+1)
 			}
 		}
 	}
 	if validators == 0 {
 		add("node", "the testnet has 0 validators: add a [node.validator] group with count >= 1")
 	}
-	if total > MaxNodes {
+	if total > MaxNodes && !overLimit {
 		add("node", "%d nodes: a testnet has at most %d (see docs/manifest.md, limits)", total, MaxNodes)
 	}
-	if err == nil && prefix.Addr().Is4() && total > 0 {
+	if err == nil && prefix.Addr().Is4() && total > 0 && !overLimit {
 		// .0 network, .1 the harness's bridge, last address broadcast.
 		if usable := 1<<(32-prefix.Bits()) - 3; total > usable {
 			add("network.subnet", "%s holds %d node addresses, the manifest has %d nodes", nw.Subnet, usable, total)
