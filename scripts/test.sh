@@ -9,3 +9,4 @@ go vet ./...
 # One test binary at a time: the integration tests run real nodes and time
 # emulated links on a 2-core machine, and must not starve each other.
 go test -p 1 -count=1 -timeout 20m ./... "$@"
+go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime 30s ./internal/manifest

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,7 +48,7 @@ func TestExitCodes(t *testing.T) {
 // manifest line.
 func TestInvalidFlagMessage(t *testing.T) {
 	out := runBinary(t, "run", "--rate", "0", "--size", "10")
-	want := `invalid flag --rate: must be positive (tx/s per connection), got 0; --size: 10 bytes is too small for the "kv" payload: want at least 48`
+	want := `invalid flag --rate: must be positive (tx/s per connection), at most 100000, got 0; --size: 10 bytes is too small for the "kv" payload: want at least 48`
 	if !strings.Contains(out, want) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
@@ -193,4 +195,195 @@ func mustActive(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// badManifestBase is a valid testnet; each case appends or replaces a line.
+// The group name qzv makes its node names (qzv0…) and so any namespace of
+// theirs recognisable; the subnet is one no other test uses.
+const badManifestBase = `name = "badin"
+seed = 1
+[network]
+subnet = "10.213.229.0/24"
+[node.qzv]
+count = 2
+`
+
+// TestBadInputRefused: every bad input of issue 9 is refused by the manifest
+// validation with exit 2, each problem named with file:line and field (or
+// flag), by plan, up and run alike, before anything exists: no run
+// directory, no namespace, no process.
+func TestBadInputRefused(t *testing.T) {
+	cases := []struct {
+		name  string
+		toml  string            // appended to badManifestBase (with {load} → a [load] header)
+		files map[string]string // beside the manifest
+		flags []string          // load flags: run only
+		want  []string          // {m} → the manifest's path
+	}{
+		{name: "rate nan", toml: "[load]\nrate = nan\n",
+			want: []string{"{m}:8: load.rate: must be positive", "got NaN"}},
+		{name: "rate inf", toml: "[load]\nrate = inf\n",
+			want: []string{"{m}:8: load.rate:", "got +Inf"}},
+		{name: "ramp_from nan", toml: "[load]\nshape = \"ramp\"\nramp_from = nan\n",
+			want: []string{"{m}:9: load.ramp_from:", "got NaN"}},
+		{name: "ramp_from inf", toml: "[load]\nshape = \"ramp\"\nramp_from = inf\n",
+			want: []string{"{m}:9: load.ramp_from:", "got +Inf"}},
+		{name: "size 2 GB", toml: "[load]\nsize = 2000000000\n",
+			want: []string{"{m}:8: load.size: 2000000000 bytes: at most 1048576"}},
+		{name: "3000 nodes", toml: "[node.full]\ncount = 3000\n",
+			want: []string{"{m}:8: node.full.count: 3000 nodes: a testnet has at most 256"}},
+		{name: "ramp with count and no duration", toml: "[load]\nshape = \"ramp\"\ncount = 1000\n",
+			want: []string{"{m}:7: load.duration: a ramp runs over a duration"}},
+		{name: "negative and absurd load", toml: "[load]\nduration = \"-5s\"\nconnections = 100000\ngrace = \"-1s\"\n",
+			want: []string{"{m}:8: load.duration: -5s", "{m}:9: load.connections: must be 1 to 1000", "{m}:10: load.grace:"}},
+		{name: "rate nan flag", flags: []string{"--rate", "NaN"},
+			want: []string{"--rate: must be positive", "got NaN"}},
+		{name: "rate inf flag", flags: []string{"--rate", "Inf"},
+			want: []string{"--rate: must be positive", "got +Inf"}},
+		{name: "rate -inf flag", flags: []string{"--rate=-Inf"},
+			want: []string{"--rate: must be positive", "got -Inf"}},
+		{name: "ramp-from nan flag", flags: []string{"--shape", "ramp", "--ramp-from", "nan"},
+			want: []string{"--ramp-from: a ramp starts below rate", "got NaN"}},
+		{name: "size flag", flags: []string{"--size", "2000000000"},
+			want: []string{"--size: 2000000000 bytes: at most 1048576"}},
+		{name: "connections flag", flags: []string{"--connections", "100000"},
+			want: []string{"--connections: must be 1 to 1000"}},
+	}
+	// Cases in [network] must sit in that table: built here, not appended.
+	network := func(lines string) string {
+		return strings.Replace(badManifestBase, "[network]\n", "[network]\n"+lines, 1)
+	}
+	type netCase struct {
+		name, base, toml string
+		files            map[string]string
+		want             []string
+	}
+	netCases := []netCase{
+		{name: "jitter banana", base: network("jitter = \"banana\"\n"),
+			want: []string{"{m}:4: network.jitter: \"banana\": want a percentage"}},
+		{name: "bad loss", base: network("loss = \"12\"\n"),
+			want: []string{"{m}:4: network.loss: \"12\": want a percentage"}},
+		{name: "bad bandwidth", base: network("bandwidth = \"fast\"\n"),
+			want: []string{"{m}:4: network.bandwidth: \"fast\": want a positive rate"}},
+		{name: "aws and the default zone", base: network("zones = \"aws\"\n"),
+			want: []string{"{m}:6: node.qzv.zone: the default zone \"local\" is not in zone set aws"}},
+		{name: "aws and an unknown zone", base: network("zones = \"aws\"\n"), toml: "zone = \"Atlantis\"\n",
+			want: []string{"{m}:8: node.qzv.zone: \"Atlantis\" is not in zone set aws"}},
+		{name: "zone CSV that does not parse", base: network("zones = \"lat.csv\"\n"), toml: "zone = \"a\"\n",
+			files: map[string]string{"lat.csv": "From/to,a,b\na,0,7\nb,seven,0\n"},
+			want:  []string{"{m}:4: network.zones: {d}/lat.csv:3: column a: \"seven\" is not a delay in ms"}},
+		{name: "zone CSV missing", base: network("zones = \"nowhere.csv\"\n"),
+			want: []string{"{m}:4: network.zones: \"nowhere.csv\" is neither a built-in zone set (aws) nor a readable CSV file"}},
+	}
+	type tcase struct {
+		name, content string
+		files         map[string]string
+		flags, want   []string
+	}
+	var all []tcase
+	for _, c := range cases {
+		all = append(all, tcase{c.name, badManifestBase + c.toml, c.files, c.flags, c.want})
+	}
+	for _, c := range netCases {
+		all = append(all, tcase{c.name, c.base + c.toml, c.files, nil, c.want})
+	}
+	// All problems at once: one run of plan lists every one of them.
+	all = append(all, tcase{name: "all at once",
+		content: network("jitter = \"banana\"\nzones = \"aws\"\n") + "[load]\nrate = nan\nsize = 2000000000\n",
+		want:    []string{"4 problems", "{m}:4: network.jitter", "{m}:7: node.qzv.zone", "{m}:10: load.rate", "{m}:11: load.size"}})
+
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mf := filepath.Join(dir, "m.toml")
+			if err := os.WriteFile(mf, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for name, data := range c.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Relative paths in the manifest resolve against its directory,
+			// not the working directory.
+			t.Chdir(t.TempDir())
+			cmds := []string{"plan", "up", "run"}
+			if c.flags != nil {
+				cmds = []string{"run"} // load flags belong to run (and load)
+			}
+			for _, cmd := range cmds {
+				out := filepath.Join(dir, "runs-"+cmd)
+				args := []string{cmd, mf}
+				if cmd != "plan" {
+					args = append(args, "--output", out)
+				}
+				args = append(args, c.flags...)
+				code, stderr := runCaptured(t, args)
+				if code != exitUsage {
+					t.Errorf("benchnet %s: exit %d, want %d\n%s", strings.Join(args, " "), code, exitUsage, stderr)
+				}
+				for _, w := range c.want {
+					w = strings.ReplaceAll(strings.ReplaceAll(w, "{m}", mf), "{d}", dir)
+					if !strings.Contains(stderr, w) {
+						t.Errorf("benchnet %s: output lacks %q:\n%s", cmd, w, stderr)
+					}
+				}
+				if _, err := os.Stat(out); !os.IsNotExist(err) {
+					t.Errorf("benchnet %s: %s exists (err %v): a run directory was started", cmd, out, err)
+				}
+				checkNothingStarted(t, dir)
+			}
+		})
+	}
+}
+
+// runCaptured runs the CLI in-process and returns its exit code and what it
+// wrote to stderr (where errors go).
+func runCaptured(t *testing.T, args []string) (int, string) {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved := os.Stderr
+	os.Stderr = f
+	code := run(args)
+	os.Stderr = saved
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(data)
+}
+
+// checkNothingStarted: no namespace of a qzv node and no process with a
+// path under dir on its command line (node homes live in the run directory).
+func checkNothingStarted(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		out, err := exec.Command("ip", "netns", "list").Output()
+		if err != nil {
+			t.Fatalf("ip netns list: %v", err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "-qzv") {
+				t.Errorf("namespace created: %s", line)
+			}
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	self := strconv.Itoa(os.Getpid())
+	for _, p := range procs {
+		if strings.Split(p, "/")[2] == self {
+			continue
+		}
+		cmdline, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(cmdline), dir) {
+			t.Errorf("process %s runs with %s: %q", p, dir, cmdline)
+		}
+	}
 }

@@ -50,9 +50,21 @@ func printPlan(cmd *cobra.Command, t *plan.Testnet) error {
 		t.Name, t.Seed, len(t.Nodes), t.Subnet, t.Gateway, t.Topology)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tROLE\tZONE\tADDRESS\tP2P/RPC/METRICS\tRELEASE\tAPP\tDELAY\tPEERS")
+	// In the random topology a node lists only the peers it dials; its
+	// links also count the nodes that dial it.
+	links := map[string]int{}
+	for _, n := range t.Nodes {
+		for _, p := range n.PersistentPeers {
+			links[n.Name]++
+			links[p]++
+		}
+	}
 	for _, n := range t.Nodes {
 		peers := "persistent: " + strings.Join(n.PersistentPeers, ",")
-		if len(n.Seeds) > 0 || len(n.PersistentPeers) == 0 {
+		switch {
+		case t.Topology == "random" && n.Role != "seed":
+			peers = fmt.Sprintf("%d links, dials: %s", links[n.Name], strings.Join(n.PersistentPeers, ","))
+		case len(n.Seeds) > 0 || len(n.PersistentPeers) == 0:
 			peers = "seeds: " + strings.Join(n.Seeds, ",")
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d/%d/%d\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Zone, n.Addr,

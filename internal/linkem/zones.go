@@ -7,8 +7,9 @@ import (
 	"math"
 	"os"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/manifest"
 )
 
 // Matrix is a table of one-way delays between named zones. Delay(a, b) is
@@ -162,51 +163,15 @@ func LoadMatrix(spec string) (*Matrix, error) {
 	return m, nil
 }
 
-// ParseCSV reads CometBFT's latency format: a header "From/to,Z1,Z2,…", then
-// one row per source zone with one-way delays in (possibly fractional) ms.
-// Rows may come in any order but must cover exactly the header's zones.
+// ParseCSV reads CometBFT's latency format (header "From/to,Z1,Z2,…", then
+// one row per source zone with one-way delays in ms). The syntax is the
+// manifest's, which validates the same file before anything starts.
 func ParseCSV(r io.Reader) (*Matrix, error) {
-	cr := csv.NewReader(r)
-	cr.TrimLeadingSpace = true
-	recs, err := cr.ReadAll()
+	t, err := manifest.ParseZoneCSV(r)
 	if err != nil {
-		return nil, fmt.Errorf("parse CSV: %w", err)
+		return nil, fmt.Errorf("parse CSV %w", err)
 	}
-	if len(recs) < 2 || len(recs[0]) < 2 {
-		return nil, fmt.Errorf("parse CSV: want a header row and at least one zone row")
-	}
-	m := &Matrix{Zones: recs[0][1:]}
+	m := &Matrix{Zones: t.Zones, Delay: t.Delay}
 	m.reindex()
-	if len(m.index) != len(m.Zones) {
-		return nil, fmt.Errorf("parse CSV: duplicate zone in header")
-	}
-	m.Delay = make([][]time.Duration, len(m.Zones))
-	for ln, rec := range recs[1:] {
-		line := ln + 2
-		src := strings.TrimSpace(rec[0])
-		i, ok := m.index[src]
-		if !ok {
-			return nil, fmt.Errorf("parse CSV line %d: zone %q not in header", line, src)
-		}
-		if m.Delay[i] != nil {
-			return nil, fmt.Errorf("parse CSV line %d: zone %q listed twice", line, src)
-		}
-		if len(rec) != len(m.Zones)+1 {
-			return nil, fmt.Errorf("parse CSV line %d: %d values, want %d", line, len(rec)-1, len(m.Zones))
-		}
-		m.Delay[i] = make([]time.Duration, len(m.Zones))
-		for j, v := range rec[1:] {
-			ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || ms < 0 || math.IsNaN(ms) || math.IsInf(ms, 0) {
-				return nil, fmt.Errorf("parse CSV line %d, column %s: %q is not a delay in ms", line, m.Zones[j], v)
-			}
-			m.Delay[i][j] = time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	for i, row := range m.Delay {
-		if row == nil {
-			return nil, fmt.Errorf("parse CSV: no row for zone %q", m.Zones[i])
-		}
-	}
 	return m, nil
 }

@@ -24,6 +24,7 @@ package load
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/manifest"
@@ -93,37 +94,23 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// validate applies the manifest's [load] rules (manifest.CheckLoad, their
+// one owner) to a Config built in code: a Config made by FromManifest from a
+// validated manifest passes by construction. What only this package knows,
+// the exact payload minimum for this load, is NewCodec's check.
 func (c *Config) validate() error {
-	switch {
-	case c.Rate <= 0:
-		return fmt.Errorf("load: rate must be positive, got %v", c.Rate)
-	case c.Connections < 1:
-		return fmt.Errorf("load: connections must be at least 1, got %d", c.Connections)
-	case c.Count < 0:
-		return fmt.Errorf("load: count must not be negative, got %d", c.Count)
-	case c.Count == 0 && c.Duration <= 0:
-		return fmt.Errorf("load: set a positive duration or count")
+	l := manifest.Load{
+		Rate: c.Rate, Connections: c.Connections, Duration: manifest.Duration{Duration: c.Duration},
+		Count: c.Count, Size: c.Size, Shape: c.Shape, RampFrom: c.RampFrom, Target: c.Target,
+		Transport: c.Transport, Method: c.Method, Format: c.Format, Keys: c.Keys,
+		LatencyBlock: manifest.DefaultLatencyBlk, // not the generator's concern
 	}
-	switch c.Shape {
-	case "constant":
-	case "ramp":
-		if c.Duration <= 0 {
-			return fmt.Errorf("load: a ramp needs a duration")
+	if errs := manifest.CheckLoad(l, 1); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
 		}
-		if c.RampFrom < 0 || c.RampFrom >= c.Rate {
-			return fmt.Errorf("load: ramp_from must be in [0, rate), got %v", c.RampFrom)
-		}
-	default:
-		return fmt.Errorf("load: shape %q: want constant or ramp", c.Shape)
-	}
-	if c.Target != "round-robin" && c.Target != "all" && c.Target != "single" {
-		return fmt.Errorf("load: target %q: want round-robin, all or single", c.Target)
-	}
-	if c.Transport != "websocket" && c.Transport != "http" {
-		return fmt.Errorf("load: transport %q: want websocket or http", c.Transport)
-	}
-	if _, err := methodName(c.Method); err != nil {
-		return fmt.Errorf("load: %w", err)
+		return fmt.Errorf("load: %s", strings.Join(msgs, "; "))
 	}
 	_, err := NewCodec(*c)
 	return err

@@ -24,6 +24,9 @@ const (
 	DefaultWarmup      = 30 * time.Second
 	DefaultGrace       = 30 * time.Second
 	DefaultLatencyBlk  = "H+1"
+	// DefaultPeers is how many peers a node dials in the "random" topology
+	// (fewer when the testnet has fewer other nodes).
+	DefaultPeers = 3
 )
 
 // Roles a node can have.

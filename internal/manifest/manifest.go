@@ -36,15 +36,27 @@ type Manifest struct {
 	Raw []byte `toml:"-" json:"-"`
 
 	pos positions
+	// zoneNames is the zone set of [network].zones, read at validation;
+	// zonesPath the resolved path of a zone CSV.
+	zoneNames []string
+	zonesPath string
 }
+
+// RandomZone is the zone value that draws each node's zone from the seed.
+const RandomZone = "random"
 
 // Network is the [network] table.
 type Network struct {
 	// Subnet holds every node address; .1 is the harness's bridge address.
 	Subnet string `toml:"subnet" json:"subnet"`
-	// Topology is "full" (every node has every other as persistent peer) or
-	// "seeds" (nodes know only the seed nodes and find peers with PEX).
+	// Topology is "full" (every node has every other as persistent peer),
+	// "seeds" (nodes know only the seed nodes and find peers with PEX) or
+	// "random" (a connected random graph, drawn from the seed, in which
+	// every node has at least Peers links).
 	Topology string `toml:"topology" json:"topology"`
+	// Peers is the least number of links of every node in the "random"
+	// topology (0 = min(DefaultPeers, other nodes)).
+	Peers int `toml:"peers" json:"peers,omitempty"`
 
 	// Zones is a built-in zone set name ("aws") or the path of a CSV matrix
 	// of one-way delays in ms ("" = no latency emulation).
@@ -68,7 +80,9 @@ type Group struct {
 	// Release is NAME@VERSION, e.g. cometbft@v1.0.1.
 	Release string `toml:"release" json:"release"`
 	// Zone places every node of the group in one zone; Zones spreads them
-	// round-robin over several. A free-form label unless [network].zones is set.
+	// round-robin over several. A free-form label unless [network].zones is
+	// set; then it must be a zone of that set, or "random": each node gets a
+	// zone of the set drawn from the seed.
 	Zone  string   `toml:"zone" json:"zone"`
 	Zones []string `toml:"zones" json:"zones"`
 	// App is "kvstore" (in-process) or "kvstore-socket" (abci-cli kvstore as a
@@ -130,7 +144,15 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// Load reads, decodes, defaults and validates the manifest at path.
+// ZoneNames returns the zones of the [network].zones set (nil when none).
+func (m *Manifest) ZoneNames() []string { return m.zoneNames }
+
+// ZonesPath returns the absolute path of the zone CSV named by
+// [network].zones, resolved against the manifest's directory; "" for a
+// built-in set or none.
+func (m *Manifest) ZonesPath() string { return m.zonesPath }
+
+// LoadFile reads, decodes, defaults and validates the manifest at path.
 func LoadFile(path string) (*Manifest, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -143,10 +165,8 @@ func LoadFile(path string) (*Manifest, error) {
 // Every problem found is reported at once, each as file:line: field: message.
 func Parse(file string, data []byte) (*Manifest, error) {
 	m := &Manifest{File: file, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
-	dec := toml.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(m); err != nil {
-		return nil, m.decodeError(err)
+	if err := m.decode(data); err != nil {
+		return nil, err
 	}
 	m.applyDefaults()
 	if errs := m.Validate(); len(errs) > 0 {
@@ -155,6 +175,27 @@ func Parse(file string, data []byte) (*Manifest, error) {
 	return m, nil
 }
 
+// decode runs the TOML decoder. go-toml v2.2.3 panicked on `rate=+A0`
+// (found by FuzzManifest, fixed in v2.4.x); should a decoder bug come back,
+// the user still gets an error with a line instead of a crash.
+func (m *Manifest) decode(data []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Errors{{File: m.File, Line: 1, Msg: fmt.Sprintf("%s: %v", DecoderPanic, r)}}
+		}
+	}()
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(m); err != nil {
+		return m.decodeError(err)
+	}
+	return nil
+}
+
+// DecoderPanic starts the message of an error that was a panic of the TOML
+// decoder (a bug there, not in the manifest).
+const DecoderPanic = "the TOML decoder failed on this file (please report it)"
+
 // decodeError turns go-toml's errors into FieldErrors with file:line.
 func (m *Manifest) decodeError(err error) error {
 	var strict *toml.StrictMissingError
@@ -162,7 +203,7 @@ func (m *Manifest) decodeError(err error) error {
 		var errs Errors
 		for _, e := range strict.Errors {
 			line, _ := e.Position()
-			errs = append(errs, &FieldError{File: m.File, Line: line, Field: joinKey(e.Key()), Msg: "unknown key"})
+			errs = append(errs, &FieldError{File: m.File, Line: max(line, 1), Field: joinKey(e.Key()), Msg: "unknown key"})
 		}
 		return errs
 	}
@@ -173,9 +214,9 @@ func (m *Manifest) decodeError(err error) error {
 		if field == "" {
 			field = m.pos.keyAt(line)
 		}
-		return Errors{{File: m.File, Line: line, Field: field, Msg: strings.TrimPrefix(de.Error(), "toml: ")}}
+		return Errors{{File: m.File, Line: max(line, 1), Field: field, Msg: strings.TrimPrefix(de.Error(), "toml: ")}}
 	}
-	return Errors{{File: m.File, Msg: err.Error()}}
+	return Errors{{File: m.File, Line: 1, Msg: err.Error()}}
 }
 
 // GroupNames returns the groups in the order they appear in the file, so the
@@ -190,5 +231,11 @@ func (m *Manifest) Line(field string) int { return m.pos.line(field) }
 
 // Errorf builds a FieldError located at field's line.
 func (m *Manifest) Errorf(field, format string, args ...any) *FieldError {
-	return &FieldError{File: m.File, Line: m.pos.line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+	line := m.pos.line(field)
+	if line == 0 {
+		// A field that comes from a default, in a table the file does not
+		// have: the error still names a line, the top of the file.
+		line = 1
+	}
+	return &FieldError{File: m.File, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }

@@ -107,7 +107,15 @@ func (p positions) line(field string) int {
 		}
 		f = f[:i]
 	}
-	return 0
+	// A table written only through its sub-tables ("node" of
+	// [node.validator]): the first of them.
+	best := 0
+	for k, n := range p {
+		if strings.HasPrefix(k, field+".") && (best == 0 || n < best) {
+			best = n
+		}
+	}
+	return best
 }
 
 // order returns the keys of m sorted by where prefix.key appears in the file;

@@ -88,7 +88,15 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 		Name: m.Name, Seed: m.Seed, Subnet: prefix, Gateway: gw,
 		Topology: m.Network.Topology, Network: m.Network, Load: m.Load,
 	}
+	if p := m.ZonesPath(); p != "" {
+		// The emulator opens the CSV the manifest named, from wherever it runs.
+		t.Network.Zones = p
+	}
+	// Every random choice comes from this one stream, drawn in a fixed order
+	// (zones in node order, then peers), so a manifest and its seed give
+	// the same plan byte for byte. PCG's output is specified by math/rand/v2.
 	rng := rand.New(rand.NewPCG(uint64(m.Seed), 0x62656e63686e6574)) // "benchnet"
+	zoneSet := m.ZoneNames()
 	addr := gw
 	for _, gname := range m.GroupNames() {
 		g := m.Node[gname]
@@ -102,8 +110,14 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 				return nil, fmt.Errorf("resolve: subnet %s has no address left for %s%d", prefix, gname, i)
 			}
 			zone := g.Zone
-			if len(g.Zones) > 0 {
+			switch {
+			case len(g.Zones) > 0:
 				zone = g.Zones[i%len(g.Zones)]
+			case zone == manifest.RandomZone:
+				if len(zoneSet) == 0 {
+					return nil, fmt.Errorf("resolve node.%s.zone: \"random\" without a zone set", gname)
+				}
+				zone = zoneSet[rng.IntN(len(zoneSet))]
 			}
 			t.Nodes = append(t.Nodes, &Node{
 				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
@@ -145,7 +159,60 @@ func (t *Testnet) connect(rng *rand.Rand) {
 			n.Seeds = append(n.Seeds, seeds...)
 		}
 	}
-	_ = rng // reserved for randomised topologies; drawn in a fixed order to stay deterministic
+	if t.Topology == "random" {
+		// Validation refuses seed nodes here: PEX is off.
+		peers := t.Nodes
+		k := t.Network.Peers
+		if k == 0 {
+			k = min(manifest.DefaultPeers, len(peers)-1)
+		}
+		for i, dials := range RandomDials(len(peers), k, rng) {
+			for _, j := range dials {
+				peers[i].PersistentPeers = append(peers[i].PersistentPeers, peers[j].Name)
+			}
+		}
+	}
+}
+
+// RandomDials builds a random graph of n nodes in which every node has at
+// least k links (k <= n-1): a random path through all nodes first (so the
+// graph is connected), then each node short of k links dials nodes drawn
+// uniformly from those not yet linked with it. A link is dialed by one side
+// only, which lists the other as persistent peer; the other accepts it. The
+// graph stays sparse (about n·k/2 links, against n·(n-1)/2 for "full").
+// dials[i] is sorted.
+func RandomDials(n, k int, rng *rand.Rand) [][]int {
+	dials := make([][]int, n)
+	linked := make([]map[int]bool, n)
+	for i := range linked {
+		linked[i] = map[int]bool{}
+	}
+	link := func(a, b int) {
+		dials[a] = append(dials[a], b)
+		linked[a][b], linked[b][a] = true, true
+	}
+	perm := rng.Perm(n)
+	for i := 1; i < n; i++ {
+		link(perm[i], perm[i-1])
+	}
+	for a := 0; a < n; a++ {
+		for len(linked[a]) < k {
+			var free []int
+			for b := 0; b < n; b++ {
+				if b != a && !linked[a][b] {
+					free = append(free, b)
+				}
+			}
+			if len(free) == 0 {
+				break
+			}
+			link(a, free[rng.IntN(len(free))])
+		}
+	}
+	for a := range dials {
+		sort.Ints(dials[a])
+	}
+	return dials
 }
 
 // Validators returns the validator nodes in plan order.

@@ -3,8 +3,11 @@ package plan
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,13 +60,213 @@ func TestGoldenPlans(t *testing.T) {
 	}
 }
 
-func TestDeterministic(t *testing.T) {
-	a, _ := resolveFile(t, "../../examples/seeds.toml").JSON()
-	for i := 0; i < 20; i++ {
-		b, _ := resolveFile(t, "../../examples/seeds.toml").JSON()
-		if !bytes.Equal(a, b) {
-			t.Fatalf("resolution %d differs from the first", i)
+const seededManifest = `
+name = "seeded"
+seed = %d
+[network]
+subnet = "10.9.0.0/16"
+topology = "random"
+peers = 2
+zones = "aws"
+[node.validator]
+count = 120
+zone = "random"
+[node.full]
+count = 6
+zones = ["Tokyo", "Sydney"]
+`
+
+func resolveSeed(t *testing.T, seed int64) (*Testnet, []byte) {
+	t.Helper()
+	m, err := manifest.Parse("seeded.toml", []byte(fmt.Sprintf(seededManifest, seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn, err := Resolve(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tn.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn, data
+}
+
+func zonesOf(tn *Testnet) string {
+	var z []string
+	for _, n := range tn.Nodes {
+		z = append(z, n.Zone)
+	}
+	return strings.Join(z, ",")
+}
+
+// The seed drives every random choice: the same manifest and seed give the
+// same plan.json byte for byte, another seed another zone assignment and
+// other peers. (Resolution draws zones and peers; a plan that ignored the
+// seed fails the second half, one that drew from the clock the first.)
+func TestSeeded(t *testing.T) {
+	zoneDraws, peerDraws := map[string]int64{}, map[string]int64{}
+	for seed := int64(0); seed < 8; seed++ {
+		a, aj := resolveSeed(t, seed)
+		_, bj := resolveSeed(t, seed)
+		if !bytes.Equal(aj, bj) {
+			t.Fatalf("seed %d: two resolutions differ", seed)
 		}
+		z := zonesOf(a)
+		if prev, ok := zoneDraws[z]; ok {
+			t.Errorf("seeds %d and %d draw the same zones", prev, seed)
+		}
+		zoneDraws[z] = seed
+		var peers []string
+		for _, n := range a.Nodes {
+			peers = append(peers, strings.Join(n.PersistentPeers, " "))
+		}
+		p := strings.Join(peers, ";")
+		if prev, ok := peerDraws[p]; ok {
+			t.Errorf("seeds %d and %d draw the same peers", prev, seed)
+		}
+		peerDraws[p] = seed
+
+		// What is drawn stays inside what the manifest allows.
+		aws := manifest.BuiltinZoneSets["aws"]
+		used := map[string]int{}
+		for _, n := range a.Nodes {
+			switch n.Group {
+			case "validator":
+				if !slices.Contains(aws, n.Zone) {
+					t.Fatalf("seed %d: %s drew zone %q outside the aws set", seed, n.Name, n.Zone)
+				}
+				used[n.Zone]++
+			case "full":
+				if want := []string{"Tokyo", "Sydney"}[(n.Index-120)%2]; n.Zone != want {
+					t.Errorf("seed %d: %s zone %s, want %s (round-robin, no draw)", seed, n.Name, n.Zone, want)
+				}
+			}
+		}
+		// 120 uniform draws over 13 zones: every zone comes up (a draw that
+		// always picked the first zone, or a few, fails here).
+		if len(used) != len(aws) {
+			t.Errorf("seed %d: 120 random zones use only %d of %d zones: %v", seed, len(used), len(aws), used)
+		}
+		checkGraph(t, a, 2)
+	}
+}
+
+// checkGraph: the nodes form one connected graph in which every
+// node has at least k links, none twice and never to itself, and the graph
+// is sparse (average degree below k+1).
+func checkGraph(t *testing.T, tn *Testnet, k int) {
+	t.Helper()
+	adj := map[string]map[string]bool{}
+	var names []string
+	for _, n := range tn.Nodes {
+		names = append(names, n.Name)
+		if len(n.Seeds) != 0 {
+			t.Errorf("%s seeds %v, want none", n.Name, n.Seeds)
+		}
+		for _, p := range n.PersistentPeers {
+			if p == n.Name || adj[n.Name][p] || adj[p][n.Name] {
+				t.Errorf("%s dials %s twice or itself", n.Name, p)
+			}
+			if adj[n.Name] == nil {
+				adj[n.Name] = map[string]bool{}
+			}
+			if adj[p] == nil {
+				adj[p] = map[string]bool{}
+			}
+			adj[n.Name][p], adj[p][n.Name] = true, true
+		}
+	}
+	links := 0
+	for _, name := range names {
+		if len(adj[name]) < k {
+			t.Errorf("%s has %d links, want at least %d", name, len(adj[name]), k)
+		}
+		links += len(adj[name])
+	}
+	if avg := float64(links) / float64(len(names)); avg >= float64(k+1) {
+		t.Errorf("average degree %.2f, want below %d: not sparse", avg, k+1)
+	}
+	seen := map[string]bool{names[0]: true}
+	queue := []string{names[0]}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for p := range adj[cur] {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	if len(seen) != len(names) {
+		t.Errorf("random topology not connected: %d of %d nodes reachable", len(seen), len(names))
+	}
+}
+
+// RandomDials over many sizes: connected, at least k links per node, no
+// self or repeated links.
+func TestRandomDials(t *testing.T) {
+	for n := 2; n <= 40; n += 3 {
+		for _, k := range []int{1, 2, 3, 8, 39} {
+			if k > n-1 {
+				continue
+			}
+			rng := rand.New(rand.NewPCG(uint64(n*100+k), 1))
+			dials := RandomDials(n, k, rng)
+			linked := map[[2]int]bool{}
+			parent := make([]int, n)
+			for i := range parent {
+				parent[i] = i
+			}
+			var find func(int) int
+			find = func(i int) int {
+				if parent[i] != i {
+					parent[i] = find(parent[i])
+				}
+				return parent[i]
+			}
+			degree := make([]int, n)
+			for a, ds := range dials {
+				for _, b := range ds {
+					degree[a]++
+					degree[b]++
+					key := [2]int{min(a, b), max(a, b)}
+					if a == b || linked[key] {
+						t.Errorf("n=%d k=%d: link %d-%d self or repeated", n, k, a, b)
+					}
+					linked[key] = true
+					parent[find(a)] = find(b)
+				}
+			}
+			for i := range n {
+				if degree[i] < k {
+					t.Errorf("n=%d k=%d: node %d has %d links", n, k, i, degree[i])
+				}
+				if find(i) != find(0) {
+					t.Fatalf("n=%d k=%d: not connected", n, k)
+				}
+			}
+		}
+	}
+}
+
+// A zone CSV named relative to the manifest is opened from the plan by its
+// absolute path, whatever the working directory of the run.
+func TestZonesPathAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "lat.csv"), []byte("From/to,a,b\na,0,5\nb,5,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mf := filepath.Join(dir, "m.toml")
+	if err := os.WriteFile(mf, []byte("[network]\nzones = \"lat.csv\"\n[node.validator]\ncount = 2\nzones = [\"a\", \"b\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	tn := resolveFile(t, mf)
+	if want := filepath.Join(dir, "lat.csv"); tn.Network.Zones != want {
+		t.Errorf("plan zones %q, want %q", tn.Network.Zones, want)
 	}
 }
 

@@ -195,8 +195,12 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 		{"p2p.persistent_peers", peers},
 		{"p2p.seeds", seeds},
 	}
-	if p.Topology == "seeds" {
+	switch p.Topology {
+	case "seeds":
 		set = append(set, Setting{"p2p.pex", true})
+	case "random":
+		// The plan's random graph is the topology: PEX would grow it.
+		set = append(set, Setting{"p2p.pex", false})
 	}
 	set = append(set,
 		Setting{"p2p.seed_mode", n.Role == "seed"},
