@@ -98,6 +98,18 @@ func TestRoundTrips(t *testing.T) {
 	roundTrip(t, ProcCSV, []Proc{{TimeNs: 1, Node: HarnessNode, PID: 7, RSSBytes: 1 << 20, CPUSeconds: 1.5}})
 	roundTrip(t, HostCSV, []Host{{TimeNs: 1, Load1: 0.5, Load5: 1, Load15: 2, CPUBusySeconds: 3, CPUTotalSeconds: 4, CPUs: 2}})
 	roundTrip(t, ScrapeErrorsCSV, []ScrapeError{{TimeNs: 1, Node: "v0", Source: "metrics", Error: "dial: refused"}})
+	roundTrip(t, PublishedCSV, []Published{
+		{Seq: 0, MsgID: "m0", Publisher: "host3", Intended: 1, SentAt: 2, Ack: 3, Result: ResultOK},
+		{Seq: 1, MsgID: "m1", Publisher: "host0", Intended: 5, SentAt: 9, Result: ResultSendError, Log: "connection refused"},
+	})
+	roundTrip(t, GossipTraceCSV, []GossipEvent{
+		{TimeNs: 1, Node: "host1", Kind: GossipDeliver, MsgID: "m0", Peer: "host3", Size: 1000},
+		{TimeNs: 2, Node: "host1", Kind: GossipDropRPC, Peer: "host2", Reason: "queue full"},
+	})
+	roundTrip(t, DeliveriesCSV, []Delivery{
+		{MsgID: "m0", Publisher: "host3", Node: "host1", State: DeliveryDelivered, From: "host3", Hop: 1, PublishNs: 1, DeliverNs: 4, Duplicates: 2},
+		{MsgID: "m0", Publisher: "host3", Node: "host9", State: DeliveryMissing, PublishNs: 1, Reason: "host_exited"},
+	})
 }
 
 // TestDecodeErrors: bad input names the file, the line and the column; a
