@@ -59,3 +59,5 @@ func (w *waiter) wait(d time.Duration) {
 }
 
 func (w *waiter) close() error { return unix.Close(w.efd) }
+
+func gettid() int { return unix.Gettid() }
