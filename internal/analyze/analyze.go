@@ -67,6 +67,9 @@ func Analyze(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLinks(dir, res); err != nil {
+		return nil, err
+	}
 	if err := WriteTxs(filepath.Join(dir, TxsFile), rows); err != nil {
 		return nil, err
 	}

@@ -32,6 +32,13 @@ type Results struct {
 	Valid             bool         `json:"valid"`
 	Invalid           []string     `json:"invalid_reasons,omitempty"`
 	Nodes             []NodeResult `json:"nodes"`
+	// LatencyValid is false when the userspace link emulator missed its
+	// lateness bound during the load (LatencyInvalid says by how much): the
+	// latencies then include the emulator's own delay. Absent when no
+	// userspace emulator ran. See linkem.go.
+	LatencyValid   *bool           `json:"latency_valid,omitempty"`
+	LatencyInvalid string          `json:"latency_invalid_reason,omitempty"`
+	Linkem         *LinkemLateness `json:"linkem_lateness,omitempty"`
 }
 
 // Accounting: every sent tx ends in exactly one state.

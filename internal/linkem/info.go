@@ -1,5 +1,8 @@
 package linkem
 
+// DirName is the run directory's folder for the link emulation.
+const DirName = "linkem"
+
 // Files a run directory keeps under linkem/: what the link emulation was.
 const (
 	InfoFile     = "linkem.json"   // Info

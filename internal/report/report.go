@@ -139,6 +139,9 @@ func (r *run) headline() string {
 		} else {
 			parts = append(parts, "verdict: **INVALID** ("+strings.Join(r.results.Invalid, "; ")+")")
 		}
+		if s := r.latencyHeadline(); s != "" {
+			parts = append(parts, s)
+		}
 	} else {
 		parts = append(parts, "no results.json: run `benchnet analyze` first for the accounting and summary")
 	}
