@@ -24,7 +24,9 @@ func TestAnalyzeLinkemLateness(t *testing.T) {
 		{Time: sec(20), Kind: "load_done"},
 		{Time: sec(22), Kind: "drained"},
 	}
-	fast := func(n int) map[time.Duration]uint64 { return map[time.Duration]uint64{60 * time.Microsecond: uint64(n)} }
+	fast := func(n int) map[time.Duration]uint64 {
+		return map[time.Duration]uint64{60 * time.Microsecond: uint64(n)}
+	}
 	for _, tc := range []struct {
 		name    string
 		lines   []line

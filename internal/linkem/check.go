@@ -2,6 +2,8 @@ package linkem
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -25,6 +27,9 @@ type LatenessCheck struct {
 	SmallestDelayMs float64 `json:"smallest_delay_ms"`
 	BoundMs         float64 `json:"bound_p99_ms"`
 	Met             bool    `json:"met"`
+	// Sched is how the delivery thread was scheduled in the window (every
+	// policy seen, in order, e.g. "SCHED_FIFO 1").
+	Sched string `json:"delivery_sched,omitempty"`
 	// Verdict says the same in one sentence with the figures.
 	Verdict string `json:"verdict"`
 }
@@ -70,7 +75,11 @@ func CheckLateness(series []LatenessSample, from, to time.Time, window string) L
 		first = 0
 	}
 	c.To = series[end].Time
+	var scheds []string
 	for i := first; i <= end && i < len(series); i++ {
+		if s := series[i].Sched; s != "" && !slices.Contains(scheds, s) {
+			scheds = append(scheds, s)
+		}
 		maxNs = max(maxNs, series[i].MaxNs)
 		if d := series[i].MinDelayNs; d > 0 && (minDelay == 0 || d < minDelay) {
 			minDelay = d
@@ -79,6 +88,7 @@ func CheckLateness(series []LatenessSample, from, to time.Time, window string) L
 	if base >= 0 && series[base].MinDelayNs > 0 && (minDelay == 0 || series[base].MinDelayNs < minDelay) {
 		minDelay = series[base].MinDelayNs // the conditions in effect at the start
 	}
+	c.Sched = strings.Join(scheds, ", ")
 	h.Max = time.Duration(maxNs)
 	bound := LatenessBound(time.Duration(minDelay))
 	p99 := h.Quantile(0.99)

@@ -25,6 +25,8 @@ type LatenessSample struct {
 	// MinDelayNs is the smallest nonzero configured one-way delay in effect
 	// (0: none): the bound scales with it.
 	MinDelayNs int64 `json:"min_delay_ns"`
+	// Sched is how the delivery thread was scheduled, e.g. "SCHED_FIFO 1".
+	Sched string `json:"sched,omitempty"`
 	// Counts per bucket of LatUpper, trailing empty buckets left out.
 	Counts []uint64 `json:"counts"`
 }
@@ -122,7 +124,7 @@ func (u *Userspace) record() {
 	}
 	s := LatenessSample{
 		Time: time.Now().UTC(), Frames: l.Frames, SumNs: int64(l.Sum),
-		MaxNs: u.late.interval.Swap(0), MinDelayNs: u.minDelay.Load(), Counts: l.Counts[:n],
+		MaxNs: u.late.interval.Swap(0), MinDelayNs: u.minDelay.Load(), Sched: threadSched(u.DeliveryThread()), Counts: l.Counts[:n],
 	}
 	w := bufio.NewWriter(r.series)
 	err := errors.Join(EncodeLatenessSample(w, s), w.Flush(), u.WriteMetricsFile(filepath.Join(r.dir, CountersFile)))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +22,11 @@ type UserspaceConfig struct {
 	// when a run is analyzed before its testnet goes down.
 	RecordDir   string
 	RecordEvery time.Duration
+	// Realtime runs the delivery thread under SCHED_FIFO (lowest real-time
+	// priority) so that CPU contention from the nodes does not make it late;
+	// without the privilege (not root) it stays an ordinary thread, which
+	// the lateness record says.
+	Realtime bool
 }
 
 // Userspace is a learning L2 switch in the harness process that owns every
@@ -295,9 +299,15 @@ func (u *Userspace) DeliveryThread() int { return int(u.tid.Load()) }
 
 // deliverLoop writes delayed frames when they are due and records how late
 // each one was. It owns its OS thread for the waiter's precise sleeps.
+//
+// The thread is never unlocked: when the loop returns it exits with the
+// goroutine, so its timer slack and scheduling policy never serve other
+// goroutines.
 func (u *Userspace) deliverLoop() {
 	lockThread()
-	defer runtime.UnlockOSThread()
+	if u.cfg.Realtime {
+		_ = setRealtime() // best effort: the record shows the policy in force
+	}
 	u.tid.Store(int32(gettid()))
 	var (
 		due  []item

@@ -96,10 +96,11 @@ func Output(ctx context.Context, argv ...string) (string, error) {
 // Hog starves the OS thread tid (e.g. the switch's delivery thread, see
 // Userspace.DeliveryThread) with n spinning processes (`yes` writing to
 // /dev/null): tid and the hogs are pinned to the machine's last CPU and tid
-// is set to nice 19, so each hog outweighs it about 70 to 1 (CFS/EEVDF
-// weights 1024 vs 15) while everything else on that CPU (softirq threads,
-// the other threads of this process) competes with the hogs as equals.
-// Stop kills and reaps the hogs and restores tid's nice level and affinity.
+// becomes an ordinary thread at nice 19 (whatever its policy was, e.g.
+// SCHED_FIFO), so each hog outweighs it about 70 to 1 (CFS/EEVDF weights
+// 1024 vs 15) while everything else on that CPU (softirq threads, the other
+// threads of this process) competes with the hogs as equals. Stop kills and
+// reaps the hogs and restores tid's scheduling and affinity.
 func Hog(ctx context.Context, tid, n int) (stop func() error, err error) {
 	if tid <= 0 {
 		return nil, fmt.Errorf("hog: no thread to starve (tid %d)", tid)
@@ -108,11 +109,10 @@ func Hog(ctx context.Context, tid, n int) (stop func() error, err error) {
 	if err := unix.SchedGetaffinity(tid, &all); err != nil {
 		return nil, fmt.Errorf("hog: affinity of thread %d: %w", tid, err)
 	}
-	nice, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	attr, err := unix.SchedGetAttr(tid, 0)
 	if err != nil {
-		return nil, fmt.Errorf("hog: nice of thread %d: %w", tid, err)
+		return nil, fmt.Errorf("hog: scheduling of thread %d: %w", tid, err)
 	}
-	nice = 20 - nice // the raw syscall returns 20 - nice
 	one.Set(runtime.NumCPU() - 1)
 	var cmds []*exec.Cmd
 	stop = func() error {
@@ -124,13 +124,13 @@ func Hog(ctx context.Context, tid, n int) (stop func() error, err error) {
 			}
 		}
 		cmds = nil
-		errs = append(errs, unix.Setpriority(unix.PRIO_PROCESS, tid, nice), unix.SchedSetaffinity(tid, &all))
+		errs = append(errs, unix.SchedSetAttr(tid, attr, 0), unix.SchedSetaffinity(tid, &all))
 		return errors.Join(errs...)
 	}
 	if err := unix.SchedSetaffinity(tid, &one); err != nil {
 		return nil, fmt.Errorf("hog: pin thread %d: %w", tid, err)
 	}
-	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, 19); err != nil {
+	if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Nice: 19}, 0); err != nil {
 		_ = stop()
 		return nil, fmt.Errorf("hog: nice thread %d: %w", tid, err)
 	}
