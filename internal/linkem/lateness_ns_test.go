@@ -35,6 +35,9 @@ func TestLatenessCertifies(t *testing.T) {
 				t.Fatalf("only %d delayed frames recorded in the window", c.Frames)
 			}
 			if c.Met != tc.met {
+				// Unstarved and still late: the machine's CPUs are saturated
+				// beyond what a real-time thread in a Go process escapes
+				// (docs/linkem.md); the load average is logged above.
 				t.Errorf("met = %v, want %v: %s", c.Met, tc.met, c.Verdict)
 			}
 			if tc.hog == 0 && c.Sched != "SCHED_FIFO 1" {

@@ -283,3 +283,11 @@ func TestUserspaceRecords(t *testing.T) {
 		t.Errorf("counters.prom lacks the histogram:\n%s", prom)
 	}
 }
+
+// BenchmarkLatenessObserve is the cost added to every delayed frame.
+func BenchmarkLatenessObserve(b *testing.B) {
+	var h latHist
+	for i := range b.N {
+		h.observe(int64(i&0xffff) * 37)
+	}
+}

@@ -13,7 +13,7 @@ import (
 // The emulator's check reaches the headline and the network section.
 func TestReportLinkLateness(t *testing.T) {
 	late := linkem.LatenessCheck{Window: "load_start to drained", Frames: 20190, MeanMs: 0.9, P50Ms: 0.078, P99Ms: 182.054, MaxMs: 972.542,
-		SmallestDelayMs: 72, BoundMs: 1.44, Met: false, Verdict: "link emulator LATE: p50 0.078 ms, p99 182.054 ms"}
+		SmallestDelayMs: 72, BoundMs: 1.44, Met: false, Sched: "SCHED_FIFO 1", Verdict: "link emulator LATE: p50 0.078 ms, p99 182.054 ms"}
 	onTime := late
 	onTime.P99Ms, onTime.MaxMs, onTime.Met, onTime.Verdict = 0.212, 3.1, true, "link emulator on time: p99 0.212 ms"
 	for _, tc := range []struct {
@@ -25,6 +25,7 @@ func TestReportLinkLateness(t *testing.T) {
 			"latency: **INVALID**: the link emulator was late (p99 182.054 ms > bound 1.440 ms, max 972.5 ms)",
 			"| 20190 | 0.900 | 0.078 | 182.054 | 972.542 | 72.000 | 1.440 | **NO** |",
 			"link emulator LATE: p50 0.078 ms, p99 182.054 ms.",
+			"Its delivery thread ran as SCHED_FIFO 1.",
 		}},
 		{"on time", onTime, []string{
 			"links on time (emulator p99 lateness 0.212 ms ≤ 1.440 ms)",
