@@ -107,6 +107,10 @@ func (u *Userspace) WriteMetricsFile(path string) error {
 		return fmt.Errorf("linkem metrics: %w", err)
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600; the run directory's files are world-readable
+		tmp.Close()
+		return fmt.Errorf("linkem metrics: %w", err)
+	}
 	if err := u.WriteMetrics(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("linkem metrics: write %s: %w", path, err)
