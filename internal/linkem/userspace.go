@@ -98,6 +98,7 @@ func NewUserspace(cfg UserspaceConfig) (*Userspace, error) {
 	u.wait, u.sched.wake = w, w.wake
 	if cfg.RecordDir != "" {
 		if err := u.startRecorder(); err != nil {
+			u.cancel()
 			_ = w.close()
 			return nil, fmt.Errorf("linkem userspace: %w", err)
 		}
@@ -309,6 +310,7 @@ func (u *Userspace) deliverLoop() {
 		_ = setRealtime() // best effort: the record shows the policy in force
 	}
 	u.tid.Store(int32(gettid()))
+	defer u.tid.Store(0) // the thread dies with the loop; its id may be reused
 	var (
 		due  []item
 		next int64
