@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type Manifest struct {
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`
+	// Dir is where relative paths inside the manifest (a zone CSV) resolve:
+	// File's directory, or the original's for a copy (see LoadCopy).
+	Dir string `toml:"-" json:"-"`
 	// Raw is the file's content as given, kept for the run directory.
 	Raw []byte `toml:"-" json:"-"`
 
@@ -161,10 +165,29 @@ func LoadFile(path string) (*Manifest, error) {
 	return Parse(path, data)
 }
 
+// LoadCopy parses a copy of a manifest, such as a run directory's
+// manifest.toml: errors name the copy, and relative paths inside it resolve
+// against the directory of the original, source ("": the copy's own).
+func LoadCopy(copyPath, source string) (*Manifest, error) {
+	data, err := os.ReadFile(copyPath)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	dir := filepath.Dir(copyPath)
+	if source != "" {
+		dir = filepath.Dir(source)
+	}
+	return parseIn(copyPath, dir, data)
+}
+
 // Parse decodes, defaults and validates a manifest. file names it in errors.
 // Every problem found is reported at once, each as file:line: field: message.
 func Parse(file string, data []byte) (*Manifest, error) {
-	m := &Manifest{File: file, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
+	return parseIn(file, filepath.Dir(file), data)
+}
+
+func parseIn(file, dir string, data []byte) (*Manifest, error) {
+	m := &Manifest{File: file, Dir: dir, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
 	if err := m.decode(data); err != nil {
 		return nil, err
 	}

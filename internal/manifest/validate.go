@@ -172,7 +172,7 @@ func (m *Manifest) validateZoneSet(add func(string, string, ...any)) (ok bool) {
 		m.zoneNames = names
 		return true
 	}
-	path, t, err := readZoneCSV(m.File, spec)
+	path, t, err := readZoneCSV(m.Dir, spec)
 	var ce *CSVError
 	switch {
 	case errors.As(err, &ce):

@@ -120,7 +120,7 @@ func (r *run) loadThatRan() []block {
 	}
 	var given *manifest.Load
 	if len(r.manifest) > 0 {
-		if m, err := manifest.Parse(rundir.Manifest, r.manifest); err == nil {
+		if m, err := manifest.LoadCopy(r.dir.ManifestPaths()); err == nil {
 			given = &m.Load
 		}
 	}

@@ -8,6 +8,7 @@
 // Layout of runs/<timestamp>-<name>/ (record type and codec in brackets):
 //
 //	manifest.toml      the manifest as given
+//	manifest.source    the absolute path it was read from (relative paths inside resolve against its directory)
 //	plan.json          the resolved testnet (plan.Testnet)
 //	state.json         every resource the runner created, written as created (infra/local)
 //	events.jsonl       timestamped events: node started, ready, crashed, load start/stop … [Event]
@@ -36,6 +37,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -43,12 +45,15 @@ import (
 // File names inside a run directory.
 const (
 	Manifest = "manifest.toml"
-	Plan     = "plan.json"
-	State    = "state.json"
-	Events   = "events.jsonl"
-	Homes    = "homes"
-	Logs     = "logs"
-	Metrics  = "metrics"
+	// ManifestSource holds the absolute path the manifest was read from, so
+	// relative paths inside the copy (a zone CSV) resolve as they did.
+	ManifestSource = "manifest.source"
+	Plan           = "plan.json"
+	State          = "state.json"
+	Events         = "events.jsonl"
+	Homes          = "homes"
+	Logs           = "logs"
+	Metrics        = "metrics"
 )
 
 // Dir is one run directory.
@@ -220,4 +225,14 @@ func (d *Dir) Close() error {
 		return err
 	}
 	return nil
+}
+
+// ManifestPaths returns the path of the run's copy of its manifest and the
+// absolute path of the original ("" when not recorded, e.g. a built-in).
+func (d *Dir) ManifestPaths() (copyPath, source string) {
+	b, err := os.ReadFile(d.Join(ManifestSource))
+	if err == nil {
+		source = strings.TrimSpace(string(b))
+	}
+	return d.Join(Manifest), source
 }
