@@ -22,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -31,7 +32,7 @@ import (
 // Reasons a (message, node) pair went undelivered, most specific first: the
 // first that applies is the one recorded.
 const (
-	ReasonHostExited   = "host_exited"   // events.jsonl has node_exited for the node
+	ReasonHostExited   = "host_exited"   // the node was down (events.jsonl: node_exited, until a restart) within ExitWindow of the publication
 	ReasonNoTrace      = "no_trace"      // the node left no trace file
 	ReasonQueueFull    = "queue_full"    // the router delivered it, the subscriber queue was full (undeliverable)
 	ReasonRejected     = "rejected"      // the node's validation rejected it
@@ -149,6 +150,8 @@ type analysis struct {
 	res      rundir.GossipResults
 	exited   map[int32]bool
 	untraced map[int32]bool
+	// down holds each host's intervals [exit, restart) from events.jsonl.
+	down map[int32][][2]int64
 }
 
 // Compute analyses in; rows are deliveries.csv's, one per (message, other
@@ -177,7 +180,7 @@ func Stream(in *Input, emit func(*rundir.Delivery) error) (*rundir.GossipResults
 
 func newAnalysis(in *Input) (*analysis, error) {
 	a := &analysis{in: in, n: len(in.Nodes), node: map[string]int32{}, msg: map[string]int32{},
-		exited: map[int32]bool{}, untraced: map[int32]bool{}}
+		exited: map[int32]bool{}, untraced: map[int32]bool{}, down: map[int32][][2]int64{}}
 	if a.n == 0 {
 		return nil, errors.New("gossip analysis: the plan has no nodes")
 	}
@@ -217,8 +220,20 @@ func newAnalysis(in *Input) (*analysis, error) {
 		}
 	}
 	for _, e := range in.Events {
-		if i, ok := a.node[e.Node]; ok && e.Kind == "node_exited" {
+		i, ok := a.node[e.Node]
+		if !ok {
+			continue
+		}
+		t := e.Time.UnixNano()
+		switch e.Kind {
+		case "node_exited":
 			a.exited[i] = true
+			a.down[i] = append(a.down[i], [2]int64{t, math.MaxInt64})
+		case "node_started", "node_ready":
+			// A restart ends the host's last down interval.
+			if d := a.down[i]; len(d) > 0 && d[len(d)-1][1] == math.MaxInt64 && t >= d[len(d)-1][0] {
+				d[len(d)-1][1] = t
+			}
 		}
 	}
 	return a, nil
@@ -284,10 +299,25 @@ func (a *analysis) peer(name string) int32 {
 	return -1
 }
 
-func (a *analysis) reason(c int, v int32) string {
+// ExitWindow is how long after its publication a message can still be
+// lost to a host's exit: a host that dies within it (or is down when the
+// message is published) is blamed for the message it never delivered.
+const ExitWindow = 10 * time.Second
+
+// downFor reports whether host v was down during [pub, pub+ExitWindow].
+func (a *analysis) downFor(v int32, pub int64) bool {
+	for _, d := range a.down[v] {
+		if d[0] <= pub+int64(ExitWindow) && d[1] > pub {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *analysis) reason(c int, v int32, pub int64) string {
 	f := a.flags[c]
 	switch {
-	case a.exited[v]:
+	case a.downFor(v, pub):
 		return ReasonHostExited
 	case a.untraced[v]:
 		return ReasonNoTrace
@@ -343,7 +373,7 @@ func (a *analysis) finish(emit func(*rundir.Delivery) error) error {
 			r.Expected++
 			delivered := a.flags[c]&flagDelivered != 0 && a.flags[c]&flagUndeliverable == 0
 			if !delivered {
-				row.State, row.Reason = rundir.DeliveryMissing, a.reason(c, int32(v))
+				row.State, row.Reason = rundir.DeliveryMissing, a.reason(c, int32(v), pubNs)
 				if a.flags[c]&flagDelivered != 0 {
 					row.DeliverNs = a.deliver[c] // the router had it
 				}
