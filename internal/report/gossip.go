@@ -259,7 +259,7 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 	add(heading{1, title, ""})
 	// Headline first: the verdict, then the three figures of Whiteblock's
 	// report (MDR, dissemination, hops).
-	verdict := "**valid**: the publisher kept its schedule (lag p99 ≤ 100 ms, ≥ 95 % of the target rate)."
+	verdict := "**valid**: the publisher kept its schedule (lag p99 ≤ 100 ms, ≥ 95 % of the target rate) and the machine's CPU was not saturated."
 	if !g.res.Valid {
 		verdict = "**INVALID — not a result**: " + strings.Join(g.res.Invalid, "; ") + "."
 	}
@@ -276,6 +276,7 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 		{"publish rate target / achieved (msg/s)", fmtF(r.Publish.TargetRate, 1) + " / " + fmtF(r.Publish.Achieved, 1)},
 		{"publish lag p50 / p99 / max (ms)", strings.Join([]string{fmtMs(r.Publish.LagP50Ms), fmtMs(r.Publish.LagP99Ms), fmtMs(r.Publish.LagMaxMs)}, " / ")},
 		{"harness CPU avg / max (% of one core)", g.harnessCPU()},
+		{"machine CPU busy over the schedule (all cores)", g.machineCPU()},
 	}})
 	add(heading{2, "Missing deliveries", "missing"})
 	if len(r.Missing) == 0 {
@@ -320,6 +321,13 @@ var reasonText = map[string]string{
 	"rejected":      "the receiving host's validation rejected it",
 	"dropped_rpc":   "a peer dropped an RPC carrying it toward the host (outbound queue full)",
 	"never_reached": "no trace shows it reaching the host",
+}
+
+func (g *gossipRun) machineCPU() string {
+	if b := g.res.Gossip.MachineBusyPct; b > 0 {
+		return fmtF(b, 1) + " %"
+	}
+	return "not sampled"
 }
 
 func (g *gossipRun) harnessCPU() string {

@@ -40,6 +40,10 @@ type GossipResults struct {
 	// UnknownMessages counts traced message IDs published.csv does not list.
 	UnknownMessages int `json:"unknown_messages,omitempty"`
 
+	// MachineBusyPct is the machine's CPU busy share (all cores, from
+	// metrics/host.csv) over the publish schedule; 0 when not sampled.
+	MachineBusyPct float64 `json:"machine_cpu_busy_pct,omitempty"`
+
 	Publish   PublishStats `json:"publish"`
 	HostNodes []GossipNode `json:"per_node"`
 	Harness   *ProcStats   `json:"harness,omitempty"` // the harness's own CPU and RSS

@@ -51,6 +51,7 @@ type Input struct {
 	Traced []string
 	Events []rundir.Event
 	Proc   []rundir.Proc
+	Host   []rundir.Host
 }
 
 // Load reads a run directory's inputs; traces are streamed later, file by file.
@@ -91,6 +92,10 @@ func Load(d *rundir.Dir) (*Input, error) {
 		}
 	}
 	in.Proc, _, err = rundir.ProcCSV.ReadFile(rundir.ProcCSV.Path(d))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("gossip analysis: %w", err)
+	}
+	in.Host, _, err = rundir.HostCSV.ReadFile(rundir.HostCSV.Path(d))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("gossip analysis: %w", err)
 	}
@@ -447,7 +452,37 @@ func (a *analysis) finish(emit func(*rundir.Delivery) error) error {
 	}
 	r.HostNodes = nodes
 	r.Publish = publishStats(a.in.Published)
+	r.MachineBusyPct = machineBusy(a.in.Host, a.in.Published)
 	return nil
+}
+
+// machineBusy is the machine's CPU busy share over the publish schedule
+// (host.csv samples from the first intended publish to the last), in %.
+func machineBusy(host []rundir.Host, pub []rundir.Published) float64 {
+	if len(pub) == 0 {
+		return 0
+	}
+	lo, hi := pub[0].Intended, pub[0].Intended
+	for _, p := range pub {
+		lo, hi = min(lo, p.Intended), max(hi, p.Intended)
+	}
+	var first, last *rundir.Host
+	for i := range host {
+		h := &host[i]
+		if h.TimeNs < lo || h.TimeNs > hi {
+			continue
+		}
+		if first == nil || h.TimeNs < first.TimeNs {
+			first = h
+		}
+		if last == nil || h.TimeNs > last.TimeNs {
+			last = h
+		}
+	}
+	if first == nil || last == first || last.CPUTotalSeconds <= first.CPUTotalSeconds {
+		return 0
+	}
+	return round3(100 * (last.CPUBusySeconds - first.CPUBusySeconds) / (last.CPUTotalSeconds - first.CPUTotalSeconds))
 }
 
 // depth of node v in the message's first-delivery tree (publisher 0), or -1
@@ -514,8 +549,14 @@ func publishStats(pub []rundir.Published) rundir.PublishStats {
 	return ps
 }
 
+// MaxMachineBusyPct is the machine CPU share above which a run measured the
+// machine, not the protocol: every host, the harness and the emulator share
+// its cores, so delays and losses past it are queueing for a CPU.
+const MaxMachineBusyPct = 95.0
+
 // Validity checks the publish generator against the tx load's limits
-// (load.MaxLagP99, load.MinAchieved) and returns why the run is not valid.
+// (load.MaxLagP99, load.MinAchieved) and the machine's CPU against
+// MaxMachineBusyPct, and returns why the run is not valid.
 func Validity(r *rundir.GossipResults) []string {
 	var why []string
 	p := r.Publish
@@ -527,6 +568,9 @@ func Validity(r *rundir.GossipResults) []string {
 	}
 	if p.LagP99Ms > ms(load.MaxLagP99.Nanoseconds()) {
 		why = append(why, fmt.Sprintf("publish: lag p99 %.1f ms > %v: the generator fell behind its schedule", p.LagP99Ms, load.MaxLagP99))
+	}
+	if r.MachineBusyPct > MaxMachineBusyPct {
+		why = append(why, fmt.Sprintf("machine CPU %.1f%% busy over the schedule (> %.0f%%): hosts and harness competed for the cores", r.MachineBusyPct, MaxMachineBusyPct))
 	}
 	if p.TargetRate > 0 && p.Achieved < load.MinAchieved*p.TargetRate {
 		why = append(why, fmt.Sprintf("publish: achieved %.1f msg/s < %.0f%% of target %.1f msg/s", p.Achieved, 100*load.MinAchieved, p.TargetRate))

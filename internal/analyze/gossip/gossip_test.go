@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -285,5 +286,21 @@ func TestExitAndRestart(t *testing.T) {
 		if r.Reason != want[r.MsgID] {
 			t.Errorf("%s: reason %q, want %q", r.MsgID, r.Reason, want[r.MsgID])
 		}
+	}
+}
+
+func TestMachineBusy(t *testing.T) {
+	pub := []rundir.Published{{Intended: 10e9}, {Intended: 20e9}}
+	host := []rundir.Host{
+		{TimeNs: 5e9, CPUBusySeconds: 0, CPUTotalSeconds: 0}, // before the schedule: ignored
+		{TimeNs: 10e9, CPUBusySeconds: 10, CPUTotalSeconds: 20},
+		{TimeNs: 20e9, CPUBusySeconds: 29.6, CPUTotalSeconds: 40},
+	}
+	if got := machineBusy(host, pub); got != 98 {
+		t.Errorf("machineBusy = %v, want 98", got)
+	}
+	why := Validity(&rundir.GossipResults{MachineBusyPct: 98, Publish: rundir.PublishStats{Scheduled: 2}})
+	if len(why) != 1 || !strings.Contains(why[0], "machine CPU 98.0% busy") {
+		t.Errorf("Validity = %v", why)
 	}
 }
