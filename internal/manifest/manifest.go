@@ -61,6 +61,14 @@ type Network struct {
 	// Peers is the least number of links of every node in the "random"
 	// topology (0 = min(DefaultPeers, other nodes)).
 	Peers int `toml:"peers" json:"peers,omitempty"`
+	// M is each new node's links in the "barabasi-albert" topology
+	// (Whiteblock: 2, 6, 12, 16); Degree every node's links in
+	// "random-regular". Other graph topologies: "line", "ring".
+	M      int `toml:"m" json:"m,omitempty"`
+	Degree int `toml:"degree" json:"degree,omitempty"`
+	// Delay is a one-way delay added to every link ("100ms"), on top of
+	// the zone delay when zones are set.
+	Delay string `toml:"delay" json:"delay,omitempty"`
 
 	// Zones is a built-in zone set name ("aws") or the path of a CSV matrix
 	// of one-way delays in ms ("" = no latency emulation).

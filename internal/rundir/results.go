@@ -63,6 +63,8 @@ type Results struct {
 	Valid             bool         `json:"valid"`
 	Invalid           []string     `json:"invalid_reasons,omitempty"`
 	Nodes             []NodeResult `json:"nodes"`
+	// Gossip is set for gossip runs (internal/analyze/gossip).
+	Gossip *GossipResults `json:"gossip,omitempty"`
 }
 
 // Accounting: every sent tx ends in exactly one state.

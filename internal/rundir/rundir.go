@@ -21,7 +21,10 @@
 //	block_txs.csv      every tx of those blocks with its result code (harvest) [BlockTx, BlockTxsCSV]
 //	harvest.json       the harvested height range and how the drain ended (harvest) [Harvest]
 //	txs.csv            one row per sent tx with its end state and latency (analyze) [Tx, TxsCSV]
-//	results.json       summary of the run, with schema_version (analyze) [Results]
+//	results.json       summary of the run, with schema_version (analyze) [Results]; gossip runs: its "gossip" section [GossipResults]
+//	published.csv      gossip: every message the harness asked a host to publish (load) [Published, PublishedCSV]
+//	traces/<node>.csv  gossip: each host's own event trace (harvest) [GossipEvent, GossipTraceCSV]
+//	deliveries.csv     gossip: one row per (message, other host) with its end state (analyze/gossip) [Delivery, DeliveriesCSV]
 //	metrics/           (collect) samples.csv.gz [Sample, SamplesCSV], proc.csv [Proc, ProcCSV],
 //	                   host.csv [Host, HostCSV], scrape_errors.csv [ScrapeError, ScrapeErrorsCSV],
 //	                   machine.json [Machine]

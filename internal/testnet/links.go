@@ -25,7 +25,7 @@ func wantsLinkem(p *plan.Testnet) bool {
 	if n.Linkem == linkem.KindNone {
 		return false
 	}
-	return n.Zones != "" || n.Jitter != "" || n.Loss != "" || n.Bandwidth != "" ||
+	return n.Zones != "" || n.Delay != "" || n.Jitter != "" || n.Loss != "" || n.Bandwidth != "" ||
 		n.Linkem == linkem.KindUserspace || n.Linkem == linkem.KindNetem
 }
 
