@@ -48,7 +48,7 @@ type fakeEnv struct {
 	dir string
 }
 
-func (e *fakeEnv) RunDir() string                   { return e.dir }
+func (e *fakeEnv) RunDir() string                  { return e.dir }
 func (e *fakeEnv) Close(ctx context.Context) error { e.f.closed++; return nil }
 func (e *fakeEnv) Cooldown(ctx context.Context, limit time.Duration) (time.Duration, error) {
 	e.f.cooled++
