@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/judge"
@@ -83,11 +84,19 @@ func (s *Sweep) SearchConfig() judge.Search {
 		MinRepeats: s.MinRepeats, MaxRepeats: s.MaxRepeats, Budget: s.Budget}
 }
 
-// Validate implements Config.
+// Validate implements Config. Each error is a *manifest.FieldError naming
+// the field (file and line unset: the caller knows where the field came from).
 func (s *Sweep) Validate() []error {
 	var errs []error
 	add := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+		errs = append(errs, &manifest.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	// The judge names its fields as "field: message".
+	addJudge := func(jerrs []error) {
+		for _, e := range jerrs {
+			field, msg, _ := strings.Cut(e.Error(), ": ")
+			add(field, "%s", msg)
+		}
 	}
 	if len(s.Connections) == 0 {
 		add("connections", "give at least one connection count")
@@ -108,9 +117,7 @@ func (s *Sweep) Validate() []error {
 	if s.Cooldown.Duration <= 0 {
 		add("cooldown", "%s: want a positive bound", s.Cooldown.Duration)
 	}
-	for _, e := range s.Rule().Validate() {
-		errs = append(errs, e)
-	}
+	addJudge(s.Rule().Validate())
 	if s.Search {
 		if len(s.Connections) > 1 {
 			add("connections", "a search runs at one connection count, got %d", len(s.Connections))
@@ -118,7 +125,7 @@ func (s *Sweep) Validate() []error {
 		if len(s.Rates) > 0 {
 			add("rates", "a search picks its own rates: give start_rate, min_rate and max_rate instead")
 		}
-		errs = append(errs, s.SearchConfig().Validate()...)
+		addJudge(s.SearchConfig().Validate())
 		return errs
 	}
 	if len(s.Rates) == 0 {
