@@ -1,14 +1,20 @@
-package experiment
+// Package live runs experiments on real testnets: it opens a testnet from a
+// manifest (testnet.Up) and measures a cell with scenario.MeasureLoad. It is
+// apart from package experiment so that the report can read sweep
+// directories without importing the scenario that renders reports.
+package live
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -27,10 +33,10 @@ type Live struct {
 
 // Opener returns an Opener whose testnets' run directories land in dir's
 // testnets/ folder.
-func (lv *Live) Opener(d *Dir) Opener {
-	return func(ctx context.Context) (Env, error) {
+func (lv *Live) Opener(d *experiment.Dir) experiment.Opener {
+	return func(ctx context.Context) (experiment.Env, error) {
 		opts := lv.Up
-		opts.Output = d.Path + "/" + NetsDir
+		opts.Output = filepath.Join(d.Path, experiment.NetsDir)
 		if opts.Log == nil {
 			opts.Log = lv.Log
 		}
