@@ -109,20 +109,36 @@ func (f *sweepFlags) apply(cmd *cobra.Command, cfg *experiment.Sweep, m *manifes
 			byField[field] = flag
 		}
 	}
-	var out manifest.Errors
+	var fromFlags []string
+	var fromTable manifest.Errors
 	for _, e := range errs {
 		var fe *manifest.FieldError
-		if !errors.As(e, &fe) {
-			out = append(out, m.Errorf("sweep", "%v", e))
-			continue
-		}
-		if flag, ok := byField[fe.Field]; ok {
-			out = append(out, &manifest.FieldError{Field: "--" + flag, Msg: fe.Msg})
-		} else {
-			out = append(out, m.Errorf("sweep."+fe.Field, "%s", fe.Msg))
+		switch {
+		case !errors.As(e, &fe):
+			fromTable = append(fromTable, m.Errorf("sweep", "%v", e))
+		case byField[fe.Field] != "":
+			fromFlags = append(fromFlags, "--"+byField[fe.Field]+": "+fe.Msg)
+		case m.Sweep[fe.Field] != nil:
+			fromTable = append(fromTable, m.Errorf("sweep."+fe.Field, "%s", fe.Msg))
+		default:
+			// A default that conflicts with what was set: name its flag.
+			flag := fe.Field
+			for fl, field := range f.fields {
+				if field == fe.Field {
+					flag = fl
+				}
+			}
+			fromFlags = append(fromFlags, fmt.Sprintf("--%s (default): %s", flag, fe.Msg))
 		}
 	}
-	return usageError{out}
+	var out []error
+	if len(fromFlags) > 0 {
+		out = append(out, fmt.Errorf("invalid flag %s", strings.Join(fromFlags, "; ")))
+	}
+	if len(fromTable) > 0 {
+		out = append(out, fromTable)
+	}
+	return usageError{errors.Join(out...)}
 }
 
 // parseFraction reads "5%" or "0.05".
