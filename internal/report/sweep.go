@@ -88,32 +88,36 @@ func sweepTitle(x *experiment.Index) string {
 func SweepSummary(x *experiment.Index) string {
 	x.Judge()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", sweepHeadline(x))
+	fmt.Fprintf(&b, "%s\n", strings.ReplaceAll(sweepHeadline(x), "**", ""))
 	if x.Kind == "search" {
 		for _, p := range x.Search.Probes {
 			fmt.Fprintf(&b, "  probe %8.1f tx/s x %d run(s): %-11s %s\n", p.Rate, p.Runs, p.Decision, p.Why)
 		}
-		return b.String()
-	}
-	t := qaTable(x)
-	widths := make([]int, len(t.head))
-	for i, h := range t.head {
-		widths[i] = len(h)
-	}
-	for _, r := range t.rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len(c))
+	} else {
+		t := qaTable(x)
+		widths := make([]int, len(t.head))
+		for i, h := range t.head {
+			widths[i] = len(h)
+		}
+		for _, r := range t.rows {
+			for i, c := range r {
+				widths[i] = max(widths[i], len([]rune(strings.ReplaceAll(c, "**", ""))))
+			}
+		}
+		line := func(cells []string) {
+			for i, c := range cells {
+				c = strings.ReplaceAll(c, "**", "")
+				fmt.Fprintf(&b, "  %s%s", c, strings.Repeat(" ", widths[i]-len([]rune(c))))
+			}
+			b.WriteString("\n")
+		}
+		line(t.head)
+		for _, r := range t.rows {
+			line(r)
 		}
 	}
-	line := func(cells []string) {
-		for i, c := range cells {
-			fmt.Fprintf(&b, "  %-*s", widths[i], strings.ReplaceAll(c, "**", ""))
-		}
-		b.WriteString("\n")
-	}
-	line(t.head)
-	for _, r := range t.rows {
-		line(r)
+	if t, ok := timingPara(x).(para); ok {
+		fmt.Fprintf(&b, "%s\n", t.text)
 	}
 	return b.String()
 }
@@ -363,12 +367,14 @@ func cellsTable(x *experiment.Index) table {
 }
 
 func timingPara(x *experiment.Index) block {
-	var wall, cool, over []float64
+	var wall, cool, over, fixed []float64
+	load := x.Config.Duration.Seconds()
 	for _, c := range x.Cells {
 		if c.Status != experiment.Done {
 			continue
 		}
 		wall = append(wall, c.WallSec)
+		fixed = append(fixed, c.WallSec-load)
 		if c.Order > 1 && !x.Config.Fresh {
 			cool = append(cool, c.CooldownSec)
 			over = append(over, c.OverheadSec)
@@ -377,8 +383,9 @@ func timingPara(x *experiment.Index) block {
 	if len(wall) == 0 {
 		return noData{"no cell finished"}
 	}
-	w := judge.SpreadOf(wall)
-	s := fmt.Sprintf("Timing: %d cells measured in %s s of measurement (mean %s s per cell for %s of load)", len(wall), fmtF(w.Mean*float64(w.N), 1), fmtF(w.Mean, 1), x.Config.Duration)
+	w, fx := judge.SpreadOf(wall), judge.SpreadOf(fixed)
+	s := fmt.Sprintf("Timing: %d cells measured in %s s (mean %s s per cell for %s of load: %s s of warm-up, drain, harvest and analysis, max %s s)",
+		len(wall), fmtF(w.Mean*float64(w.N), 1), fmtF(w.Mean, 1), x.Config.Duration, fmtF(fx.Mean, 1), fmtF(fx.Max, 1))
 	if len(cool) > 0 {
 		cs, ovs := judge.SpreadOf(cool), judge.SpreadOf(over)
 		s += fmt.Sprintf("; between cells a cool-down of mean %s s (max %s s) and an overhead beyond it of mean %s s (max %s s)", fmtF(cs.Mean, 1), fmtF(cs.Max, 1), fmtF(ovs.Mean, 2), fmtF(ovs.Max, 2))
