@@ -12,8 +12,9 @@ const (
 	Below     Decision = "sustainable" // the rate is below saturation
 	Above     Decision = "saturated"
 	Undecided Decision = "undecided" // the interval straddles the rule: repeat
-	// GeneratorBound: the load generator could not keep this rate, so the
-	// probe says nothing about the network.
+	// GeneratorBound: the load generator missed its schedule in every
+	// repeat so far, so the probe says nothing about the network yet; the
+	// search repeats it up to its MaxRepeats.
 	GeneratorBound Decision = "invalid"
 )
 
@@ -169,7 +170,16 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 		last := st.Probes[len(st.Probes)-1]
 		switch last.Decision {
 		case GeneratorBound:
-			return done(Inconclusive, fmt.Sprintf("at %g tx/s per connection %s", last.Rate, last.Why))
+			// A neighbour can starve the generator for one run: retry,
+			// and give up only when every repeat allowed was invalid.
+			if last.Runs >= s.MaxRepeats {
+				return done(Inconclusive, fmt.Sprintf("at %g tx/s per connection %s", last.Rate, last.Why))
+			}
+			if len(runs) >= s.Budget {
+				return done(Inconclusive, fmt.Sprintf("budget of %d runs spent", s.Budget))
+			}
+			st.Next = last.Rate
+			return st
 		case Undecided:
 			if last.Runs >= s.MaxRepeats {
 				return done(Inconclusive, fmt.Sprintf("%g tx/s still undecided after %d repeats (%s): the rule's threshold is within the noise there", last.Rate, last.Runs, last.Why))

@@ -102,7 +102,7 @@ func TestSearchEnds(t *testing.T) {
 	}{
 		{"never saturates", always(1, true), NoSaturation, "400 tx/s", []float64{100, 200, 400}},
 		{"saturated from the start", always(0.5, true), AtMinimum, "50 tx/s", []float64{100, 50}},
-		{"generator cannot keep up", always(1, false), Inconclusive, "missed its schedule", []float64{100}},
+		{"generator cannot keep up", always(1, false), Inconclusive, "missed its schedule in all 3 repeat(s)", []float64{100}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +123,17 @@ func TestSearchEnds(t *testing.T) {
 				}
 			}
 		})
+	}
+	// One starved run is retried, not the end of the search.
+	starvedOnce := func() func(float64) Cell {
+		n := 0
+		return func(rate float64) Cell {
+			n++
+			return Cell{Connections: 1, Rate: rate, Offered: rate, Sent: 1000, Committed: 1000, P50Ms: 700, LoadValid: n != 1}
+		}
+	}
+	if st := runSearch(t, s, starvedOnce()); st.Outcome != NoSaturation || st.Probes[0].Runs != 2 {
+		t.Errorf("one starved run: %s (%s), probes %+v", st.Outcome, st.Detail, st.Probes)
 	}
 	// A budget too small to finish ends inconclusive, with the bracket so far.
 	small := s
