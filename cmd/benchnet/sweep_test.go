@@ -64,3 +64,20 @@ func TestParseFraction(t *testing.T) {
 		}
 	}
 }
+
+func TestSoakUsageErrors(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "runs")
+	args := []string{"soak", "--output", out, "--rate", "0", "--duration", "10s", "--bootstrap", "5"}
+	got := runBinary(t, args...)
+	for _, w := range []string{"invalid flag --rate: 0:", "--duration: 10s: a decay needs at least 30s", "--bootstrap: 5:"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("output lacks %q:\n%s", w, got)
+		}
+	}
+	if code := run(args); code != exitUsage {
+		t.Errorf("exit %d, want %d", code, exitUsage)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("soak created %s", out)
+	}
+}
