@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/judge"
 )
 
 func TestRenderSweepGolden(t *testing.T) {
@@ -167,5 +168,46 @@ func TestSweepChromium(t *testing.T) {
 	}
 	if inked < 0.01 {
 		t.Errorf("screenshot looks blank: %.2f%% inked", 100*inked)
+	}
+}
+
+// TestRenderSearch: a search's report lists its probes and outcome.
+func TestRenderSearch(t *testing.T) {
+	dir := t.TempDir()
+	cfg := *experiment.DefaultSweep()
+	cfg.Search, cfg.Connections, cfg.Rates = true, []int{1}, nil
+	cfg.StartRate, cfg.MaxRate, cfg.Precision, cfg.MinRepeats = 400, 2000, 0.3, 1
+	x := experiment.NewIndex("quickstart", 1, cfg, time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC))
+	// 400 ok, 800 saturated, 600 ok: the bracket [600, 800) is 33 % wide,
+	// 700 ok closes it at 14 % < 30 %.
+	for i, r := range []float64{400, 800, 600, 700} {
+		committed := 1000
+		if r == 800 {
+			committed = 700
+		}
+		f := judge.Cell{Connections: 1, Rate: r, Offered: r, Sent: 1000, Committed: committed, Lost: 1000 - committed,
+			TPS: r * float64(committed) / 1000, P50Ms: 700, P95Ms: 900, P99Ms: 1000, LoadValid: true}
+		x.Cells = append(x.Cells, experiment.CellRecord{Order: i + 1, ID: fmt.Sprint(i + 1), Probe: i + 1, Connections: 1, Rate: r,
+			Repeat: 1, Status: experiment.Done, Figures: &f, Expected: 1000})
+	}
+	x.Complete = true
+	d := &experiment.Dir{Path: dir, Index: x}
+	if err := d.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RenderSweep(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, SweepMarkdownFile))
+	for _, s := range []string{
+		"# benchnet saturation search: quickstart",
+		"**Search at c = 1: found: highest sustainable rate 700 tx/s per connection; saturation lies in [700, 800)",
+		"| 2 | 800 | 1 | saturated | committed/sent 0.7000",
+		"Search: a doubling ramp from 400 tx/s",
+		"](plots/sweep_throughput.png)",
+	} {
+		if !bytes.Contains(md, []byte(s)) {
+			t.Errorf("search sweep.md lacks %q:\n%s", s, md)
+		}
 	}
 }
