@@ -292,10 +292,14 @@ func qaTable(x *experiment.Index) table {
 		t.head = append(t.head, "c = "+strconv.Itoa(c))
 	}
 	expected := map[[2]float64][]int{}
+	committedAll := map[[2]float64][]float64{}
 	for _, cell := range x.Cells {
+		k := [2]float64{float64(cell.Connections), cell.Rate}
 		if cell.Status == experiment.Done && cell.Expected > 0 {
-			k := [2]float64{float64(cell.Connections), cell.Rate}
 			expected[k] = append(expected[k], cell.Expected)
+		}
+		if cell.Status == experiment.Done && cell.Figures != nil {
+			committedAll[k] = append(committedAll[k], float64(cell.Figures.Committed))
 		}
 	}
 	for _, r := range rates {
@@ -312,11 +316,13 @@ func qaTable(x *experiment.Index) table {
 				row = append(row, "— / "+exp)
 				continue
 			}
-			s := exp
-			if p.Committed.N > 0 {
+			s := "— / " + exp
+			switch {
+			case p.Committed.N > 0:
 				s = fmt.Sprintf("%.0f / %s", p.Committed.Mean, exp)
-			} else {
-				s = "— / " + exp
+			case len(committedAll[[2]float64{float64(c), r}]) > 0:
+				// No valid repeat: still show what the chain committed.
+				s = fmt.Sprintf("%.0f / %s", judge.SpreadOf(committedAll[[2]float64{float64(c), r}]).Mean, exp)
 			}
 			switch {
 			case p.NInvalid > 0:
