@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Decision is which side of the saturation rule a probe lies on.
@@ -41,7 +42,11 @@ func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, s
 		return GeneratorBound, fmt.Sprintf("the load generator missed its schedule in all %d repeat(s)", invalid)
 	}
 	if len(ratio) < max(minRepeats, 1) {
-		return Undecided, fmt.Sprintf("%d valid repeat(s), at least %d needed", len(ratio), minRepeats)
+		why := fmt.Sprintf("%d valid repeat(s), at least %d needed", len(ratio), minRepeats)
+		if invalid > 0 {
+			why += fmt.Sprintf(" (the load generator missed its schedule in %d)", invalid)
+		}
+		return Undecided, why
 	}
 	rs := SpreadOf(ratio)
 	desc := fmt.Sprintf("committed/sent %.4f [%.4f, %.4f]", rs.Mean, rs.Lo, rs.Hi)
@@ -182,7 +187,11 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 			return st
 		case Undecided:
 			if last.Runs >= s.MaxRepeats {
-				return done(Inconclusive, fmt.Sprintf("%g tx/s still undecided after %d repeats (%s): the rule's threshold is within the noise there", last.Rate, last.Runs, last.Why))
+				detail := fmt.Sprintf("%g tx/s still undecided after %d repeats (%s)", last.Rate, last.Runs, last.Why)
+				if !strings.Contains(last.Why, "missed its schedule") {
+					detail += ": the rule's threshold is within the noise there"
+				}
+				return done(Inconclusive, detail)
 			}
 			if len(runs) >= s.Budget {
 				return done(Inconclusive, fmt.Sprintf("budget of %d runs spent", s.Budget))
