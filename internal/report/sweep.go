@@ -399,8 +399,10 @@ func timingPara(x *experiment.Index) block {
 	return para{s + "."}
 }
 
-// series groups the done, valid cells' points by connection count, x and y
-// chosen by the caller, sorted by x; repeats are averaged per rate.
+// series groups the grid's points by connection count, x and y chosen by
+// the caller, in the order of the offered load (a line past saturation may
+// turn back in x: throughput falls while latency climbs); repeats are
+// averaged per rate.
 func series(x *experiment.Index, xy func(p judge.Point) (float64, float64, bool)) ([]int, map[int]plotter.XYs) {
 	out := map[int]plotter.XYs{}
 	for _, p := range x.Grid.Points {
@@ -412,9 +414,8 @@ func series(x *experiment.Index, xy func(p judge.Point) (float64, float64, bool)
 		}
 	}
 	var conns []int
-	for c, pts := range out {
+	for c := range out {
 		conns = append(conns, c)
-		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
 	}
 	sort.Ints(conns)
 	return conns, out
