@@ -152,9 +152,19 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 		}
 		byRate[c.Rate] = append(byRate[c.Rate], c)
 	}
+	var leaned []string
 	for _, rate := range order {
-		d, why := r.Decide(byRate[rate], base, s.MinRepeats)
-		st.Probes = append(st.Probes, ProbeResult{Rate: rate, Runs: len(byRate[rate]), Decision: d, Why: why})
+		cells := byRate[rate]
+		d, why := r.Decide(cells, base, s.MinRepeats)
+		if d == Undecided && len(cells) >= s.MaxRepeats {
+			// The rule's threshold lies within this probe's noise: its
+			// mean decides the side, and the result says so.
+			if side, ok := r.lean(cells, base); ok {
+				d, why = side, fmt.Sprintf("by its mean, not significant after %d repeats: %s", len(cells), why)
+				leaned = append(leaned, fmt.Sprintf("%g (%s)", rate, side))
+			}
+		}
+		st.Probes = append(st.Probes, ProbeResult{Rate: rate, Runs: len(cells), Decision: d, Why: why})
 		switch d {
 		case Below:
 			st.Low = math.Max(st.Low, rate)
@@ -165,6 +175,9 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 		}
 	}
 	done := func(outcome, detail string) SearchState {
+		if len(leaned) > 0 {
+			detail += fmt.Sprintf("; probes at the rule's threshold within their noise, decided by their mean: %s tx/s", strings.Join(leaned, ", "))
+		}
 		st.Done, st.Outcome, st.Detail, st.Next = true, outcome, detail, 0
 		return st
 	}
@@ -235,9 +248,30 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 // roundRate keeps probed rates readable (0.1 tx/s).
 func roundRate(r float64) float64 { return math.Round(r*10) / 10 }
 
+// lean places a probe whose intervals stay undecided by the means of its
+// valid repeats (false: no valid repeat).
+func (r Rule) lean(cells []Cell, baseP50 float64) (Decision, bool) {
+	var ratio, lat []float64
+	for _, c := range cells {
+		if c.LoadValid && c.Sent > 0 {
+			ratio = append(ratio, c.CommittedRatio())
+			if baseP50 > 0 {
+				lat = append(lat, c.P50Ms/baseP50)
+			}
+		}
+	}
+	if len(ratio) == 0 {
+		return Undecided, false
+	}
+	if SpreadOf(ratio).Mean < r.MinCommitted || (len(lat) > 0 && SpreadOf(lat).Mean > r.LatencyFactor) {
+		return Above, true
+	}
+	return Below, true
+}
+
 func (s Search) rule(r Rule) string {
 	return fmt.Sprintf("%s. Search: a doubling ramp from %g tx/s per connection until a probe is saturated (at most %g), then bisection; "+
 		"each probe is repeated (%d to %d times) until the 95 %% confidence interval over its repeats of committed/sent (and of p50 / the lightest probe's p50) "+
-		"lies on one side of the rule; the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
+		"lies on one side of the rule (a probe still undecided after the last repeat sits on the threshold within its noise and is placed by its means, which the result names); the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
 		r.String(), s.Start, s.MaxRate, s.MinRepeats, s.MaxRepeats, s.Precision*100, s.Budget)
 }
