@@ -70,7 +70,7 @@ func RenderSoak(runDir string) ([]string, error) {
 	}
 	add(heading{3, "1. Committed tx/s per second, with the fit", ""})
 	add(image{"Committed tx/s per second", PlotsDir + "/soak_tps.png", png})
-	add(para{"Dots: txs committed per 1 s of block time; line: the fitted a + b·exp(−t/τ); dashed: the floor a."})
+	add(para{"Dots: txs committed per 1 s of block time; line: the fitted a + b·exp(−t/τ); dashed (when it decays): the floor a."})
 	for i, f := range []struct{ file, title string }{{"mempool_size", "Mempool size"}, {"rss", "Resident memory per node"}} {
 		add(heading{3, fmt.Sprintf("%d. %s", i+2, f.title), ""})
 		b, err := os.ReadFile(filepath.Join(runDir, PlotsDir, f.file+".png"))
@@ -118,10 +118,13 @@ func soakPlot(res *experiment.SoakResult) ([]byte, error) {
 		l.Color, l.Width = color.RGBA{R: 200, G: 40, B: 40, A: 255}, vg.Points(2)
 		p.Add(l)
 		addLegend(p, "fit a + b·exp(−t/τ)", l)
-		floor, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: f.A}, {X: end, Y: f.A}})
-		floor.Color, floor.Dashes = color.Gray{Y: 90}, []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(floor)
-		addLegend(p, "floor a", floor)
+		if f.Decays {
+			// Without a decay, a is an extrapolation of a slope: not a floor.
+			floor, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: f.A}, {X: end, Y: f.A}})
+			floor.Color, floor.Dashes = color.Gray{Y: 90}, []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(floor)
+			addLegend(p, "floor a", floor)
+		}
 	}
 	makeRoom(p)
 	w, err := p.WriterTo(plotW, plotH, "png")
