@@ -30,6 +30,9 @@ type Manifest struct {
 	Node map[string]*Group `toml:"node" json:"node"`
 	// Load is the default workload of `benchnet run`.
 	Load Load `toml:"load" json:"load"`
+	// Sweep is the [sweep] table of `benchnet sweep`; internal/experiment
+	// owns its schema, strict decoding and validation.
+	Sweep map[string]any `toml:"sweep" json:"-"`
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`

@@ -44,6 +44,10 @@ type Results struct {
 	// Recovered is harvest.json's: set when these results were recovered
 	// from a run that did not finish.
 	Recovered *Recovery `json:"recovered,omitempty"`
+	// GeneratorInvalid lists the invalid reasons (also in Invalid) that are
+	// the load generator's: it could not keep its schedule, so the run
+	// measured the client, not the network.
+	GeneratorInvalid []string `json:"generator_invalid,omitempty"`
 	// LatencyValid is false when the userspace link emulator missed its
 	// lateness bound during the load (LatencyInvalid says by how much): the
 	// latencies then include the emulator's own delay. Absent when no
