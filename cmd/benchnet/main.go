@@ -66,6 +66,7 @@ func run(args []string) int {
 		os.Exit(exitInterrupted)
 	}()
 
+	defer startProfile()()
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -52,6 +52,9 @@ type Config struct {
 	// Drain is how long to wait for outstanding responses after the last
 	// send (default 10s); still-unanswered txs are then send_error rows.
 	Drain time.Duration
+	// Ordinary paces on ordinary threads: no real-time pacing thread (see
+	// Runner.Run). For comparisons (bench/load); runs keep the default.
+	Ordinary bool
 
 	clock Clock // nil: the real clock
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchnet/benchnet/internal/osched"
 )
 
 // Schedule gives the send time of every tx of one connection as an offset
@@ -97,39 +99,47 @@ type Clock interface {
 	SleepUntil(ctx context.Context, t time.Time) error
 }
 
-// nanoWindow is how much of a wait is slept with nanosleep(2) instead of a Go
-// timer: Go timers can wake up to ~1 ms late (the netpoller sleeps in whole
-// milliseconds), which alone would push the inter-send error p99 over 1 ms at
-// 1000 tx/s. nanosleep blocks this goroutine's thread and wakes within the
-// kernel's timer slack (~50 µs), without burning a core the way spinning
-// does: the harness shares the machine with the nodes it measures.
-var nanoWindow = 2 * time.Millisecond
+// maxNap bounds one nanosleep so that a cancelled context is seen within it.
+// The pacer sleeps with nanosleep(2) only, never a Go timer: Go timers can
+// wake up to ~1 ms late (the netpoller sleeps in whole milliseconds) and are
+// fired by whichever ordinary thread runs the scheduler, which starves with
+// the rest of the machine, while the pacing thread itself is real-time (see
+// pacingThread). nanosleep blocks only this goroutine's thread and wakes
+// within its timer slack, without burning a core the way spinning does: the
+// harness shares the machine with the nodes it measures.
+const maxNap = 20 * time.Millisecond
 
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
-	if d := time.Until(t) - nanoWindow; d > 0 {
-		tm := time.NewTimer(d)
-		select {
-		case <-tm.C:
-		case <-ctx.Done():
-			tm.Stop()
-			return ctx.Err()
-		}
-	}
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		d := time.Until(t)
 		if d <= 0 {
-			break
+			return nil
 		}
-		ts := unix.NsecToTimespec(d.Nanoseconds())
+		ts := unix.NsecToTimespec(min(d, maxNap).Nanoseconds())
 		if err := unix.Nanosleep(&ts, nil); err != nil && err != unix.EINTR {
 			runtime.Gosched() // no nanosleep: fall back to yielding
 		}
 	}
-	return ctx.Err()
+}
+
+// pacingThread makes the calling goroutine's thread the one the machine
+// starves last: locked to the goroutine (never unlocked, so the thread dies
+// with it and its policy serves nothing else), 1 ns timer slack, and
+// SCHED_FIFO at the lowest real-time priority, so a wake-up preempts the
+// nodes under test and any neighbour at once. The pacer never spins (it
+// sleeps in nanosleep between ticks), and the kernel's real-time throttling
+// bounds it anyway. Best effort: without CAP_SYS_NICE it stays an ordinary
+// thread, and the lag in load.json shows what that cost.
+func pacingThread() {
+	osched.LockThread()
+	_ = osched.SetRealtime()
 }
 
 // Pace calls send(i, due) for i = 0..n−1 in order, each no earlier than

@@ -178,6 +178,9 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if _, real := clk.(realClock); real && !r.cfg.Ordinary {
+				pacingThread()
+			}
 			_, err := Pace(ctx, clk, t0, r.sched, c.plan.n, func(i int, due time.Time) {
 				c.attempted.Add(1)
 				trs[k].send(ctx, &job{c: c, rec: Sent{

@@ -231,6 +231,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		return 0, fmt.Errorf("start %s: %w", key, err)
 	}
 	pid := cmd.Process.Pid
+	deprioritize(pid)
 	st, err := startTime(pid)
 	if err != nil {
 		// Gone already (reaped below); a zero start time never matches.
