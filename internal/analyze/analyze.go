@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/benchnet/benchnet/internal/load"
@@ -139,26 +141,48 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 		res.Recovered = in.Harvest.Recovered
 	}
 
-	blockAt := map[int64]rundir.Block{}
-	for _, b := range in.Blocks {
-		blockAt[b.Height] = b
-	}
+	blockAt := newBlockIndex(in.Blocks)
 	inRange := func(h int64) bool {
 		return in.Harvest == nil || (h >= in.Harvest.From && h <= in.Harvest.To)
 	}
 
-	// Commits per hash in chain order.
-	commits := map[string][]rundir.BlockTx{}
-	for _, t := range in.BlockTxs {
-		commits[t.Hash] = append(commits[t.Hash], t)
+	// Commits per hash in chain order, as linked lists over the rows of
+	// block_txs.csv in chain order (one map entry per hash, no slice each:
+	// a cell holds a million of them).
+	chain := make([]int32, len(in.BlockTxs))
+	for i := range chain {
+		chain[i] = int32(i)
 	}
-	for _, c := range commits {
-		sort.Slice(c, func(i, j int) bool {
-			if c[i].Height != c[j].Height {
-				return c[i].Height < c[j].Height
-			}
-			return c[i].Index < c[j].Index
-		})
+	chainLess := func(a, b int32) int {
+		x, y := &in.BlockTxs[a], &in.BlockTxs[b]
+		if x.Height != y.Height {
+			return cmp.Compare(x.Height, y.Height)
+		}
+		return cmp.Compare(x.Index, y.Index)
+	}
+	if !slices.IsSortedFunc(chain, chainLess) {
+		slices.SortStableFunc(chain, chainLess)
+	}
+	type hashCommits struct {
+		head, tail int32 // positions in chain; head: the next commit not taken
+		left       int32 // commits not taken
+		run        bool  // the hash is a run tx's (in sent.csv)
+	}
+	link := make([]int32, len(chain)) // next position in chain with the same hash
+	byHash := make(map[string]int32, len(chain))
+	var hcs []hashCommits
+	for p, i := range chain {
+		link[p] = -1
+		h := in.BlockTxs[i].Hash
+		k, ok := byHash[h]
+		if !ok {
+			byHash[h] = int32(len(hcs))
+			hcs = append(hcs, hashCommits{head: int32(p), tail: int32(p), left: 1})
+			continue
+		}
+		e := &hcs[k]
+		link[e.tail], e.tail = int32(p), int32(p)
+		e.left++
 	}
 
 	// Sent rows take their hash's commits in order: accepted rows first (by
@@ -166,21 +190,34 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	// the connection failed). Commits left over are duplicates. CheckTx
 	// rejections stay rejected whatever the chain holds.
 	rows := make([]TxRow, len(in.Sent))
-	order := make([]int, len(in.Sent))
-	for i, s := range in.Sent {
-		rows[i] = TxRow{Sent: s, Tx: rundir.Tx{Seq: s.Seq, Node: s.Node, Conn: s.Conn, Hash: s.Hash,
+	order := make([]int32, len(in.Sent))
+	rank := make([]int8, len(in.Sent))
+	ent := make([]int32, len(in.Sent)) // the row's hashCommits, -1: none
+	for i := range in.Sent {
+		s := &in.Sent[i]
+		rows[i] = TxRow{Sent: *s, Tx: rundir.Tx{Seq: s.Seq, Node: s.Node, Conn: s.Conn, Hash: s.Hash,
 			IntendedNs: s.Intended, SentNs: s.SentAt}}
-		order[i] = i
-	}
-	rank := map[string]int{rundir.ResultOK: 0, rundir.ResultSendError: 1, rundir.ResultRejected: 2}
-	sort.SliceStable(order, func(a, b int) bool {
-		ra, rb := rows[order[a]].Sent, rows[order[b]].Sent
-		if rank[ra.Result] != rank[rb.Result] {
-			return rank[ra.Result] < rank[rb.Result]
+		order[i] = int32(i)
+		switch s.Result {
+		case rundir.ResultOK:
+			rank[i] = 0
+		case rundir.ResultSendError:
+			rank[i] = 1
+		case rundir.ResultRejected:
+			rank[i] = 2
 		}
-		return ra.Seq < rb.Seq
+		ent[i] = -1
+		if k, ok := byHash[s.Hash]; ok {
+			ent[i] = k
+			hcs[k].run = true
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if rank[a] != rank[b] {
+			return int(rank[a]) - int(rank[b])
+		}
+		return cmp.Compare(rows[a].Sent.Seq, rows[b].Sent.Seq)
 	})
-	taken := map[string]int{}
 	acc := &res.Accounting
 	for _, i := range order {
 		r := &rows[i]
@@ -193,13 +230,13 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 		default:
 			r.State = noBlock
 		}
-		c := commits[r.Hash]
-		if taken[r.Hash] >= len(c) {
+		if ent[i] < 0 || hcs[ent[i]].left == 0 {
 			continue
 		}
-		t := c[taken[r.Hash]]
-		taken[r.Hash]++
-		b, ok := blockAt[t.Height]
+		e := &hcs[ent[i]]
+		t := &in.BlockTxs[chain[e.head]]
+		e.head, e.left = link[e.head], e.left-1
+		b, ok := blockAt.get(t.Height)
 		if !ok {
 			return nil, nil, fmt.Errorf("analyze: block_txs.csv has height %d that blocks.csv lacks", t.Height)
 		}
@@ -217,19 +254,15 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 			acc.SendErrorsCommitted++
 		}
 		r.LatencyMs, r.HasLatency = ms(b.TimeNs-r.SentNs), true
-		if next, ok := blockAt[t.Height+1]; ok {
+		if next, ok := blockAt.get(t.Height + 1); ok {
 			r.LatencyNextMs, r.HasNext = ms(next.TimeNs-r.SentNs), true
 		}
 	}
 	// Extra commits of a run tx are duplicates; txs of others (warm-up,
 	// other clients) are not ours to count.
-	runHash := map[string]bool{}
-	for _, s := range in.Sent {
-		runHash[s.Hash] = true
-	}
-	for h, c := range commits {
-		if runHash[h] {
-			acc.Duplicates += len(c) - taken[h]
+	for _, e := range hcs {
+		if e.run {
+			acc.Duplicates += int(e.left)
 		}
 	}
 
@@ -299,7 +332,9 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	case acc.Committed == 0:
 		invalid("no sent tx was committed")
 	default:
-		res.DurationSec = float64(blockAt[lastH].TimeNs-blockAt[firstH].TimeNs) / 1e9
+		last, _ := blockAt.get(lastH)
+		first, _ := blockAt.get(firstH)
+		res.DurationSec = float64(last.TimeNs-first.TimeNs) / 1e9
 		if res.DurationSec > 0 {
 			res.TxPerSecond = round3(float64(acc.Committed) / res.DurationSec)
 		} else {
@@ -475,6 +510,50 @@ func WriteTxs(path string, rows []TxRow) error {
 	for i, r := range rows {
 		out[i] = r.Tx
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	slices.SortStableFunc(out, func(a, b rundir.Tx) int { return cmp.Compare(a.Seq, b.Seq) })
 	return rundir.TxsCSV.WriteFile(path, out)
+}
+
+// blockIndex finds blocks by height: a slice indexed by height when the
+// heights are dense (they are: a run's range plus H+1), a map otherwise.
+// A height listed twice keeps its last row.
+type blockIndex struct {
+	base  int64
+	dense []rundir.Block
+	ok    []bool
+	m     map[int64]rundir.Block
+}
+
+func newBlockIndex(blocks []rundir.Block) blockIndex {
+	if len(blocks) == 0 {
+		return blockIndex{}
+	}
+	lo, hi := blocks[0].Height, blocks[0].Height
+	for _, b := range blocks {
+		lo, hi = min(lo, b.Height), max(hi, b.Height)
+	}
+	if hi-lo >= int64(4*len(blocks)+64) {
+		m := make(map[int64]rundir.Block, len(blocks))
+		for _, b := range blocks {
+			m[b.Height] = b
+		}
+		return blockIndex{m: m}
+	}
+	x := blockIndex{base: lo, dense: make([]rundir.Block, hi-lo+1), ok: make([]bool, hi-lo+1)}
+	for _, b := range blocks {
+		x.dense[b.Height-lo], x.ok[b.Height-lo] = b, true
+	}
+	return x
+}
+
+func (x blockIndex) get(h int64) (rundir.Block, bool) {
+	if x.m != nil {
+		b, ok := x.m[h]
+		return b, ok
+	}
+	i := h - x.base
+	if i < 0 || i >= int64(len(x.dense)) || !x.ok[i] {
+		return rundir.Block{}, false
+	}
+	return x.dense[i], true
 }
