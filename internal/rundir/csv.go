@@ -92,6 +92,7 @@ type Decoder[T any] struct {
 	cols   int // columns of the file's header
 
 	// one record of look-ahead, to tell a cut last line from a broken one
+	cur      []string // the record being decoded (swapped with next)
 	next     []string
 	nextLine int
 	nextErr  error
@@ -109,6 +110,9 @@ func (c *CSV[T]) NewDecoder(r io.Reader, name string) *Decoder[T] {
 	}
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
+	// The fields are substrings of one string per line either way; reusing
+	// the slice saves an allocation per line (advance copies the fields).
+	cr.ReuseRecord = true
 	return &Decoder[T]{c: c, r: cr, name: name}
 }
 
@@ -159,10 +163,11 @@ func (d *Decoder[T]) Decode(r *T) error {
 		d.primed = true
 		d.advance()
 	}
-	rec, line, err := append([]string(nil), d.next...), d.nextLine, d.nextErr
+	rec, line, err := d.next, d.nextLine, d.nextErr
 	if err == io.EOF {
 		return io.EOF
 	}
+	d.cur, d.next = d.next, d.cur
 	d.advance()
 	last := d.nextErr == io.EOF
 	if err != nil {
