@@ -23,6 +23,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -44,16 +46,41 @@ func main() {
 	window := flag.Int("window", 5, "(b) seconds each tool sends for")
 	size := flag.Int("size", 1024, "tx size in bytes")
 	skipA := flag.Bool("skip-pacing", false, "skip (a)")
+	neighbour := flag.Int("neighbour", 2*runtime.NumCPU(), "(a) spinning processes (`yes`) started as a neighbour for the second and third pacing runs (0: idle run only)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	flag.Parse()
 	ctx := context.Background()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	sink := newSink()
 	srv := httptest.NewServer(sink)
 	defer srv.Close()
 
 	if !*skipA {
-		if err := pacing(ctx, srv.URL, *rate, *dur, *size); err != nil {
-			log.Fatal(err)
+		// Idle, then beside a CPU-bound neighbour with the real-time pacing
+		// thread (the default), then with it off (ordinary threads), so the
+		// neighbour's effect and what the priority buys are both shown.
+		type condition struct {
+			hogs     int
+			ordinary bool
+		}
+		conds := []condition{{0, false}}
+		if *neighbour > 0 {
+			conds = append(conds, condition{*neighbour, false}, condition{*neighbour, true})
+		}
+		for _, c := range conds {
+			if err := pacingWith(ctx, srv.URL, *rate, *dur, *size, c.hogs, c.ordinary); err != nil {
+				log.Fatal(err)
+			}
 		}
 	}
 	if *loadtime == "" {
@@ -86,12 +113,64 @@ func main() {
 	fmt.Printf("    client CPU per tx: benchnet %.1f µs, loadtime %.1f µs, ratio theirs/ours %.2f\n", ourPer, theirPer, theirPer/ourPer)
 }
 
+// pacingWith runs part (a) beside hogs spinning processes at normal
+// priority (none: idle), the pacer on an ordinary thread if ordinary.
+func pacingWith(ctx context.Context, url string, rate float64, dur time.Duration, size, hogs int, ordinary bool) error {
+	thread := "real-time pacing thread"
+	if ordinary {
+		thread = "ordinary pacing thread"
+	}
+	cond := "idle"
+	if hogs > 0 {
+		stop, err := startNeighbour(ctx, hogs)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		time.Sleep(time.Second) // let the neighbour take the CPUs
+		cond = fmt.Sprintf("neighbour: %d spinning processes", hogs)
+	}
+	fmt.Printf("(a) %s, %s, load average %s\n", cond, thread, loadavg())
+	return pacing(ctx, url, rate, dur, size, ordinary)
+}
+
+// startNeighbour starts n CPU-bound processes (`yes` writing to /dev/null)
+// at normal priority, anywhere on the machine: a neighbour such as a test
+// run. stop kills and reaps them.
+func startNeighbour(ctx context.Context, n int) (stop func(), err error) {
+	var cmds []*exec.Cmd
+	stop = func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}
+	for range n {
+		c := exec.CommandContext(ctx, "yes") // stdout nil: /dev/null
+		if err := c.Start(); err != nil {
+			stop()
+			return nil, fmt.Errorf("neighbour: %w", err)
+		}
+		cmds = append(cmds, c)
+	}
+	return stop, nil
+}
+
+// loadavg is the 1-minute load average ("?" when unreadable).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := bytes.Fields(b); err == nil && len(f) > 0 {
+		return string(f[0])
+	}
+	return "?"
+}
+
 // pacing is part (a).
-func pacing(ctx context.Context, url string, rate float64, dur time.Duration, size int) error {
+func pacing(ctx context.Context, url string, rate float64, dur time.Duration, size int, ordinary bool) error {
 	var mu sync.Mutex
 	var recs []load.Sent
 	sink := load.SinkFunc(func(s load.Sent) error { mu.Lock(); recs = append(recs, s); mu.Unlock(); return nil })
-	cfg := load.Config{RunID: "bench", Rate: rate, Connections: 1, Duration: dur, Size: size, Target: "single"}
+	cfg := load.Config{RunID: "bench", Rate: rate, Connections: 1, Duration: dur, Size: size, Target: "single", Ordinary: ordinary}
 	want, err := load.Expected(cfg, []load.Target{{Node: "sink", RPCURL: url}})
 	if err != nil {
 		return err
