@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,7 +311,19 @@ func (c *CSV[T]) read(f *os.File, path string, keep func(*T) bool) (rows []T, tr
 		r = gz
 	}
 	d := c.NewDecoder(r, filepath.Base(path))
-	for {
+	var size int64 // of a plain file read whole: sizes rows once a few lines are read
+	if fi, err := f.Stat(); err == nil && !c.Gzip && keep == nil {
+		size = fi.Size()
+	}
+	for n := 0; ; n++ {
+		if n == 256 && size > 0 {
+			// A million-row file would otherwise grow rows by doubling,
+			// copying it some twenty times: estimate the count from the
+			// bytes per line so far, with a margin.
+			if used := d.r.InputOffset(); used > 0 {
+				rows = slices.Grow(rows, int(float64(size)/float64(used)*float64(n)*1.05)-len(rows))
+			}
+		}
 		var rec T
 		err := d.Decode(&rec)
 		if err == io.EOF {
