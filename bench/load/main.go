@@ -175,10 +175,12 @@ func pacing(ctx context.Context, url string, rate float64, dur time.Duration, si
 	if err != nil {
 		return err
 	}
+	cpu0 := selfCPU()
 	sum, err := load.Run(ctx, cfg, []load.Target{{Node: "sink", RPCURL: url}}, sink)
 	if err != nil {
 		return err
 	}
+	cpu := selfCPU() - cpu0
 	slices.SortFunc(recs, func(a, b load.Sent) int { return int(a.Seq) - int(b.Seq) })
 	var errs, lags []int64
 	for i := range recs {
@@ -203,6 +205,7 @@ func pacing(ctx context.Context, url string, rate float64, dur time.Duration, si
 	fmt.Printf("    exactly %d sent: %s (records %d, ok %d, send errors %d)\n", want, ok, len(recs), sum.OK, sum.SendErrors)
 	fmt.Printf("    inter-send error: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n", ms(q(errs, .5)), ms(q(errs, .99)), ms(q(errs, 1)))
 	fmt.Printf("    lag behind schedule: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n", ms(q(lags, .5)), ms(q(lags, .99)), ms(q(lags, 1)))
+	fmt.Printf("    CPU of this process (generator and sink): %.1f %% of a core, %.1f µs per tx\n", 100*cpu/dur.Seconds(), 1e6*cpu/float64(want))
 	fmt.Printf("    max burst: %d txs sent within 1 ms beyond the schedule's count for that millisecond\n", maxBurst(recs))
 	fmt.Printf("    achieved %.1f tx/s (target %.1f), valid=%v %v\n", sum.Conns[0].Achieved, sum.Conns[0].TargetRate, sum.Valid, sum.Invalid)
 	return nil
