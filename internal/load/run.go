@@ -185,6 +185,11 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	wg.Wait()
 
 	clk := r.cfg.clock
+	_, real := clk.(realClock)
+	rt := real && !r.cfg.Ordinary
+	if rt {
+		defer addProcs(len(r.conns))()
+	}
 	t0 := clk.Now().Add(5 * time.Millisecond)
 	r.t0.Store(t0.UnixNano())
 	var paceErr error
@@ -193,7 +198,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, real := clk.(realClock); real && !r.cfg.Ordinary {
+			if rt {
 				pacingThread()
 			}
 			_, err := Pace(ctx, clk, t0, r.sched, c.plan.n, func(i int, due time.Time) {
