@@ -79,7 +79,6 @@ func measuredWindow(events []rundir.Event) (from, to time.Time, window string) {
 	return from, to, window
 }
 
-
 // latencyRow is the summary's "latency valid" row, only when checked.
 func latencyRow(r *Results) (value, note string, ok bool) {
 	if r.LatencyValid == nil || r.Linkem == nil {
