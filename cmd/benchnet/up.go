@@ -19,11 +19,31 @@ import (
 type upFlags struct {
 	output  string
 	timeout time.Duration
+	runner  string
 }
 
 func (f *upFlags) register(c *cobra.Command) {
 	c.Flags().StringVarP(&f.output, "output", "o", "runs", "root directory of run directories")
 	c.Flags().DurationVar(&f.timeout, "ready-timeout", 60*time.Second, "how long every node may take to reach height 2")
+	c.Flags().StringVar(&f.runner, "runner", "", "what hosts the nodes: local (network namespaces) or docker (containers); overrides [infra].runner")
+}
+
+// applyRunner copies --runner into the manifest and validates it with the
+// rest (a runner refuses what it cannot host, e.g. link emulation).
+func (f *upFlags) applyRunner(m *manifest.Manifest) error {
+	if f.runner == "" {
+		return nil
+	}
+	m.Infra.Runner = f.runner
+	if errs := m.Validate(); len(errs) > 0 {
+		for _, e := range errs {
+			if e.Field == "infra.runner" {
+				e.File, e.Line, e.Field = "", 0, "--runner"
+			}
+		}
+		return usageError{errs}
+	}
+	return nil
 }
 
 func (f *upFlags) options() testnet.Options {
@@ -102,6 +122,9 @@ Ctrl-C or 'benchnet down' from another terminal ends the testnet (exit 0).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := loadManifest(args)
 			if err != nil {
+				return err
+			}
+			if err := f.applyRunner(m); err != nil {
 				return err
 			}
 			t, err := f.up(cmd.Context(), m)

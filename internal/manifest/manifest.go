@@ -29,6 +29,8 @@ type Manifest struct {
 	Node map[string]*Group `toml:"node" json:"node"`
 	// Load is the default workload of `benchnet run`.
 	Load Load `toml:"load" json:"load"`
+	// Infra picks the runner that hosts the nodes (infra.go).
+	Infra Infra `toml:"infra" json:"infra"`
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`
