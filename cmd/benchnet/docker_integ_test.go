@@ -73,8 +73,13 @@ func TestDockerRunQuickstart(t *testing.T) {
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.213.241.0/24", "6s")
-	if b, err := exec.Command(bin, "run", m, "--runner", "docker", "--output", out).CombinedOutput(); err != nil {
+	b, err := exec.Command(bin, "run", m, "--runner", "docker", "--output", out).CombinedOutput()
+	if err != nil {
 		t.Fatalf("benchnet run --runner docker: %v\n%s", err, b)
+	}
+	// Within the machine: the capacity check let it start, and said so.
+	if !strings.Contains(string(b), "capacity: 4 nodes, 6 links") {
+		t.Errorf("no capacity estimate in the output:\n%s", b)
 	}
 	dir := onlyRunDir(t, out)
 	var res struct {

@@ -56,6 +56,9 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 			if err := up.applyRunner(m); err != nil {
 				return err
 			}
+			if err := up.fit(cmd, m, os.Stderr); err != nil {
+				return err
+			}
 			if err := needRoot(); err != nil {
 				return err
 			}

@@ -106,3 +106,7 @@ func quoteAll(ss []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// Has reports whether the file itself sets field (a dotted path), as
+// opposed to a default.
+func (m *Manifest) Has(field string) bool { return m.pos.has(field) }
