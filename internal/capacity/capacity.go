@@ -146,13 +146,27 @@ const DefaultMaxPEXPeers = 10
 func Need(p *plan.Testnet) Estimate {
 	e := Estimate{Nodes: len(p.Nodes)}
 	seen := map[string]bool{}
-	peerSum := 0
+	// A link is a pair of nodes, whichever of them dials: a node's peers
+	// are its degree in that undirected graph.
+	pairs := map[[2]string]bool{}
+	degree := map[string]int{}
 	for _, n := range p.Nodes {
-		peers := len(n.PersistentPeers)
+		for _, q := range n.PersistentPeers {
+			k := [2]string{min(n.Name, q), max(n.Name, q)}
+			if !pairs[k] {
+				pairs[k] = true
+				degree[n.Name]++
+				degree[q]++
+			}
+		}
+	}
+	pexLinks := 0
+	for _, n := range p.Nodes {
+		peers := degree[n.Name]
 		if peers == 0 && len(n.Seeds) > 0 {
 			peers = min(len(p.Nodes)-1, DefaultMaxPEXPeers)
+			pexLinks += peers
 		}
-		peerSum += peers
 		prof := Lookup(n.Release.String())
 		if !seen[prof.Release] {
 			seen[prof.Release] = true
@@ -167,7 +181,7 @@ func Need(p *plan.Testnet) Estimate {
 		e.CPU += max(prof.CPU+extra*CPUPerPeer, prof.CPU/2)
 		e.RSS += max(prof.RSS+int64(extra*RSSPerPeer), prof.RSS/2)
 	}
-	e.Links = peerSum / 2
+	e.Links = len(pairs) + pexLinks/2
 	return e
 }
 
