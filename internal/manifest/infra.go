@@ -38,6 +38,10 @@ func (m *Manifest) applyInfraDefaults() {
 // before anything is created.
 func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 	in := &m.Infra
+	if in.Runner == "swarm" {
+		add("infra.runner", "\"swarm\" is not built yet: Swarm services cannot be given the plan's fixed addresses (docs/swarm.md); use \"docker\" on one machine")
+		return
+	}
 	if !slices.Contains(Runners, in.Runner) {
 		add("infra.runner", "%q: want one of %s", in.Runner, quoteAll(Runners))
 		return
