@@ -650,3 +650,70 @@ func checkAddrs(p *plan.Testnet) error {
 	}
 	return nil
 }
+
+// Usage is one node container's resource use as its cgroup reports it.
+type Usage struct {
+	CPUPercent float64 // of one core, over docker stats' sample
+	MemBytes   int64   // cgroup memory usage
+}
+
+// NodeStats asks the engine (docker stats, i.e. the containers' cgroups)
+// for the CPU and memory of every "node" container of a run, by node.
+func NodeStats(ctx context.Context, runID string) (map[string]Usage, error) {
+	out, err := dockerCmd(ctx, "ps", "--filter", "label="+Label+"="+runID, "--format", "{{.Names}}")
+	if err != nil {
+		return nil, err
+	}
+	prefix := "benchnet-" + runID + "-"
+	var names []string
+	for _, n := range strings.Fields(string(out)) {
+		if strings.HasPrefix(n, prefix) && strings.HasSuffix(n, "-node") {
+			names = append(names, n)
+		}
+	}
+	res := map[string]Usage{}
+	if len(names) == 0 {
+		return res, nil
+	}
+	out, err = dockerCmd(ctx, append([]string{"stats", "--no-stream", "--format", "{{.Name}} {{.CPUPerc}} {{.MemUsage}}"}, names...)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line) // name 1.23% 38.5MiB / 1GiB
+		if len(f) < 3 {
+			continue
+		}
+		node := strings.TrimSuffix(strings.TrimPrefix(f[0], prefix), "-node")
+		cpu, _ := strconv.ParseFloat(strings.TrimSuffix(f[1], "%"), 64)
+		res[node] = Usage{CPUPercent: cpu, MemBytes: parseSize(f[2])}
+	}
+	return res, nil
+}
+
+// parseSize reads docker's human sizes ("38.5MiB", "1.2GiB", "512KiB", "10B").
+func parseSize(s string) int64 {
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0
+			}
+			return int64(f * u.mult)
+		}
+	}
+	return 0
+}
+
+// StateStats is NodeStats of the run a state file records.
+func StateStats(ctx context.Context, statePath string) (map[string]Usage, error) {
+	s, err := readStateFile(statePath)
+	if err != nil {
+		return nil, err
+	}
+	return NodeStats(ctx, s.doc.RunID)
+}
