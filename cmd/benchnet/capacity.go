@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/capacity"
+	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -18,6 +19,11 @@ import (
 // unless --force. Unless --ready-timeout was given, the ready timeout scales
 // with the testnet. Nothing has been created yet when it refuses.
 func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) error {
+	// The runner's engine first: nothing to estimate for a runner that
+	// cannot start.
+	if m.Infra.Runner == docker.Kind && !docker.Available(cmd.Context()) {
+		return fmt.Errorf("runner docker: no Docker engine answers `docker version` (install docker.io and start dockerd, or use --runner local)")
+	}
 	notes := capacity.LargeDefaults(m)
 	if len(notes) > 0 {
 		if errs := m.Validate(); len(errs) > 0 {
