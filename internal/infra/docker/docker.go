@@ -193,10 +193,11 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	args := []string{"run", "--name", name, "--label", Label + "=" + r.cfg.RunID,
 		"--label", "benchnet.node=" + proc.Node, "--attach", "stdout", "--attach", "stderr",
 		"--stop-timeout", strconv.Itoa(int(r.grace().Seconds())),
-		"--hostname", proc.Node, "--entrypoint", proc.Argv[0]}
+		"--entrypoint", proc.Argv[0]}
 	if host == "" || host == name {
-		args = append(args, "--network", NetworkName(r.cfg.RunID), "--ip", p.Node(proc.Node).Addr.String())
+		args = append(args, "--hostname", proc.Node, "--network", NetworkName(r.cfg.RunID), "--ip", p.Node(proc.Node).Addr.String())
 	} else {
+		// The engine refuses a hostname on a borrowed network namespace.
 		args = append(args, "--network", "container:"+host)
 	}
 	if r.cfg.CPUs > 0 {
@@ -430,9 +431,21 @@ func RemoveLabelled(ctx context.Context, label string, grace time.Duration) erro
 	if err != nil {
 		errs = append(errs, err)
 	}
+	nets, err := list(ctx, "network", "ls", "--quiet", "--filter", "label="+label)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if len(ids) > 0 {
 		if _, err := dockerCmd(ctx, append([]string{"stop", "--time", strconv.Itoa(int(grace.Seconds()))}, ids...)...); err != nil && !noSuch(err) {
 			errs = append(errs, fmt.Errorf("stop containers: %w", err))
+		}
+		// Disconnect before removing: engine 20.10 removing many containers
+		// at once was seen to leave a network's endpoint count stale, and
+		// then the network cannot be removed until the daemon restarts.
+		for _, n := range nets {
+			for _, id := range ids {
+				_, _ = dockerCmd(ctx, "network", "disconnect", "--force", n, id)
+			}
 		}
 		if _, err := dockerCmd(ctx, append([]string{"rm", "--force", "--volumes"}, ids...)...); err != nil && !noSuch(err) {
 			errs = append(errs, fmt.Errorf("remove containers: %w", err))
@@ -448,10 +461,6 @@ func RemoveLabelled(ctx context.Context, label string, grace time.Duration) erro
 				errs = append(errs, fmt.Errorf("remove services: %w", err))
 			}
 		}
-	}
-	nets, err := list(ctx, "network", "ls", "--quiet", "--filter", "label="+label)
-	if err != nil {
-		errs = append(errs, err)
 	}
 	for _, n := range nets {
 		// A service's tasks can hold an overlay for a moment after rm.
