@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/promserver"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -44,7 +46,7 @@ stay.`,
 			for _, s := range states {
 				// The run first: a live owner stops its own Prometheus as it
 				// ends; then whatever Prometheus is left (owner killed).
-				derr := local.Down(cmd.Context(), s, cmd.OutOrStdout())
+				derr := infra.Down(cmd.Context(), s, cmd.OutOrStdout())
 				if err := promserver.Kill(filepath.Dir(s)); err != nil {
 					errs = append(errs, fmt.Errorf("down %s: prometheus: %w", filepath.Dir(s), err))
 				}
@@ -57,6 +59,10 @@ stay.`,
 			if all {
 				if err := local.Sweep(cmd.Context()); err != nil {
 					errs = append(errs, fmt.Errorf("sweep: %w", err))
+				}
+				// Containers, networks and volumes labelled benchnet.run.
+				if err := docker.Sweep(cmd.Context()); err != nil {
+					errs = append(errs, fmt.Errorf("sweep docker: %w", err))
 				}
 			}
 			if len(states) == 0 && !all {

@@ -53,6 +53,12 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 			if err := lf.apply(cmd, m); err != nil {
 				return err
 			}
+			if err := up.applyRunner(m); err != nil {
+				return err
+			}
+			if err := up.fit(cmd, m, os.Stderr); err != nil {
+				return err
+			}
 			if err := needRoot(); err != nil {
 				return err
 			}

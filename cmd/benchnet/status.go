@@ -12,6 +12,8 @@ import (
 
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -64,6 +66,11 @@ func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
 		return fmt.Errorf("status of %s: %w", path, err)
 	}
 	pids := local.NodePIDs(dir.Join(rundir.State))
+	// A container runner's nodes: memory and CPU as their cgroups count it.
+	var usage map[string]docker.Usage
+	if kind, err := infra.StateRunner(dir.Join(rundir.State)); err == nil && kind == docker.Kind {
+		usage, _ = docker.StateStats(ctx, dir.Join(rundir.State))
+	}
 	sts := make([]nodeStatus, len(t.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range t.Nodes {
@@ -84,6 +91,9 @@ func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
 		if p, ok := pids[n.Name]; ok && p > 0 {
 			pid = strconv.Itoa(p)
 			rss = readRSS(p)
+		}
+		if u, ok := usage[n.Name]; ok {
+			rss = fmt.Sprintf("%.0fMiB cgroup, %.1f%% cpu", float64(u.MemBytes)/(1<<20), u.CPUPercent)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Addr, s.height, s.peers, s.mempool, s.catchingUp, pid, rss, s.err)
 	}

@@ -19,11 +19,33 @@ import (
 type upFlags struct {
 	output  string
 	timeout time.Duration
+	runner  string
+	force   bool
 }
 
 func (f *upFlags) register(c *cobra.Command) {
 	c.Flags().StringVarP(&f.output, "output", "o", "runs", "root directory of run directories")
 	c.Flags().DurationVar(&f.timeout, "ready-timeout", 60*time.Second, "how long every node may take to reach height 2")
+	c.Flags().StringVar(&f.runner, "runner", "", "what hosts the nodes: local (network namespaces) or docker (containers); overrides [infra].runner")
+	c.Flags().BoolVar(&f.force, "force", false, "start even when the capacity estimate says the testnet does not fit on this machine")
+}
+
+// applyRunner copies --runner into the manifest and validates it with the
+// rest (a runner refuses what it cannot host, e.g. link emulation).
+func (f *upFlags) applyRunner(m *manifest.Manifest) error {
+	if f.runner == "" {
+		return nil
+	}
+	m.Infra.Runner = f.runner
+	if errs := m.Validate(); len(errs) > 0 {
+		for _, e := range errs {
+			if e.Field == "infra.runner" {
+				e.File, e.Line, e.Field = "", 0, "--runner"
+			}
+		}
+		return usageError{errs}
+	}
+	return nil
 }
 
 func (f *upFlags) options() testnet.Options {
@@ -104,10 +126,17 @@ Ctrl-C or 'benchnet down' from another terminal ends the testnet (exit 0).`,
 			if err != nil {
 				return err
 			}
+			if err := f.applyRunner(m); err != nil {
+				return err
+			}
+			if err := f.fit(cmd, m, os.Stderr); err != nil {
+				return err
+			}
 			t, err := f.up(cmd.Context(), m)
 			if err != nil {
 				return err
 			}
+			measureIdle(t, os.Stderr)
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is up (run %s, %s)\nstatus: benchnet status    stop: benchnet down\n", t.Plan.Name, t.RunID, t.Dir.Path)
 			if t.LinksInProcess() {
 				return holdLinks(cmd.Context(), cmd, t)

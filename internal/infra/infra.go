@@ -7,6 +7,13 @@ package infra
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
 
 	"github.com/benchnet/benchnet/internal/plan"
 )
@@ -45,4 +52,92 @@ type Runner interface {
 	// Cleanup stops every process and removes everything Setup and Start
 	// created. It is idempotent.
 	Cleanup(ctx context.Context) error
+}
+
+// Config is what every runner is constructed with.
+type Config struct {
+	RunID     string // 6 hex digits; names and labels the run's resources
+	StatePath string // the run's state.json
+	// Harness records this process as the run's owner (see local.Runner).
+	Harness bool
+	// Per-node limits for runners that can enforce them (containers);
+	// zero means none.
+	CPUs        float64
+	MemoryBytes int64
+}
+
+// Kind is one runner implementation: how to build it, and how to take a run
+// down from its state file alone (after the harness died).
+type Kind struct {
+	New  func(Config) (Runner, error)
+	Down func(ctx context.Context, statePath string, log io.Writer) error
+}
+
+var (
+	kindsMu sync.Mutex
+	kinds   = map[string]Kind{}
+)
+
+// Register makes a runner available by name; runner packages call it from
+// init.
+func Register(name string, k Kind) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	kinds[name] = k
+}
+
+func lookup(name string) (Kind, error) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	k, ok := kinds[name]
+	if !ok {
+		names := make([]string, 0, len(kinds))
+		for n := range kinds {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Kind{}, fmt.Errorf("runner %q: not built in (have %s)", name, strings.Join(names, ", "))
+	}
+	return k, nil
+}
+
+// New builds the runner called name.
+func New(name string, c Config) (Runner, error) {
+	k, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return k.New(c)
+}
+
+// StateRunner returns the runner kind a state file was written by; files
+// from before runners were recorded are the local runner's.
+func StateRunner(statePath string) (string, error) {
+	data, err := os.ReadFile(statePath)
+	if err != nil {
+		return "", fmt.Errorf("read state: %w", err)
+	}
+	var doc struct {
+		Runner string `json:"runner"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return "", fmt.Errorf("decode state %s: %w", statePath, err)
+	}
+	if doc.Runner == "" {
+		return "local", nil
+	}
+	return doc.Runner, nil
+}
+
+// Down takes a run down from its state file with the runner that wrote it.
+func Down(ctx context.Context, statePath string, log io.Writer) error {
+	name, err := StateRunner(statePath)
+	if err != nil {
+		return err
+	}
+	k, err := lookup(name)
+	if err != nil {
+		return err
+	}
+	return k.Down(ctx, statePath, log)
 }

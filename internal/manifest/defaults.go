@@ -36,6 +36,7 @@ func (m *Manifest) applyDefaults() {
 	if m.Name == "" {
 		m.Name = "testnet"
 	}
+	m.applyInfraDefaults()
 	n := &m.Network
 	setStr(&n.Subnet, DefaultSubnet)
 	setStr(&n.Topology, DefaultTopology)

@@ -33,6 +33,8 @@ type Manifest struct {
 	// Sweep is the [sweep] table of `benchnet sweep`; internal/experiment
 	// owns its schema, strict decoding and validation.
 	Sweep map[string]any `toml:"sweep" json:"-"`
+	// Infra picks the runner that hosts the nodes (infra.go).
+	Infra Infra `toml:"infra" json:"infra"`
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`

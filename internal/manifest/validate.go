@@ -71,6 +71,7 @@ func (m *Manifest) Validate() Errors {
 		add("network.bandwidth", "%v", err)
 	}
 	zonesOK := m.validateZoneSet(add)
+	m.validateInfra(add)
 
 	total, validators, seeds, overLimit := 0, 0, 0, false
 	for _, name := range m.GroupNames() {

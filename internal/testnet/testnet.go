@@ -21,6 +21,7 @@ import (
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
@@ -106,8 +107,10 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		return nil, fmt.Errorf("generate node homes: %w", err)
 	}
 
-	runner := local.New(t.RunID, dir.Join(rundir.State))
-	runner.Harness = opts.Harness
+	runner, err := newRunner(m, t.RunID, dir.Join(rundir.State), opts)
+	if err != nil {
+		return nil, err
+	}
 	t.Runner = runner
 	defer func() {
 		if err != nil {
@@ -120,12 +123,14 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 			}
 		}
 	}()
-	if err := t.openLinks(ctx, runner); err != nil {
-		return nil, err
+	if lr, ok := runner.(*local.Runner); ok {
+		if err := t.openLinks(ctx, lr); err != nil {
+			return nil, err
+		}
 	}
 	start := time.Now()
 	if err := t.Runner.Setup(ctx, p); err != nil {
-		if errors.Is(err, local.ErrSubnetInUse) {
+		if errors.Is(err, local.ErrSubnetInUse) || errors.Is(err, docker.ErrSubnetInUse) {
 			// Point at the manifest line, and exit as invalid input.
 			return nil, manifest.Errors{m.Errorf("network.subnet", "%v", err)}
 		}

@@ -36,6 +36,9 @@ type resource struct {
 // stateDoc is the JSON of state.json.
 type stateDoc struct {
 	RunID string `json:"run_id"`
+	// Runner is the infra runner kind that wrote the file: `down` and
+	// `status` dispatch on it.
+	Runner string `json:"runner"`
 	// Harness is the benchnet process that owns the run while it lives (a
 	// foreground `up` holding the userspace links, a `run`): `down` asks it
 	// to end the run itself before removing what is left.
@@ -61,7 +64,7 @@ type stateFile struct {
 }
 
 func newStateFile(path, runID string) *stateFile {
-	return &stateFile{path: path, doc: stateDoc{RunID: runID, Resources: []resource{}}}
+	return &stateFile{path: path, doc: stateDoc{RunID: runID, Runner: Kind, Resources: []resource{}}}
 }
 
 // readStateFile loads a state file written by a runner, live or dead.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/benchnet/benchnet/internal/infra"
 )
 
 // Sweep downs every registered run, then removes whatever still carries
@@ -27,7 +29,8 @@ func sweep(ctx context.Context, only string) error {
 		if only != "" && id != only {
 			continue
 		}
-		if err := Down(ctx, s, nil); err != nil {
+		// Through the registry: a run of another runner is taken down by it.
+		if err := infra.Down(ctx, s, nil); err != nil {
 			errs = append(errs, fmt.Errorf("down %s: %w", s, err))
 		}
 	}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/infra/docker"
+	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+)
+
+// needDocker skips (fails under CI) without a Docker engine.
+func needDocker(t *testing.T) {
+	t.Helper()
+	testenv.NeedRoot(t)
+	if !docker.Available(t.Context()) {
+		testenv.Skip(t, "no Docker engine answers `docker version` (install docker.io and start dockerd)")
+	}
+}
+
+// labelled lists the Docker objects still carrying the run's label.
+func labelled(t *testing.T, runID string) []string {
+	t.Helper()
+	var left []string
+	for _, what := range [][]string{{"ps", "--all"}, {"network", "ls"}, {"volume", "ls"}} {
+		args := append(append([]string{}, what...), "--quiet", "--filter", "label="+docker.Label+"="+runID)
+		out, err := exec.Command("docker", args...).Output()
+		if err != nil {
+			t.Fatalf("docker %v: %v", args, err)
+		}
+		for _, id := range strings.Fields(string(out)) {
+			left = append(left, what[0]+" "+id)
+		}
+	}
+	return left
+}
+
+func stateRunID(t *testing.T, dir string) string {
+	t.Helper()
+	var st struct {
+		RunID  string `json:"run_id"`
+		Runner string `json:"runner"`
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.State))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &st); err != nil || st.RunID == "" {
+		t.Fatalf("state file has no run id (%v): %s", err, raw)
+	}
+	if st.Runner != docker.Kind {
+		t.Fatalf("state file records runner %q, want %q", st.Runner, docker.Kind)
+	}
+	return st.RunID
+}
+
+// TestDockerRunQuickstart: the quickstart on runner=docker commits its load
+// with the accounting identity holding, and leaves nothing labelled behind.
+func TestDockerRunQuickstart(t *testing.T) {
+	needDocker(t)
+	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	bin := benchnetBinary(t)
+	out := testenv.OutputDir(t)
+	m := quickstartVariant(t, "10.213.241.0/24", "6s")
+	b, err := exec.Command(bin, "run", m, "--runner", "docker", "--output", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchnet run --runner docker: %v\n%s", err, b)
+	}
+	// Within the machine: the capacity check let it start, and said so.
+	if !strings.Contains(string(b), "capacity: 4 nodes, 6 links") {
+		t.Errorf("no capacity estimate in the output:\n%s", b)
+	}
+	dir := onlyRunDir(t, out)
+	var res struct {
+		Accounting struct{ Sent, Committed, Rejected, Lost, Pending int }
+		Valid      bool
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	a := res.Accounting
+	if a.Sent == 0 || a.Committed == 0 {
+		t.Fatalf("nothing sent or committed: %+v", a)
+	}
+	if a.Sent != a.Committed+a.Rejected+a.Lost+a.Pending {
+		t.Errorf("accounting identity broken: %+v", a)
+	}
+	if a.Committed != a.Sent {
+		t.Errorf("the quickstart load was not all committed: %+v", a)
+	}
+	if left := labelled(t, stateRunID(t, dir)); len(left) > 0 {
+		t.Errorf("left after run: %v", left)
+	}
+}
+
+// TestDockerKill9ThenDown: `benchnet up --runner docker` killed with -9
+// once its containers run; `benchnet down` removes every container and the
+// network, and unregisters the run.
+func TestDockerKill9ThenDown(t *testing.T) {
+	needDocker(t)
+	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	bin := benchnetBinary(t)
+	out := testenv.OutputDir(t)
+	m := quickstartVariant(t, "10.213.242.0/24", "6s")
+	up := exec.Command(bin, "up", m, "--runner", "docker", "--output", out)
+	var log bytes.Buffer
+	up.Stdout, up.Stderr = &log, &log
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var runDir string
+	t.Cleanup(func() {
+		if runDir != "" {
+			_ = exec.Command(bin, "down", runDir).Run()
+		}
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) && len(local.NodePIDs(filepath.Join(runDir, rundir.State))) < 4 {
+		if dirs, _ := filepath.Glob(filepath.Join(out, "*-quickstart")); len(dirs) == 1 {
+			runDir = dirs[0]
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if runDir == "" || len(local.NodePIDs(filepath.Join(runDir, rundir.State))) < 4 {
+		_ = up.Process.Kill()
+		t.Fatalf("containers not running within 90s:\n%s", log.String())
+	}
+	if err := up.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = up.Wait()
+	id := stateRunID(t, runDir)
+	if left := labelled(t, id); len(left) < 5 {
+		t.Fatalf("after kill -9 want 4 containers and a network still there, got %v: the test would prove nothing", left)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if b, err := exec.CommandContext(ctx, bin, "down", runDir).CombinedOutput(); err != nil {
+		t.Fatalf("benchnet down: %v\n%s", err, b)
+	}
+	if left := labelled(t, id); len(left) > 0 {
+		t.Errorf("left after down: %v", left)
+	}
+	for _, a := range mustActive(t) {
+		if strings.HasPrefix(a, runDir) {
+			t.Errorf("run still registered as active: %s", a)
+		}
+	}
+}

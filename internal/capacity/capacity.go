@@ -1,0 +1,292 @@
+// Package capacity tells, before anything starts, whether a testnet fits on
+// this machine: the idle CPU and memory of one node of the release (measured
+// on an earlier up and cached, else a stated default), times the nodes, plus
+// what every peer connection adds, against the machine's cores and
+// available memory. It also holds the defaults large testnets get.
+package capacity
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/collect"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
+)
+
+// Profile is what one idle node of a release costs.
+type Profile struct {
+	Release string  `json:"release"`
+	CPU     float64 `json:"cpu_cores"` // idle CPU of one node, in cores
+	RSS     int64   `json:"rss_bytes"` // resident memory of one node
+	Peers   float64 `json:"peers"`     // mean peers of the nodes measured
+	Nodes   int     `json:"nodes"`     // how many nodes the sample had
+	// Measured is when (zero: the built-in default, not measured here).
+	Measured time.Time `json:"measured,omitzero"`
+}
+
+// Per-connection costs: every peer adds gossip (each vote and block part
+// goes to each peer) and MConnection buffers. Figures from the quickstart
+// and the 62-node PEX testnet of issue 14 on this 2-core machine.
+const (
+	CPUPerPeer = 0.004   // cores per node per peer
+	RSSPerPeer = 1 << 20 // bytes per node per peer
+)
+
+// Default is used until a release was measured here: the quickstart's
+// nodes idle at ~38 MiB and a few percent of a core.
+func Default(rel string) Profile {
+	return Profile{Release: rel, CPU: 0.02, RSS: 40 << 20, Peers: 3, Nodes: 4}
+}
+
+// CacheDirEnv overrides where measured profiles are kept.
+const CacheDirEnv = "BENCHNET_CAPACITY_DIR"
+
+func cacheDir() string {
+	if d := os.Getenv(CacheDirEnv); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "benchnet", "capacity")
+}
+
+func cachePath(rel string) string {
+	return filepath.Join(cacheDir(), strings.ReplaceAll(rel, "/", "_")+".json")
+}
+
+// Lookup returns the cached profile of a release, or the default.
+func Lookup(rel string) Profile {
+	data, err := os.ReadFile(cachePath(rel))
+	if err != nil {
+		return Default(rel)
+	}
+	var p Profile
+	if json.Unmarshal(data, &p) != nil || p.RSS <= 0 || p.CPU < 0 {
+		return Default(rel)
+	}
+	return p
+}
+
+// Save caches a measured profile (the first measurement wins: the cache is
+// "measured once"; delete the file to measure again).
+func Save(p Profile) error {
+	path := cachePath(p.Release)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Machine is what this box offers.
+type Machine struct {
+	Cores    int
+	MemAvail int64 // MemAvailable of /proc/meminfo
+}
+
+// ThisMachine reads the cores and available memory.
+func ThisMachine() (Machine, error) {
+	m := Machine{Cores: runtime.NumCPU()}
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return m, fmt.Errorf("read memory: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) >= 2 && fs[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(fs[1], 10, 64)
+			if err != nil {
+				return m, fmt.Errorf("read memory: %w", err)
+			}
+			m.MemAvail = kb << 10
+		}
+	}
+	if m.MemAvail == 0 {
+		return m, fmt.Errorf("read memory: no MemAvailable in /proc/meminfo")
+	}
+	return m, nil
+}
+
+// Estimate is what a testnet needs.
+type Estimate struct {
+	Nodes, Links int
+	CPU          float64 // cores
+	RSS          int64   // bytes
+	Sources      []string
+}
+
+// DefaultMaxPEXPeers is CometBFT's max_num_outbound_peers, the peers a node
+// of the seeds topology ends up with when the testnet is large.
+const DefaultMaxPEXPeers = 10
+
+// Need estimates p's idle cost.
+func Need(p *plan.Testnet) Estimate {
+	e := Estimate{Nodes: len(p.Nodes)}
+	seen := map[string]bool{}
+	// A link is a pair of nodes, whichever of them dials: a node's peers
+	// are its degree in that undirected graph.
+	pairs := map[[2]string]bool{}
+	degree := map[string]int{}
+	for _, n := range p.Nodes {
+		for _, q := range n.PersistentPeers {
+			k := [2]string{min(n.Name, q), max(n.Name, q)}
+			if !pairs[k] {
+				pairs[k] = true
+				degree[n.Name]++
+				degree[q]++
+			}
+		}
+	}
+	pexLinks := 0
+	for _, n := range p.Nodes {
+		peers := degree[n.Name]
+		if peers == 0 && len(n.Seeds) > 0 {
+			peers = min(len(p.Nodes)-1, DefaultMaxPEXPeers)
+			pexLinks += peers
+		}
+		prof := Lookup(n.Release.String())
+		if !seen[prof.Release] {
+			seen[prof.Release] = true
+			src := "default"
+			if !prof.Measured.IsZero() {
+				src = fmt.Sprintf("measured %s on %d nodes", prof.Measured.Format(time.DateOnly), prof.Nodes)
+			}
+			e.Sources = append(e.Sources, fmt.Sprintf("%s: %.3f cores, %d MiB per idle node (%s)", prof.Release, prof.CPU, prof.RSS>>20, src))
+		}
+		// The profile already includes its own peers' cost.
+		extra := float64(peers) - prof.Peers
+		e.CPU += max(prof.CPU+extra*CPUPerPeer, prof.CPU/2)
+		e.RSS += max(prof.RSS+int64(extra*RSSPerPeer), prof.RSS/2)
+	}
+	e.Links = len(pairs) + pexLinks/2
+	return e
+}
+
+// Headroom: a testnet is refused when its idle cost alone takes more than
+// this share of the machine (consensus under load costs several times idle).
+const Headroom = 0.5
+
+// Check returns an error with the numbers when e does not fit on m.
+func Check(e Estimate, m Machine) error {
+	cpuCap, memCap := float64(m.Cores)*Headroom, int64(float64(m.MemAvail)*Headroom)
+	var why []string
+	if e.CPU > cpuCap {
+		why = append(why, fmt.Sprintf("idle CPU %.2f cores > %.2f (%.0f%% of %d cores)", e.CPU, cpuCap, Headroom*100, m.Cores))
+	}
+	if e.RSS > memCap {
+		why = append(why, fmt.Sprintf("memory %d MiB > %d MiB (%.0f%% of %d MiB available)", e.RSS>>20, memCap>>20, Headroom*100, m.MemAvail>>20))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("testnet does not fit on this machine: %d nodes, %d links need %s (%s); "+
+		"use fewer nodes, a sparser topology (topology = \"seeds\" or \"random\"), a container runner on more machines, or --force",
+		e.Nodes, e.Links, strings.Join(why, " and "), strings.Join(e.Sources, "; "))
+}
+
+// String is the one-line estimate printed before up.
+func (e Estimate) String() string {
+	return fmt.Sprintf("%d nodes, %d links: about %.2f cores and %d MiB idle", e.Nodes, e.Links, e.CPU, e.RSS>>20)
+}
+
+// ReadyTimeout scales the ready timeout with the testnet: base for up to 4
+// nodes, plus 2 s per further node and 1 s per 10 links (handshakes).
+func ReadyTimeout(base time.Duration, e Estimate) time.Duration {
+	return base + time.Duration(max(0, e.Nodes-4))*2*time.Second + time.Duration(e.Links/10)*time.Second
+}
+
+// Measure samples the idle cost of a running testnet's nodes (all of one
+// release): CPU over window, RSS at the end, averaged per node.
+func Measure(rel string, pids []int, peers float64, window time.Duration) (Profile, error) {
+	if len(pids) == 0 {
+		return Profile{}, fmt.Errorf("measure %s: no node processes", rel)
+	}
+	cpu0 := map[int]float64{}
+	for _, pid := range pids {
+		p, err := collect.ReadProc(pid)
+		if err != nil {
+			return Profile{}, fmt.Errorf("measure %s: %w", rel, err)
+		}
+		cpu0[pid] = p.CPUSeconds
+	}
+	time.Sleep(window)
+	var cpu float64
+	var rss int64
+	for _, pid := range pids {
+		p, err := collect.ReadProc(pid)
+		if err != nil {
+			return Profile{}, fmt.Errorf("measure %s: %w", rel, err)
+		}
+		cpu += p.CPUSeconds - cpu0[pid]
+		rss += p.RSSBytes
+	}
+	n := float64(len(pids))
+	return Profile{Release: rel, CPU: cpu / window.Seconds() / n, RSS: rss / int64(len(pids)), Peers: peers, Nodes: len(pids), Measured: time.Now().UTC()}, nil
+}
+
+// Large is the node count from which a testnet gets the large defaults.
+const Large = 32
+
+// LargeDefaults gives a testnet of Large nodes or more what keeps it
+// alive on few cores, for every value the manifest does not set itself: a
+// sparse topology instead of the full mesh (random, or seeds when there are
+// seed nodes) and slower consensus (timeout_propose 10s, timeout_commit
+// 2s). It returns one line per change, to be stated before up.
+func LargeDefaults(m *manifest.Manifest) []string {
+	nodes, seeds := 0, 0
+	for _, g := range m.Node {
+		nodes += g.Count
+		if g.Role == "seed" {
+			seeds += g.Count
+		}
+	}
+	if nodes < Large {
+		return nil
+	}
+	var notes []string
+	if m.Network.Topology == "full" && !m.Has("network.topology") {
+		m.Network.Topology = "random"
+		if seeds > 0 {
+			m.Network.Topology = "seeds"
+		}
+		notes = append(notes, fmt.Sprintf("network.topology = %q (not a full mesh: %d nodes)", m.Network.Topology, nodes))
+	}
+	for _, name := range m.GroupNames() {
+		g := m.Node[name]
+		for key, v := range map[string]string{"consensus.timeout_propose": "10s", "consensus.timeout_commit": "2s"} {
+			if _, ok := g.Config[key]; ok {
+				continue
+			}
+			if g.Config == nil {
+				g.Config = map[string]any{}
+			}
+			g.Config[key] = v
+			notes = append(notes, fmt.Sprintf("node.%s.config.%q = %q", name, key, v))
+		}
+	}
+	sort.Strings(notes)
+	return notes
+}

@@ -1,0 +1,116 @@
+package manifest
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Runners are the values of [infra].runner.
+var Runners = []string{"local", "docker"}
+
+// DefaultRunner hosts nodes in network namespaces on this machine.
+const DefaultRunner = "local"
+
+// Infra is the [infra] table: which runner hosts the nodes and what each
+// node may use there.
+type Infra struct {
+	// Runner is "local" (network namespaces) or "docker" (one container per
+	// node on a user-defined bridge network).
+	Runner string `toml:"runner" json:"runner"`
+	// CPUs limits every node's container to this many CPUs (docker
+	// --cpus); 0 = no limit.
+	CPUs float64 `toml:"cpus" json:"cpus,omitempty"`
+	// Memory limits every node's container ("512m", "1g"; docker
+	// --memory); "" = no limit.
+	Memory string `toml:"memory" json:"memory,omitempty"`
+}
+
+func (m *Manifest) applyInfraDefaults() {
+	if m.Infra.Runner == "" {
+		m.Infra.Runner = DefaultRunner
+	}
+}
+
+// validateInfra checks [infra]; the runner-specific refusals (what a
+// runner cannot do with this manifest) are here too, so they point at a line
+// before anything is created.
+func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
+	in := &m.Infra
+	if in.Runner == "swarm" {
+		add("infra.runner", "\"swarm\" is not built yet: Swarm services cannot be given the plan's fixed addresses (docs/swarm.md); use \"docker\" on one machine")
+		return
+	}
+	if !slices.Contains(Runners, in.Runner) {
+		add("infra.runner", "%q: want one of %s", in.Runner, quoteAll(Runners))
+		return
+	}
+	if in.CPUs < 0 || in.CPUs > 1024 {
+		add("infra.cpus", "%v: want a number of CPUs in (0, 1024], or 0 for no limit", in.CPUs)
+	}
+	if in.Memory != "" {
+		if _, err := ParseMemory(in.Memory); err != nil {
+			add("infra.memory", "%v", err)
+		}
+	}
+	if in.Runner == "local" && (in.CPUs != 0 || in.Memory != "") {
+		f := "infra.cpus"
+		if in.CPUs == 0 {
+			f = "infra.memory"
+		}
+		add(f, "per-node limits need a container runner: set infra.runner = \"docker\" or remove the limit")
+	}
+	if in.Runner != "local" {
+		nw := &m.Network
+		// The link emulators attach to the local runner's namespaces and
+		// veths; attaching them to containers is not built yet.
+		for _, f := range []struct{ field, v string }{
+			{"network.zones", nw.Zones}, {"network.jitter", nw.Jitter},
+			{"network.loss", nw.Loss}, {"network.bandwidth", nw.Bandwidth},
+		} {
+			if f.v != "" && f.v != "0" && f.v != "0%" && f.v != "0ms" {
+				add(f.field, "link emulation is not supported by runner %q yet (only \"local\"): remove it or use infra.runner = \"local\"", in.Runner)
+			}
+		}
+	}
+}
+
+// ParseMemory reads a memory size as docker takes it: a number with an
+// optional unit b, k, m or g (binary multiples). It returns bytes.
+func ParseMemory(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'b':
+			t = t[:n-1]
+		case 'k':
+			mult, t = 1<<10, t[:n-1]
+		case 'm':
+			mult, t = 1<<20, t[:n-1]
+		case 'g':
+			mult, t = 1<<30, t[:n-1]
+		}
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v <= 0 || v > (1<<62)/mult {
+		return 0, fmt.Errorf("memory %q: want a size like \"512m\" or \"2g\"", s)
+	}
+	if mult*v < 6<<20 {
+		return 0, fmt.Errorf("memory %q: below docker's minimum of 6m", s)
+	}
+	return mult * v, nil
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Has reports whether the file itself sets field (a dotted path), as
+// opposed to a default.
+func (m *Manifest) Has(field string) bool { return m.pos.has(field) }

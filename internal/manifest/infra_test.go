@@ -1,0 +1,59 @@
+package manifest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestInfra(t *testing.T) {
+	base := "name = \"x\"\n[node.validator]\ncount = 2\n"
+	cases := []struct {
+		name, extra string
+		wantErr     string // "" = valid; else "file:line: field: fragment"
+		runner      string
+	}{
+		{"default local", "", "", "local"},
+		{"docker", "[infra]\nrunner = \"docker\"\ncpus = 0.5\nmemory = \"256m\"\n", "", "docker"},
+		{"unknown runner", "[infra]\nrunner = \"k8s\"\n", `m.toml:5: infra.runner: "k8s": want one of "local", "docker"`, ""},
+		{"swarm not built", "[infra]\nrunner = \"swarm\"\n", `m.toml:5: infra.runner: "swarm" is not built yet`, ""},
+		{"limits need containers", "[infra]\ncpus = 1\n", `m.toml:5: infra.cpus: per-node limits need a container runner`, ""},
+		{"bad memory", "[infra]\nrunner = \"docker\"\nmemory = \"lots\"\n", `m.toml:6: infra.memory: memory "lots": want a size`, ""},
+		{"tiny memory", "[infra]\nrunner = \"docker\"\nmemory = \"1m\"\n", `m.toml:6: infra.memory: memory "1m": below docker's minimum`, ""},
+		{"negative cpus", "[infra]\nrunner = \"docker\"\ncpus = -1\n", `m.toml:6: infra.cpus: -1: want`, ""},
+		{"links refused on docker", "[network]\nloss = \"1%\"\n[infra]\nrunner = \"docker\"\n", `m.toml:5: network.loss: link emulation is not supported by runner "docker"`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := Parse("m.toml", []byte(base+c.extra))
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Infra.Runner != c.runner {
+					t.Fatalf("runner %q, want %q", m.Infra.Runner, c.runner)
+				}
+				return
+			}
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("got %v, want manifest errors", err)
+			}
+			for _, e := range es {
+				if strings.HasPrefix(e.Error(), c.wantErr) {
+					return
+				}
+			}
+			t.Fatalf("got %v, want an error starting %q", err, c.wantErr)
+		})
+	}
+}
+
+func TestParseMemory(t *testing.T) {
+	for in, want := range map[string]int64{"512m": 512 << 20, "2g": 2 << 30, "7340032": 7 << 20, "8192k": 8 << 20} {
+		got, err := ParseMemory(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMemory(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}

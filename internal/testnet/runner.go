@@ -1,0 +1,20 @@
+package testnet
+
+import (
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/manifest"
+)
+
+// newRunner builds the runner the manifest's [infra] names (the flag
+// --runner was copied into it and validated with it).
+func newRunner(m *manifest.Manifest, runID, statePath string, opts Options) (infra.Runner, error) {
+	c := infra.Config{RunID: runID, StatePath: statePath, Harness: opts.Harness, CPUs: m.Infra.CPUs}
+	if m.Infra.Memory != "" {
+		b, err := manifest.ParseMemory(m.Infra.Memory)
+		if err != nil {
+			return nil, manifest.Errors{m.Errorf("infra.memory", "%v", err)}
+		}
+		c.MemoryBytes = b
+	}
+	return infra.New(m.Infra.Runner, c)
+}
