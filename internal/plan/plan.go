@@ -34,6 +34,8 @@ type Testnet struct {
 	Network  manifest.Network `json:"network"`
 	Nodes    []*Node          `json:"nodes"`
 	Load     manifest.Load    `json:"load"`
+	// Genesis holds the manifest's genesis.json overrides by dotted key.
+	Genesis map[string]any `json:"genesis,omitempty"`
 }
 
 // Node is one resolved node.
@@ -87,6 +89,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 	t := &Testnet{
 		Name: m.Name, Seed: m.Seed, Subnet: prefix, Gateway: gw,
 		Topology: m.Network.Topology, Network: m.Network, Load: m.Load,
+		Genesis: m.Genesis,
 	}
 	if p := m.ZonesPath(); p != "" {
 		// The emulator opens the CSV the manifest named, from wherever it runs.
