@@ -134,7 +134,7 @@ func (r RegressionRule) Compare(m Metric, basis string, base, variant Units) Jud
 	if !ok {
 		j.Verdict = OutcomeInconclusive
 		j.RepeatsNeeded = 2
-		j.Reason = fmt.Sprintf("one %s per side: no interval (noise unknown); need ≥2", strings.TrimSuffix(basis, "s"))
+		j.Reason = fmt.Sprintf("one %s per side: no interval (noise unknown)", strings.TrimSuffix(basis, "s"))
 		return j
 	}
 	lo, hi = round6(lo), round6(hi)

@@ -123,7 +123,7 @@ func verdictTable(idx *experiment.CompareIndex) table {
 			m, _ := judge.MetricByKey(j.Metric)
 			ci := "—"
 			if j.CILo != nil && j.CIHi != nil {
-				ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", *j.CILo, *j.CIHi)
+				ci = "[" + cmpPct(*j.CILo) + ", " + cmpPct(*j.CIHi) + "]"
 			}
 			verdict := string(j.Verdict)
 			if j.Verdict == judge.OutcomeRegression {
@@ -136,7 +136,7 @@ func verdictTable(idx *experiment.CompareIndex) table {
 				why += "; the delta sits on the threshold: more repeats cannot decide"
 			}
 			t.rows = append(t.rows, []string{vv.Variant, m.Name + " (" + m.Unit + ")", cmpNum(j.Base), cmpNum(j.Variant),
-				fmt.Sprintf("%+.1f%%", j.DeltaPct), ci, fmt.Sprintf("%s %d/%d", j.Basis, j.NBase, j.NVariant), verdict, why})
+				cmpPct(j.DeltaPct), ci, fmt.Sprintf("%s %d/%d", j.Basis, j.NBase, j.NVariant), verdict, why})
 		}
 	}
 	return t
@@ -157,7 +157,16 @@ func cmpDelta(base, v float64, okB, okV bool) string {
 	if !okB || !okV || base == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%+.1f%%", (v-base)/math.Abs(base)*100)
+	return cmpPct((v - base) / math.Abs(base) * 100)
+}
+
+// cmpPct writes a change in % with one decimal, never "-0.0%".
+func cmpPct(v float64) string {
+	r := math.Round(v*10) / 10
+	if r == 0 {
+		r = 0 // also -0
+	}
+	return fmt.Sprintf("%+.1f%%", r)
 }
 
 // initiaTable: the Initia E2E benchmark's variant table.
