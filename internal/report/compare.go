@@ -525,4 +525,3 @@ func plotCmpThroughput(idx *experiment.CompareIndex, runs map[string][]*run) ([]
 	b, err := renderPNG(p)
 	return b, "", err
 }
-
