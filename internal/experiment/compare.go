@@ -191,8 +191,11 @@ func RunCompare(ctx context.Context, m *manifest.Manifest, cfg *Compare, opts Co
 		}
 		variants[n] = v
 	}
-	root := filepath.Join(opts.Output, opts.Now().UTC().Format("20060102-150405")+"-"+m.Name+"-compare")
-	if err := os.MkdirAll(filepath.Join(root, CompareRunsDir), 0o755); err != nil {
+	root, err := claimDir(opts.Output, opts.Now().UTC().Format("20060102-150405")+"-"+m.Name+"-compare")
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.Mkdir(filepath.Join(root, CompareRunsDir), 0o755); err != nil {
 		return "", nil, fmt.Errorf("create compare directory: %w", err)
 	}
 	idx := &CompareIndex{
@@ -241,6 +244,26 @@ func RunCompare(ctx context.Context, m *manifest.Manifest, cfg *Compare, opts Co
 		return root, idx, errors.Join(runErr, err)
 	}
 	return root, idx, errors.Join(runErr, WriteCompareIndex(root, idx))
+}
+
+// claimDir makes output/name, or name-2, -3 … when it exists: two
+// comparisons started in one second never share a directory.
+func claimDir(output, name string) (string, error) {
+	if err := os.MkdirAll(output, 0o755); err != nil {
+		return "", fmt.Errorf("create compare directory: %w", err)
+	}
+	base := filepath.Join(output, name)
+	path := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
+			return path, nil
+		}
+		if !errors.Is(err, os.ErrExist) || i > 1000 {
+			return "", fmt.Errorf("create compare directory: %w", err)
+		}
+		path = fmt.Sprintf("%s-%d", base, i)
+	}
 }
 
 // relTo gives path relative to root when it lies inside it.
@@ -446,9 +469,9 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 		}
 		idx.Warnings = append(idx.Warnings, "--force: "+msg)
 	}
-	root := filepath.Join(output, now.UTC().Format("20060102-150405")+"-"+idx.Name+"-compare")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", nil, fmt.Errorf("create compare directory: %w", err)
+	root, err := claimDir(output, now.UTC().Format("20060102-150405")+"-"+idx.Name+"-compare")
+	if err != nil {
+		return "", nil, err
 	}
 	if err := JudgeCompare(root, idx); err != nil {
 		return root, idx, err

@@ -5,8 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/judge"
+		"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -158,16 +157,41 @@ func blockUnits(blocks []BlockFigures, key string) (judge.Units, bool) {
 		}
 		return
 	}
-	lat := func(idx []int) []float64 {
-		var all []float64
-		for _, i := range idx {
-			all = append(all, blocks[i].Latencies...)
-		}
-		sort.Float64s(all)
-		return all
+	// Percentiles of the resampled blocks' latencies without re-sorting:
+	// every latency sorted once with its block; a resample weighs each
+	// block by how often it was drawn, and the nearest-rank percentile is
+	// where the cumulative weight reaches the rank.
+	type latOf struct {
+		ms    float64
+		block int
 	}
+	var pooled []latOf
+	for b := range blocks {
+		for _, l := range blocks[b].Latencies {
+			pooled = append(pooled, latOf{l, b})
+		}
+	}
+	sort.SliceStable(pooled, func(i, j int) bool { return pooled[i].ms < pooled[j].ms })
 	pct := func(p float64) func(idx []int) float64 {
-		return func(idx []int) float64 { return analyze.Percentile(lat(idx), p) }
+		return func(idx []int) float64 {
+			w := make([]int, n)
+			total := 0
+			for _, i := range idx {
+				w[i]++
+				total += len(blocks[i].Latencies)
+			}
+			if total == 0 {
+				return math.NaN()
+			}
+			rank := max(1, int(math.Ceil(p/100*float64(total)-1e-9)))
+			cum := 0
+			for _, l := range pooled {
+				if cum += w[l.block]; cum >= rank {
+					return l.ms
+				}
+			}
+			return pooled[len(pooled)-1].ms
+		}
 	}
 	var stat func(idx []int) float64
 	switch key {
