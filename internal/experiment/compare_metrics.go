@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-		"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
