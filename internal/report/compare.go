@@ -130,7 +130,9 @@ func verdictTable(idx *experiment.CompareIndex) table {
 				verdict = "**REGRESSION**"
 			}
 			why := j.Reason
-			if j.RepeatsNeeded > 0 {
+			if j.RepeatsNeeded > 0 && j.Basis == "blocks" {
+				why += fmt.Sprintf("; ~%d blocks per side would decide: longer runs, or repeats", j.RepeatsNeeded)
+			} else if j.RepeatsNeeded > 0 {
 				why += fmt.Sprintf("; ~%d repeats per side would decide", j.RepeatsNeeded)
 			} else if j.RepeatsNeeded < 0 {
 				why += "; the delta sits on the threshold: more repeats cannot decide"
