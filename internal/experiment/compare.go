@@ -126,6 +126,10 @@ type VariantVerdicts struct {
 	Judgements []judge.Judgement `json:"judgements"`
 }
 
+// MinRuns is the runs per side a verdict on run values alone needs (peak
+// mempool, RSS, CPU per tx): with two, an A/A pair regressed on this machine.
+const MinRuns = 3
+
 // CompareSeed seeds every bootstrap of a comparison.
 const CompareSeed = 20261123
 
@@ -144,9 +148,9 @@ func CompareOrder(variants []string, repeats int) []CompareRun {
 
 // RuleText states the verdict rule as the report prints it.
 func RuleText(threshold float64) string {
-	return fmt.Sprintf("Δ = (variant − base)/base, 95 %% CI by bootstrap (over runs; over blocks where a side has one run). "+
+	return fmt.Sprintf("Δ = (variant − base)/base, 95 %% CI by bootstrap (two-stage: runs, then blocks within each run; run values alone for peak mempool, RSS and CPU). "+
 		"regression: worse by more than %[1]g %% with the whole CI beyond %[1]g %%; improvement: likewise better; "+
-		"same: the CI within ±%[1]g %%; inconclusive: the CI straddles ±%[1]g %%.", threshold)
+		"same: the CI within ±%[1]g %%; inconclusive: the CI straddles ±%[1]g %%, or a metric without blocks has fewer than %[2]d runs per side.", threshold, MinRuns)
 }
 
 // CompareOptions are what RunCompare needs besides the manifest.
@@ -314,7 +318,7 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 		}
 		idx.Summary = append(idx.Summary, s)
 	}
-	rule := judge.RegressionRule{Threshold: idx.Config.Threshold, Seed: idx.Seed}
+	rule := judge.RegressionRule{Threshold: idx.Config.Threshold, Seed: idx.Seed, MinRuns: MinRuns}
 	var all []judge.Judgement
 	for _, v := range idx.Variants {
 		if v == idx.Base {
@@ -335,23 +339,36 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 	return nil
 }
 
-// judgeMetric resamples runs when both sides have two or more, else the
-// blocks of the single run(s) where the metric has a per-block form.
+// judgeMetric: where the metric has a per-block form, a two-stage
+// bootstrap (runs, then blocks within them; blocks alone for one run per
+// side); else over run values, which needs judge's MinRuns per side.
 func judgeMetric(rule judge.RegressionRule, m judge.Metric, base, variant []*RunFigures) judge.Judgement {
-	bv, vv := values(base, m.Key), values(variant, m.Key)
-	if len(bv) >= 2 && len(vv) >= 2 {
-		return rule.Compare(m, "runs", judge.RunUnits(bv), judge.RunUnits(vv))
-	}
-	if len(base) == 1 && len(variant) == 1 {
-		bu, ok1 := blockUnits(base[0].Blocks, m.Key)
-		vu, ok2 := blockUnits(variant[0].Blocks, m.Key)
-		if ok1 && ok2 {
+	if bn, ok := nestedUnits(base, m.Key); ok {
+		if vn, ok := nestedUnits(variant, m.Key); ok {
 			r := rule
-			r.Resamples = 1000 // each resample re-sorts every latency of the run
-			return r.Compare(m, "blocks", bu, vu)
+			r.Resamples = 2000 // each replicate recomputes every drawn run from its blocks
+			basis := "runs+blocks"
+			if bn.N == 1 || vn.N == 1 {
+				basis = "blocks"
+			}
+			return r.Compare(m, basis, bn, vn)
 		}
 	}
-	return rule.Compare(m, "runs", judge.RunUnits(bv), judge.RunUnits(vv))
+	return rule.Compare(m, "runs", judge.RunUnits(values(base, m.Key)), judge.RunUnits(values(variant, m.Key)))
+}
+
+// nestedUnits gives every run's blocks as its inner units; ok is false when
+// a run has no blocks or the metric has no per-block form.
+func nestedUnits(figs []*RunFigures, key string) (judge.Units, bool) {
+	var runs []judge.Units
+	for _, f := range figs {
+		u, ok := blockUnits(f.Blocks, key)
+		if !ok {
+			return judge.Units{}, false
+		}
+		runs = append(runs, u)
+	}
+	return judge.NestedUnits(runs), len(runs) > 0
 }
 
 func values(figs []*RunFigures, key string) []float64 {

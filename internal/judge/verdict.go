@@ -88,6 +88,10 @@ type RegressionRule struct {
 	Resamples int
 	// Seed makes every interval reproducible.
 	Seed uint64
+	// MinRuns: a verdict from run values alone (no blocks inside them to
+	// carry their noise) needs this many runs per side, else it is
+	// inconclusive: two runs that agree by chance make a narrow interval.
+	MinRuns int
 }
 
 // Judgement is one metric of one variant against the base.
@@ -120,10 +124,10 @@ func (r RegressionRule) Compare(m Metric, basis string, base, variant Units) Jud
 	d, lo, hi, ok := DeltaCI(base, variant, r.Resamples, seed)
 	j := Judgement{Metric: m.Key, DeltaPct: round6(d), Basis: basis, NBase: base.N, NVariant: variant.N}
 	if base.N > 0 {
-		j.Base = round6(base.Stat(identity(base.N)))
+		j.Base = round6(base.Observed())
 	}
 	if variant.N > 0 {
-		j.Variant = round6(variant.Stat(identity(variant.N)))
+		j.Variant = round6(variant.Observed())
 	}
 	if math.IsNaN(d) || math.IsInf(d, 0) {
 		j.DeltaPct = 0
@@ -133,12 +137,18 @@ func (r RegressionRule) Compare(m Metric, basis string, base, variant Units) Jud
 	}
 	if !ok {
 		j.Verdict = OutcomeInconclusive
-		j.RepeatsNeeded = 2
+		j.RepeatsNeeded = max(2, r.MinRuns)
 		j.Reason = fmt.Sprintf("one %s per side: no interval (noise unknown)", strings.TrimSuffix(basis, "s"))
 		return j
 	}
 	lo, hi = round6(lo), round6(hi)
 	j.CILo, j.CIHi = &lo, &hi
+	if n := min(base.N, variant.N); base.Inner == nil && variant.Inner == nil && n < r.MinRuns {
+		j.Verdict = OutcomeInconclusive
+		j.RepeatsNeeded = r.MinRuns
+		j.Reason = fmt.Sprintf("%d runs per side, and no blocks inside them: too few to know the run-to-run noise (need %d)", n, r.MinRuns)
+		return j
+	}
 	// Orient worse-positive.
 	w, wlo, whi := d, lo, hi
 	if m.Better == HigherIsBetter {

@@ -139,3 +139,41 @@ func TestBlockUnits(t *testing.T) {
 		t.Fatalf("got %s %.2f%%", j.Verdict, j.DeltaPct)
 	}
 }
+
+// Two runs per side that agree closely by chance, 13 % apart, but whose
+// blocks are noisy (what an A/A pair on this shared machine gave): from the
+// run values alone it looks like a regression; the two-stage bootstrap
+// (runs, then blocks) carries the blocks' noise and does not claim one.
+func TestNestedCarriesBlockNoise(t *testing.T) {
+	blockMeans := func(center float64, shift int) Units {
+		// 8 blocks whose mean latencies spread ±30 % around center.
+		pattern := []float64{0.7, 1.3, 0.9, 1.1, 0.75, 1.25, 0.95, 1.05}
+		vals := make([]float64, len(pattern))
+		for i := range pattern {
+			vals[i] = center * pattern[(i+shift)%len(pattern)]
+		}
+		return RunUnits(vals)
+	}
+	base := NestedUnits([]Units{blockMeans(738, 0), blockMeans(741, 3)})
+	variant := NestedUnits([]Units{blockMeans(830, 1), blockMeans(838, 5)})
+	m := mustMetric(t, "latency_avg")
+	r := RegressionRule{Seed: 1}
+	flat := r.Compare(m, "runs", RunUnits([]float64{738, 741}), RunUnits([]float64{830, 838}))
+	if flat.Verdict != OutcomeRegression {
+		t.Fatalf("run values alone: %s (the premise of this test)", flat.Verdict)
+	}
+	nested := r.Compare(m, "runs+blocks", base, variant)
+	if nested.Verdict != OutcomeInconclusive {
+		t.Errorf("two-stage: %s %.1f%% [%v, %v], want inconclusive", nested.Verdict, nested.DeltaPct, deref(nested.CILo), deref(nested.CIHi))
+	}
+	// And with MinRuns 3, run values alone from 2 runs are inconclusive too.
+	r.MinRuns = 3
+	if j := r.Compare(m, "runs", RunUnits([]float64{738, 741}), RunUnits([]float64{830, 838})); j.Verdict != OutcomeInconclusive || j.RepeatsNeeded != 3 {
+		t.Errorf("MinRuns 3 with 2 runs: %s, repeats %d", j.Verdict, j.RepeatsNeeded)
+	}
+	// A 2x regression still is one through the block noise.
+	slow := NestedUnits([]Units{blockMeans(1500, 1), blockMeans(1520, 5)})
+	if j := r.Compare(m, "runs+blocks", base, slow); j.Verdict != OutcomeRegression {
+		t.Errorf("2x slower: %s [%v, %v]", j.Verdict, deref(j.CILo), deref(j.CIHi))
+	}
+}
