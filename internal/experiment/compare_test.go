@@ -239,7 +239,7 @@ func TestCompareDirsRefusesOtherManifests(t *testing.T) {
 	}
 	// Another machine: a warning.
 	_, idx, err := CompareDirs([]DirVariant{{"a", []string{a}}, {"d", []string{d}}}, DefaultCompare(), t.TempDir(), false, time.Now())
-	if err != nil || len(idx.Warnings) != 1 || !strings.Contains(idx.Warnings[0], "another machine") {
+	if err != nil || !slices.ContainsFunc(idx.Warnings, func(w string) bool { return strings.Contains(w, "another machine") }) {
 		t.Errorf("machine: %v %v", err, idx.Warnings)
 	}
 }
