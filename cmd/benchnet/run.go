@@ -133,15 +133,15 @@ drain, harvest, accounting and report, into a new run directory of its own
 			if err != nil {
 				return err
 			}
-			m, err := manifest.LoadFile(filepath.Join(up, rundir.Manifest))
+			src, err := rundir.Open(up)
+			if err != nil {
+				return err
+			}
+			m, err := manifest.LoadCopy(src.ManifestPaths())
 			if err != nil {
 				return fmt.Errorf("manifest of %s: %w", up, err)
 			}
 			if err := lf.apply(cmd, m); err != nil {
-				return err
-			}
-			src, err := rundir.Open(up)
-			if err != nil {
 				return err
 			}
 			var p plan.Testnet

@@ -49,6 +49,9 @@ func Analyze(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLinks(dir, res); err != nil {
+		return nil, err
+	}
 	d := &rundir.Dir{Path: dir}
 	if err := WriteTxs(rundir.TxsCSV.Path(d), rows); err != nil {
 		return nil, err
@@ -305,7 +308,11 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	}
 
 	res.BlockStats = blockStats(in.Blocks, inRange)
-	res.Load = loadStats(rows, invalid)
+	res.Load = loadStats(rows, func(format string, a ...any) {
+		why := fmt.Sprintf(format, a...)
+		res.GeneratorInvalid = append(res.GeneratorInvalid, why)
+		invalid("%s", why)
+	})
 	if ls := in.LoadSummary; ls != nil && ls.Attempted < ls.Expected {
 		invalid("load stopped early (interrupted?): %d of %d txs attempted", ls.Attempted, ls.Expected)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/topology"
 )
 
 // Default ports: every node is its own host, so every node uses the same ones.
@@ -34,6 +35,11 @@ type Testnet struct {
 	Network  manifest.Network `json:"network"`
 	Nodes    []*Node          `json:"nodes"`
 	Load     manifest.Load    `json:"load"`
+	// Edges is the undirected graph of a graph topology (line, ring,
+	// random-regular, barabasi-albert: internal/topology), node indices
+	// i < j, sorted; each edge is dialed by its lower node, which lists the
+	// other in PersistentPeers. Empty for full, seeds and random.
+	Edges [][2]int `json:"edges,omitempty"`
 	// Genesis holds the manifest's genesis.json overrides by dotted key.
 	Genesis map[string]any `json:"genesis,omitempty"`
 }
@@ -130,12 +136,14 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 			})
 		}
 	}
-	t.connect(rng)
+	if err := t.connect(rng); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
 // connect fills in peers by topology.
-func (t *Testnet) connect(rng *rand.Rand) {
+func (t *Testnet) connect(rng *rand.Rand) error {
 	var seeds []string
 	for _, n := range t.Nodes {
 		if n.Role == "seed" {
@@ -175,6 +183,44 @@ func (t *Testnet) connect(rng *rand.Rand) {
 			}
 		}
 	}
+	if manifest.IsGraphTopology(t.Topology) {
+		// Drawn from the seed alone, not the zone stream above, so the
+		// graph of a manifest depends only on its seed, topology and size.
+		spec := topology.Spec{Kind: t.Topology, M: t.Network.M, Degree: t.Network.Degree}
+		edges, err := topology.Edges(spec, len(t.Nodes), uint64(t.Seed))
+		if err != nil {
+			return fmt.Errorf("resolve network.topology: %w", err)
+		}
+		t.Edges = edges
+		for _, e := range edges {
+			a := t.Nodes[e[0]]
+			a.PersistentPeers = append(a.PersistentPeers, t.Nodes[e[1]].Name)
+		}
+	}
+	return nil
+}
+
+// Neighbours returns the names of every node linked with name, whichever
+// side dials (it lists the other, or the other lists it), in plan order.
+func (t *Testnet) Neighbours(name string) []string {
+	linked := map[string]bool{}
+	for _, n := range t.Nodes {
+		for _, p := range n.PersistentPeers {
+			if n.Name == name {
+				linked[p] = true
+			}
+			if p == name {
+				linked[n.Name] = true
+			}
+		}
+	}
+	var out []string
+	for _, n := range t.Nodes {
+		if linked[n.Name] {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }
 
 // RandomDials builds a random graph of n nodes in which every node has at

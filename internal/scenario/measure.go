@@ -15,6 +15,7 @@ import (
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/load"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -37,7 +38,13 @@ const interruptDrain = 15 * time.Second
 // When ctx is cancelled during the load it still harvests and analyzes what
 // was sent, then returns the results together with ctx's cause.
 func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string, log, progressOut io.Writer) (*analyze.Results, error) {
-	cfg := load.FromManifest(p.Load, runID)
+	return MeasureLoad(ctx, dir, p, p.Load, runID, log, progressOut)
+}
+
+// MeasureLoad is Measure with the load given rather than read from the
+// plan: one measurement of an experiment (a sweep cell, a search probe).
+func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer) (*analyze.Results, error) {
+	cfg := load.FromManifest(l, runID)
 	var targets []load.Target
 	for _, n := range p.Validators() {
 		targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
@@ -45,7 +52,7 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 	nodes := harvest.Nodes(p)
 
 	// The warm-up proves every node commits txs before the clock starts.
-	if err := warmUp(ctx, cfg, targets, nodes, p.Load.Warmup.Duration, log); err != nil {
+	if err := warmUp(ctx, cfg, targets, nodes, l.Warmup.Duration, log); err != nil {
 		return nil, err
 	}
 	_ = dir.Event("warmup_done", "", "")
@@ -91,7 +98,7 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 		return nil, fmt.Errorf("load: %w", loadErr)
 	}
 
-	drain := drainMempools(ctx, nodes, p.Load.Grace.Duration, log)
+	drain := drainMempools(ctx, nodes, l.Grace.Duration, log)
 	_ = dir.Event("drained", "", drain.String())
 
 	fctx := ctx

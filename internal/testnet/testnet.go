@@ -207,6 +207,13 @@ func (t *Testnet) writeInputs(m *manifest.Manifest, bins, appBins map[plan.Relea
 	if err := t.Dir.WriteFile(rundir.Manifest, m.Raw); err != nil {
 		return err
 	}
+	if _, err := os.Stat(m.File); err == nil { // not for a built-in manifest
+		if abs, err := filepath.Abs(m.File); err == nil {
+			if err := t.Dir.WriteFile(rundir.ManifestSource, []byte(abs+"\n")); err != nil {
+				return err
+			}
+		}
+	}
 	pj, err := t.Plan.JSON()
 	if err != nil {
 		return err

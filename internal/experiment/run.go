@@ -1,0 +1,297 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Env is a running testnet a sweep measures on.
+type Env interface {
+	// Measure applies one load to the testnet, writing an ordinary run
+	// directory into dir, and returns its results (with ctx's cause when
+	// interrupted: the results then cover what was sent).
+	Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load) (*analyze.Results, error)
+	// Cooldown waits until every node's mempool is empty and two blocks have
+	// passed, at most limit; it returns how long it waited.
+	Cooldown(ctx context.Context, limit time.Duration) (time.Duration, error)
+	// RunDir is the testnet's own run directory.
+	RunDir() string
+	// Close tears the testnet down.
+	Close(ctx context.Context) error
+}
+
+// Opener brings a testnet up.
+type Opener func(ctx context.Context) (Env, error)
+
+// Runner runs a sweep directory's cells until none is left.
+type Runner struct {
+	Dir *Dir
+	// Base is the manifest's load: size, target, transport, format… Each
+	// cell overrides connections, rate and duration.
+	Base manifest.Load
+	Open Opener
+	Log  io.Writer
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// NewIndex starts the index of a new sweep.
+func NewIndex(name string, seed int64, cfg Sweep, now time.Time) Index {
+	x := Index{SchemaVersion: SchemaVersion, Kind: "grid", Name: name, Config: cfg, Seed: seed,
+		Started: now.UTC().Format(time.RFC3339), Testnets: []string{}}
+	if cfg.Search {
+		x.Kind = "search"
+	} else {
+		x.Cells = cfg.Order(seed)
+	}
+	return x
+}
+
+// Run measures every cell that is not done yet (pending, interrupted or
+// failed: --resume calls it again on the same directory). It writes
+// sweep.json after every cell and stops at the first failed cell or on
+// ctx's cancellation, keeping every finished cell.
+func (r *Runner) Run(ctx context.Context) (err error) {
+	if r.Log == nil {
+		r.Log = io.Discard
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	x := &r.Dir.Index
+	cfg := &x.Config
+	var env Env
+	measured := 0 // cells measured on the current testnet
+	closeEnv := func() {
+		if env == nil {
+			return
+		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if cerr := env.Close(dctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("down %s: %w", env.RunDir(), cerr))
+		} else {
+			fmt.Fprintf(r.Log, "testnet down\n")
+		}
+		env = nil
+	}
+	defer closeEnv()
+	var lastEnd time.Time
+	for {
+		i, ok := r.next()
+		if !ok {
+			break
+		}
+		cell := &x.Cells[i]
+		var cooldown time.Duration
+		if env == nil || cfg.Fresh {
+			closeEnv()
+			if env, err = r.Open(ctx); err != nil {
+				env = nil
+				return fmt.Errorf("up: %w", err)
+			}
+			rel, _ := filepath.Rel(r.Dir.Path, env.RunDir())
+			x.Testnets = append(x.Testnets, rel)
+			measured, lastEnd = 0, time.Time{}
+		} else {
+			cd, cerr := env.Cooldown(ctx, cfg.Cooldown.Duration)
+			cooldown = cd
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if cerr != nil {
+				cell.Notes = append(cell.Notes, "cool-down incomplete: "+cerr.Error())
+				fmt.Fprintf(r.Log, "warning: cool-down: %v\n", cerr)
+			}
+		}
+		l := cfg.CellLoad(r.Base, cell.Connections, cell.Rate)
+		if measured > 0 {
+			// The cool-down already proved every node commits with an empty
+			// mempool: a warm-up would only add two more blocks.
+			l.Warmup = manifest.Duration{}
+		}
+		cdir, err := r.cellDir(cell)
+		if err != nil {
+			return err
+		}
+		start := r.Now()
+		if !lastEnd.IsZero() {
+			cell.OverheadSec = round3(start.Sub(lastEnd).Seconds() - cooldown.Seconds())
+		}
+		cell.CooldownSec = round3(cooldown.Seconds())
+		cell.StartedAt = start.UTC().Format(time.RFC3339)
+		cell.Error = ""
+		fmt.Fprintf(r.Log, "\n== cell %d/%d: c=%d r=%g tx/s (repeat %d) -> %s\n", cell.Order, max(len(x.Cells), cell.Order), cell.Connections, cell.Rate, cell.Repeat, cell.RunDir)
+		res, merr := env.Measure(ctx, cdir, l)
+		_ = cdir.Close()
+		measured++
+		lastEnd = r.Now()
+		cell.WallSec = round3(lastEnd.Sub(start).Seconds())
+		if res != nil {
+			fig, runInvalid := Figures(res, cell.Connections, cell.Rate)
+			cell.Figures, cell.RunInvalid = &fig, runInvalid
+			cell.Expected = expected(cdir.Path)
+		}
+		switch {
+		case ctx.Err() != nil:
+			cell.Status = Interrupted
+			cell.Notes = append(cell.Notes, "interrupted during the load: re-run by --resume")
+			if serr := r.Dir.Save(); serr != nil {
+				return errors.Join(context.Cause(ctx), serr)
+			}
+			return context.Cause(ctx)
+		case merr != nil:
+			cell.Status, cell.Error = Failed, merr.Error()
+			if serr := r.Dir.Save(); serr != nil {
+				return errors.Join(merr, serr)
+			}
+			return fmt.Errorf("cell %s: %w", cell.ID, merr)
+		}
+		cell.Status = Done
+		if err := r.Dir.Save(); err != nil {
+			return err
+		}
+		if v := cell.Verdict; v != nil {
+			fmt.Fprintf(r.Log, "cell %s: committed %d of %d, %.1f tx/s, p50 %.0f ms: %s %s\n", cell.ID, cell.Figures.Committed, cell.Figures.Sent,
+				cell.Figures.TPS, cell.Figures.P50Ms, v.State, strings.Join(v.Reasons, "; "))
+		}
+	}
+	x.Complete = true
+	x.Finished = r.Now().UTC().Format(time.RFC3339)
+	return r.Dir.Save()
+}
+
+// next picks the next cell to measure: the first one of a grid not done, or
+// the one a search asks for (appended), or none.
+func (r *Runner) next() (int, bool) {
+	x := &r.Dir.Index
+	if x.Kind != "search" {
+		for i, c := range x.Cells {
+			if c.Status != Done {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	// A search re-runs an unfinished last probe (after --resume) first.
+	if n := len(x.Cells); n > 0 && x.Cells[n-1].Status != Done {
+		return n - 1, true
+	}
+	x.Judge()
+	st := x.Search
+	if st.Done {
+		return 0, false
+	}
+	probe, repeat := 0, 1
+	rates := map[float64]int{}
+	for _, c := range x.Cells {
+		if _, ok := rates[c.Rate]; !ok {
+			rates[c.Rate] = len(rates) + 1
+		}
+		if c.Rate == st.Next {
+			repeat++
+		}
+	}
+	if p, ok := rates[st.Next]; ok {
+		probe = p
+	} else {
+		probe = len(rates) + 1
+	}
+	c := CellRecord{Order: len(x.Cells) + 1, Probe: probe, Connections: x.Config.Connections[0], Rate: st.Next, Repeat: repeat, Status: Pending}
+	c.ID = cellID(c)
+	x.Cells = append(x.Cells, c)
+	return len(x.Cells) - 1, true
+}
+
+// cellDir creates the cell's run directory under cells/; a cell re-run
+// after an interruption gets a new one, the old one is kept.
+func (r *Runner) cellDir(cell *CellRecord) (*rundir.Dir, error) {
+	if cell.RunDir != "" {
+		cell.Notes = append(cell.Notes, "earlier attempt kept in "+cell.RunDir)
+	}
+	base := filepath.Join(r.Dir.Path, CellsDir, cell.ID)
+	path := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
+			break
+		}
+		if !os.IsExist(err) {
+			return nil, fmt.Errorf("create cell directory: %w", err)
+		}
+		path = fmt.Sprintf("%s-%d", base, i)
+	}
+	for _, sub := range []string{rundir.Homes, rundir.Logs, rundir.Metrics} {
+		if err := os.Mkdir(filepath.Join(path, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("create cell directory: %w", err)
+		}
+	}
+	rel, _ := filepath.Rel(r.Dir.Path, path)
+	cell.RunDir = rel
+	return rundir.Open(path)
+}
+
+// Figures extracts what the judge needs from a cell's results. Invalid
+// reasons about the load generator (lag, achieved rate, a load stopped
+// early) make the cell's load invalid; the others are the run's.
+func Figures(res *analyze.Results, c int, r float64) (judge.Cell, []string) {
+	f := judge.Cell{
+		Connections: c, Rate: r,
+		Sent: res.Accounting.Sent, Committed: res.Accounting.Committed,
+		Rejected: res.Accounting.Rejected, Lost: res.Accounting.Lost,
+		TPS: res.TxPerSecond, P50Ms: res.Latency.P50, P95Ms: res.Latency.P95, P99Ms: res.Latency.P99,
+		LoadValid: true,
+	}
+	for _, l := range res.Load {
+		f.Offered += l.TargetRate
+	}
+	f.Offered = round3(f.Offered)
+	gen := map[string]bool{}
+	for _, why := range res.GeneratorInvalid {
+		gen[why] = true
+		f.LoadValid = false
+		f.LoadInvalid = append(f.LoadInvalid, why)
+	}
+	var runInvalid []string
+	for _, why := range res.Invalid {
+		if !gen[why] {
+			runInvalid = append(runInvalid, why)
+		}
+	}
+	return f, runInvalid
+}
+
+// expected reads what the generator was asked to send from the cell's
+// load.json (0 when it is missing).
+func expected(dir string) int {
+	d, err := rundir.Open(dir)
+	if err != nil {
+		return 0
+	}
+	if s, err := d.ReadLoad(); err == nil && s.Expected > 0 {
+		return int(s.Expected)
+	}
+	return 0
+}
+
+func round3(v float64) float64 {
+	return float64(int64(v*1000+0.5*sign(v))) / 1000
+}
+
+func sign(v float64) float64 {
+	if v < 0 {
+		return -1
+	}
+	return 1
+}

@@ -1,0 +1,190 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+)
+
+func init() {
+	Register("sweep", func() Config { return DefaultSweep() })
+}
+
+// Sweep measures a c x r grid of loads (or searches the saturation rate) on
+// one testnet. Every field is also a flag of `benchnet sweep`.
+type Sweep struct {
+	// Connections and Rates span the grid (the QA reports' c and r; r is
+	// tx/s per connection).
+	Connections []int     `toml:"connections" json:"connections"`
+	Rates       []float64 `toml:"rates" json:"rates"`
+	// Duration of each cell's load.
+	Duration manifest.Duration `toml:"duration" json:"duration"`
+	// Repeats of the whole grid, interleaved: repeat k of every cell runs
+	// before repeat k+1 of any.
+	Repeats int `toml:"repeats" json:"repeats"`
+	// Fresh restarts the testnet for every cell (isolation, at the cost of
+	// an up per cell).
+	Fresh bool `toml:"fresh" json:"fresh"`
+	// Cooldown bounds the wait between cells until every mempool is empty
+	// and two blocks have passed.
+	Cooldown manifest.Duration `toml:"cooldown" json:"cooldown"`
+	// The saturation rule.
+	MinCommitted  float64 `toml:"min_committed" json:"min_committed"`
+	LatencyFactor float64 `toml:"latency_factor" json:"latency_factor"`
+
+	// Search replaces the grid by a saturation search on the rate, at the
+	// one connection count given.
+	Search     bool    `toml:"search" json:"search"`
+	StartRate  float64 `toml:"start_rate" json:"start_rate,omitempty"`
+	MinRate    float64 `toml:"min_rate" json:"min_rate,omitempty"`
+	MaxRate    float64 `toml:"max_rate" json:"max_rate,omitempty"`
+	Precision  float64 `toml:"precision" json:"precision,omitempty"` // fraction: 0.05 = 5 %
+	MinRepeats int     `toml:"min_repeats" json:"min_repeats,omitempty"`
+	MaxRepeats int     `toml:"max_repeats" json:"max_repeats,omitempty"`
+	Budget     int     `toml:"budget" json:"budget,omitempty"`
+}
+
+// DefaultSweep is the QA grid scaled to one machine.
+func DefaultSweep() *Sweep {
+	r := judge.DefaultRule()
+	return &Sweep{
+		Connections:   []int{1, 2, 4},
+		Rates:         []float64{100, 200, 400, 800},
+		Duration:      manifest.Duration{Duration: 30 * time.Second},
+		Repeats:       1,
+		Cooldown:      manifest.Duration{Duration: time.Minute},
+		MinCommitted:  r.MinCommitted,
+		LatencyFactor: r.LatencyFactor,
+		StartRate:     100,
+		MinRate:       10,
+		MaxRate:       2000,
+		Precision:     0.05,
+		MinRepeats:    2,
+		MaxRepeats:    5,
+		Budget:        30,
+	}
+}
+
+// Kind implements Config.
+func (s *Sweep) Kind() string { return "sweep" }
+
+// Rule is the saturation rule the sweep judges with.
+func (s *Sweep) Rule() judge.Rule {
+	return judge.Rule{MinCommitted: s.MinCommitted, LatencyFactor: s.LatencyFactor}
+}
+
+// SearchConfig is the search's stopping rule.
+func (s *Sweep) SearchConfig() judge.Search {
+	return judge.Search{Start: s.StartRate, MinRate: s.MinRate, MaxRate: s.MaxRate, Precision: s.Precision,
+		MinRepeats: s.MinRepeats, MaxRepeats: s.MaxRepeats, Budget: s.Budget}
+}
+
+// Validate implements Config. Each error is a *manifest.FieldError naming
+// the field (file and line unset: the caller knows where the field came from).
+func (s *Sweep) Validate() []error {
+	var errs []error
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &manifest.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	// The judge names its fields as "field: message".
+	addJudge := func(jerrs []error) {
+		for _, e := range jerrs {
+			field, msg, _ := strings.Cut(e.Error(), ": ")
+			add(field, "%s", msg)
+		}
+	}
+	if len(s.Connections) == 0 {
+		add("connections", "give at least one connection count")
+	}
+	seenC := map[int]bool{}
+	for _, c := range s.Connections {
+		if c < 1 || c > 1000 {
+			add("connections", "%d: want 1 to 1000", c)
+		}
+		if seenC[c] {
+			add("connections", "%d given twice", c)
+		}
+		seenC[c] = true
+	}
+	if s.Duration.Duration < time.Second {
+		add("duration", "%s: want at least 1s per cell", s.Duration.Duration)
+	}
+	if s.Cooldown.Duration <= 0 {
+		add("cooldown", "%s: want a positive bound", s.Cooldown.Duration)
+	}
+	addJudge(s.Rule().Validate())
+	if s.Search {
+		if len(s.Connections) > 1 {
+			add("connections", "a search runs at one connection count, got %d", len(s.Connections))
+		}
+		if len(s.Rates) > 0 {
+			add("rates", "a search picks its own rates: give start_rate, min_rate and max_rate instead")
+		}
+		addJudge(s.SearchConfig().Validate())
+		return errs
+	}
+	if len(s.Rates) == 0 {
+		add("rates", "give at least one rate")
+	}
+	seenR := map[float64]bool{}
+	for _, r := range s.Rates {
+		if !(r > 0) || math.IsInf(r, 0) {
+			add("rates", "%v: want a positive finite rate (tx/s per connection)", r)
+		}
+		if seenR[r] {
+			add("rates", "%v given twice", r)
+		}
+		seenR[r] = true
+	}
+	if s.Repeats < 1 || s.Repeats > 100 {
+		add("repeats", "%d: want 1 to 100", s.Repeats)
+	}
+	return errs
+}
+
+// CellLoad is the load of one cell: the manifest's load with the cell's
+// connections, rate and duration, always a constant shape over a duration.
+func (s *Sweep) CellLoad(base manifest.Load, c int, r float64) manifest.Load {
+	l := base
+	l.Connections, l.Rate = c, r
+	l.Duration, l.Count = s.Duration, 0
+	l.Shape, l.RampFrom = "constant", 0
+	return l
+}
+
+// Order returns the grid's cells in the order they run: each repeat is the
+// whole grid shuffled by a generator seeded from seed and the repeat number,
+// so load does not follow time, repeats are interleaved, and the same seed
+// gives the same order.
+func (s *Sweep) Order(seed int64) []CellRecord {
+	var out []CellRecord
+	for rep := 1; rep <= s.Repeats; rep++ {
+		var block []CellRecord
+		for _, c := range s.Connections {
+			for _, r := range s.Rates {
+				block = append(block, CellRecord{Connections: c, Rate: r, Repeat: rep})
+			}
+		}
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x7377656570+uint64(rep))) // "sweep"
+		rng.Shuffle(len(block), func(i, j int) { block[i], block[j] = block[j], block[i] })
+		out = append(out, block...)
+	}
+	for i := range out {
+		out[i].Order = i + 1
+		out[i].Status = Pending
+		out[i].ID = cellID(out[i])
+	}
+	return out
+}
+
+func cellID(c CellRecord) string {
+	if c.Probe > 0 {
+		return fmt.Sprintf("%03d-probe%d-c%d-r%g-%d", c.Order, c.Probe, c.Connections, c.Rate, c.Repeat)
+	}
+	return fmt.Sprintf("%03d-c%d-r%g-%d", c.Order, c.Connections, c.Rate, c.Repeat)
+}

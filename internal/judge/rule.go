@@ -1,0 +1,152 @@
+// Package judge turns measured runs into verdicts: whether a load saturated
+// the network, where the saturation point of a grid lies, when a saturation
+// search may stop, and whether throughput decays under a sustained load.
+// Every function is pure (numbers in, verdict out) and every verdict carries
+// the rule it applied as text, so a report can state it rather than imply it.
+package judge
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Cell is one measured load, as the judge needs it: what was offered, what
+// the chain did with it, and whether the load generator kept its schedule.
+type Cell struct {
+	Connections int     `json:"connections"`
+	Rate        float64 `json:"rate"`    // tx/s per connection (the grid's r)
+	Offered     float64 `json:"offered"` // tx/s offered in total
+	Sent        int     `json:"sent"`
+	Committed   int     `json:"committed"`
+	Rejected    int     `json:"rejected"`
+	Lost        int     `json:"lost"`
+	TPS         float64 `json:"tps"` // committed tx/s from block times
+	P50Ms       float64 `json:"latency_p50_ms"`
+	P95Ms       float64 `json:"latency_p95_ms"`
+	P99Ms       float64 `json:"latency_p99_ms"`
+	// LoadValid is false when the generator, not the network, fell behind
+	// its schedule; LoadInvalid says why.
+	LoadValid   bool     `json:"load_valid"`
+	LoadInvalid []string `json:"load_invalid,omitempty"`
+}
+
+// CommittedRatio is committed / sent (0 when nothing was sent).
+func (c Cell) CommittedRatio() float64 {
+	if c.Sent == 0 {
+		return 0
+	}
+	return float64(c.Committed) / float64(c.Sent)
+}
+
+// State is a cell's verdict.
+type State string
+
+const (
+	OK        State = "ok"
+	Saturated State = "saturated"
+	// Invalid: the generator could not keep its schedule (or nothing was
+	// sent), so the cell says nothing about the network.
+	Invalid State = "invalid"
+)
+
+// Rule is the saturation rule. A cell is saturated when the chain committed
+// less than MinCommitted of what was sent, or when its median latency
+// exceeds LatencyFactor times the lightest load's; it is invalid instead when
+// the generator missed its schedule.
+type Rule struct {
+	MinCommitted  float64 `json:"min_committed"`  // fraction of sent, e.g. 0.99
+	LatencyFactor float64 `json:"latency_factor"` // k, e.g. 3
+}
+
+// DefaultRule is the rule the reports use unless told otherwise.
+func DefaultRule() Rule { return Rule{MinCommitted: 0.99, LatencyFactor: 3} }
+
+// Validate names what is wrong with the rule's parameters.
+func (r Rule) Validate() []error {
+	var errs []error
+	if !(r.MinCommitted > 0 && r.MinCommitted <= 1) {
+		errs = append(errs, fmt.Errorf("min_committed: want a fraction in (0, 1], got %g", r.MinCommitted))
+	}
+	if !(r.LatencyFactor >= 1) || math.IsInf(r.LatencyFactor, 0) {
+		errs = append(errs, fmt.Errorf("latency_factor: want a finite number >= 1, got %g", r.LatencyFactor))
+	}
+	return errs
+}
+
+// String states the rule in words.
+func (r Rule) String() string {
+	return fmt.Sprintf("a cell is saturated when committed < %s of sent, or its p50 latency > %g x the p50 of the lightest offered load; "+
+		"a cell whose load generator missed its schedule (send lag beyond its bound) is invalid, not saturated",
+		pct(r.MinCommitted), r.LatencyFactor)
+}
+
+// Verdict is one cell's state and why.
+type Verdict struct {
+	State   State    `json:"state"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Judge applies the rule to one cell; baseP50 is the lightest load's median
+// latency (0 or NaN: the latency criterion is not applied).
+func (r Rule) Judge(c Cell, baseP50 float64) Verdict {
+	if !c.LoadValid {
+		reasons := append([]string{"load generator missed its schedule"}, c.LoadInvalid...)
+		return Verdict{State: Invalid, Reasons: reasons}
+	}
+	if c.Sent == 0 {
+		return Verdict{State: Invalid, Reasons: []string{"nothing was sent"}}
+	}
+	var reasons []string
+	if ratio := c.CommittedRatio(); ratio < r.MinCommitted {
+		reasons = append(reasons, fmt.Sprintf("committed %d of %d sent (%s < %s)", c.Committed, c.Sent, pct(ratio), pct(r.MinCommitted)))
+	}
+	if baseP50 > 0 && c.P50Ms > r.LatencyFactor*baseP50 {
+		reasons = append(reasons, fmt.Sprintf("p50 latency %.0f ms > %g x %.0f ms", c.P50Ms, r.LatencyFactor, baseP50))
+	}
+	if len(reasons) > 0 {
+		return Verdict{State: Saturated, Reasons: reasons}
+	}
+	return Verdict{State: OK}
+}
+
+// BaselineP50 is the median latency of the lightest offered load among the
+// valid cells (the median over its repeats), the reference of the latency
+// criterion; 0 when no cell is valid.
+func BaselineP50(cells []Cell) float64 {
+	lightest := math.Inf(1)
+	for _, c := range cells {
+		if c.LoadValid && c.Sent > 0 && c.Offered < lightest {
+			lightest = c.Offered
+		}
+	}
+	var p50s []float64
+	for _, c := range cells {
+		if c.LoadValid && c.Sent > 0 && c.Offered == lightest {
+			p50s = append(p50s, c.P50Ms)
+		}
+	}
+	if len(p50s) == 0 {
+		return 0
+	}
+	sort.Float64s(p50s)
+	n := len(p50s)
+	if n%2 == 1 {
+		return p50s[n/2]
+	}
+	return (p50s[n/2-1] + p50s[n/2]) / 2
+}
+
+// JudgeAll judges every cell against the baseline of the whole set.
+func (r Rule) JudgeAll(cells []Cell) ([]Verdict, float64) {
+	base := BaselineP50(cells)
+	out := make([]Verdict, len(cells))
+	for i, c := range cells {
+		out[i] = r.Judge(c, base)
+	}
+	return out, base
+}
+
+func pct(f float64) string {
+	return fmt.Sprintf("%.4g %%", f*100)
+}

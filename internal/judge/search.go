@@ -1,0 +1,277 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Decision is which side of the saturation rule a probe lies on.
+type Decision string
+
+const (
+	Below     Decision = "sustainable" // the rate is below saturation
+	Above     Decision = "saturated"
+	Undecided Decision = "undecided" // the interval straddles the rule: repeat
+	// GeneratorBound: the load generator missed its schedule in every
+	// repeat so far, so the probe says nothing about the network yet; the
+	// search repeats it up to its MaxRepeats.
+	GeneratorBound Decision = "invalid"
+)
+
+// Decide places repeats of one rate on a side of the rule, by 95 %
+// confidence intervals over the repeats: of committed/sent (saturated when
+// its upper bound is below MinCommitted, sustainable when its lower bound is
+// at or above) and, given a baseline, of p50/baseP50 against LatencyFactor.
+// Fewer than minRepeats valid repeats are undecided. Repeats whose generator
+// lagged are left out; a rate with only such repeats is GeneratorBound.
+func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, string) {
+	var ratio, lat []float64
+	invalid := 0
+	for _, c := range cells {
+		if !c.LoadValid || c.Sent == 0 {
+			invalid++
+			continue
+		}
+		ratio = append(ratio, c.CommittedRatio())
+		if baseP50 > 0 {
+			lat = append(lat, c.P50Ms/baseP50)
+		}
+	}
+	if len(ratio) == 0 && invalid > 0 {
+		return GeneratorBound, fmt.Sprintf("the load generator missed its schedule in all %d repeat(s)", invalid)
+	}
+	if len(ratio) < max(minRepeats, 1) {
+		why := fmt.Sprintf("%d valid repeat(s), at least %d needed", len(ratio), minRepeats)
+		if invalid > 0 {
+			why += fmt.Sprintf(" (the load generator missed its schedule in %d)", invalid)
+		}
+		return Undecided, why
+	}
+	rs := SpreadOf(ratio)
+	desc := fmt.Sprintf("committed/sent %.4f [%.4f, %.4f]", rs.Mean, rs.Lo, rs.Hi)
+	var ls Spread
+	if len(lat) > 0 {
+		ls = SpreadOf(lat)
+		desc += fmt.Sprintf(", p50/baseline %.2f [%.2f, %.2f]", ls.Mean, ls.Lo, ls.Hi)
+	}
+	desc += fmt.Sprintf(" over %d repeat(s)", len(ratio))
+	switch {
+	case rs.Hi < r.MinCommitted, len(lat) > 0 && ls.Lo > r.LatencyFactor:
+		return Above, desc
+	case rs.Lo >= r.MinCommitted && (len(lat) == 0 || ls.Hi <= r.LatencyFactor):
+		return Below, desc
+	default:
+		return Undecided, desc
+	}
+}
+
+// Search configures a saturation search over the per-connection rate at a
+// fixed connection count: a doubling ramp from Start until a probe is
+// saturated (or MaxRate), then bisection until the bracket is narrower than
+// Precision (relative to its lower end).
+type Search struct {
+	Start      float64 `json:"start_rate"`
+	MinRate    float64 `json:"min_rate"`
+	MaxRate    float64 `json:"max_rate"`
+	Precision  float64 `json:"precision"`   // e.g. 0.05
+	MinRepeats int     `json:"min_repeats"` // per probe, before a decision
+	MaxRepeats int     `json:"max_repeats"` // per probe, then it is undecided
+	Budget     int     `json:"budget"`      // measured runs in all
+}
+
+// Validate names what is wrong with the search's parameters.
+func (s Search) Validate() []error {
+	var errs []error
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if !(s.MinRate > 0) || !finite(s.MinRate) {
+		errs = append(errs, fmt.Errorf("min_rate: want a positive rate, got %g", s.MinRate))
+	}
+	if !(s.MaxRate > s.MinRate) || !finite(s.MaxRate) {
+		errs = append(errs, fmt.Errorf("max_rate: want a rate above min_rate (%g), got %g", s.MinRate, s.MaxRate))
+	}
+	if !(s.Start >= s.MinRate && s.Start <= s.MaxRate) {
+		errs = append(errs, fmt.Errorf("start_rate: want a rate in [min_rate, max_rate], got %g", s.Start))
+	}
+	if !(s.Precision > 0 && s.Precision < 1) {
+		errs = append(errs, fmt.Errorf("precision: want a fraction in (0, 1), got %g", s.Precision))
+	}
+	if s.MinRepeats < 1 || s.MaxRepeats < s.MinRepeats {
+		errs = append(errs, fmt.Errorf("repeats: want 1 <= min_repeats <= max_repeats, got %d and %d", s.MinRepeats, s.MaxRepeats))
+	}
+	if s.Budget < s.MinRepeats {
+		errs = append(errs, fmt.Errorf("budget: want at least min_repeats (%d) runs, got %d", s.MinRepeats, s.Budget))
+	}
+	return errs
+}
+
+// ProbeResult is one probed rate with its repeats' decision.
+type ProbeResult struct {
+	Rate     float64  `json:"rate"`
+	Runs     int      `json:"runs"`
+	Decision Decision `json:"decision"`
+	Why      string   `json:"why"`
+}
+
+// Outcome of a search.
+const (
+	Found        = "found"
+	NoSaturation = "no saturation up to max_rate"
+	AtMinimum    = "saturated at min_rate"
+	Inconclusive = "inconclusive"
+)
+
+// SearchState is what the runs so far say: the next rate to probe, or the
+// result.
+type SearchState struct {
+	Rule   string        `json:"rule"`
+	Probes []ProbeResult `json:"probes"` // in the order first probed
+	// Low is the highest sustainable rate, High the lowest saturated one
+	// (0: none yet).
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+	// Next is the rate to measure next; 0 when Done.
+	Next    float64 `json:"next,omitempty"`
+	Done    bool    `json:"done"`
+	Outcome string  `json:"outcome,omitempty"`
+	Detail  string  `json:"detail,omitempty"`
+	Runs    int     `json:"runs"`
+}
+
+// Step decides what to do after the runs so far (each Cell's Rate is the
+// probed per-connection rate). It is a pure function of the runs, so a
+// search can resume from the runs it recorded.
+func (s Search) Step(r Rule, runs []Cell) SearchState {
+	st := SearchState{Rule: s.rule(r), Runs: len(runs)}
+	base := BaselineP50(runs)
+	var order []float64
+	byRate := map[float64][]Cell{}
+	for _, c := range runs {
+		if _, ok := byRate[c.Rate]; !ok {
+			order = append(order, c.Rate)
+		}
+		byRate[c.Rate] = append(byRate[c.Rate], c)
+	}
+	var leaned []string
+	for _, rate := range order {
+		cells := byRate[rate]
+		d, why := r.Decide(cells, base, s.MinRepeats)
+		if d == Undecided && len(cells) >= s.MaxRepeats {
+			// The rule's threshold lies within this probe's noise: its
+			// mean decides the side, and the result says so.
+			if side, ok := r.lean(cells, base); ok {
+				d, why = side, fmt.Sprintf("by its mean, not significant after %d repeats: %s", len(cells), why)
+				leaned = append(leaned, fmt.Sprintf("%g (%s)", rate, side))
+			}
+		}
+		st.Probes = append(st.Probes, ProbeResult{Rate: rate, Runs: len(cells), Decision: d, Why: why})
+		switch d {
+		case Below:
+			st.Low = math.Max(st.Low, rate)
+		case Above:
+			if st.High == 0 || rate < st.High {
+				st.High = rate
+			}
+		}
+	}
+	done := func(outcome, detail string) SearchState {
+		if len(leaned) > 0 {
+			detail += fmt.Sprintf("; probes at the rule's threshold within their noise, decided by their mean: %s tx/s", strings.Join(leaned, ", "))
+		}
+		st.Done, st.Outcome, st.Detail, st.Next = true, outcome, detail, 0
+		return st
+	}
+	if st.High > 0 && st.Low >= st.High {
+		return done(Inconclusive, fmt.Sprintf("not monotone: %g tx/s was sustainable but %g tx/s saturated", st.Low, st.High))
+	}
+	if len(st.Probes) > 0 {
+		last := st.Probes[len(st.Probes)-1]
+		switch last.Decision {
+		case GeneratorBound:
+			// A neighbour can starve the generator for one run: retry,
+			// and give up only when every repeat allowed was invalid.
+			if last.Runs >= s.MaxRepeats {
+				return done(Inconclusive, fmt.Sprintf("at %g tx/s per connection %s", last.Rate, last.Why))
+			}
+			if len(runs) >= s.Budget {
+				return done(Inconclusive, fmt.Sprintf("budget of %d runs spent", s.Budget))
+			}
+			st.Next = last.Rate
+			return st
+		case Undecided:
+			if last.Runs >= s.MaxRepeats {
+				detail := fmt.Sprintf("%g tx/s still undecided after %d repeats (%s)", last.Rate, last.Runs, last.Why)
+				if !strings.Contains(last.Why, "missed its schedule") {
+					detail += ": the rule's threshold is within the noise there"
+				}
+				return done(Inconclusive, detail)
+			}
+			if len(runs) >= s.Budget {
+				return done(Inconclusive, fmt.Sprintf("budget of %d runs spent", s.Budget))
+			}
+			st.Next = last.Rate
+			return st
+		}
+	}
+	var next float64
+	switch {
+	case st.Low > 0 && st.High > 0:
+		if (st.High-st.Low)/st.Low <= s.Precision {
+			return done(Found, fmt.Sprintf("highest sustainable rate %g tx/s per connection; saturation lies in [%g, %g) tx/s (%.1f %% wide, each side decided at 95 %% confidence)",
+				st.Low, st.Low, st.High, 100*(st.High-st.Low)/st.Low))
+		}
+		next = (st.Low + st.High) / 2
+	case st.Low > 0:
+		if st.Low >= s.MaxRate {
+			return done(NoSaturation, fmt.Sprintf("%g tx/s per connection was sustainable", st.Low))
+		}
+		next = math.Min(2*st.Low, s.MaxRate)
+	case st.High > 0:
+		if st.High <= s.MinRate {
+			return done(AtMinimum, fmt.Sprintf("%g tx/s per connection already saturated", st.High))
+		}
+		next = math.Max(st.High/2, s.MinRate)
+	default:
+		next = s.Start
+	}
+	if len(runs) >= s.Budget {
+		return done(Inconclusive, fmt.Sprintf("budget of %d runs spent; saturation lies in (%g, %g)", s.Budget, st.Low, st.High))
+	}
+	next = roundRate(next)
+	if _, seen := byRate[next]; seen {
+		return done(Inconclusive, fmt.Sprintf("the bracket (%g, %g) is at the rate resolution (0.1 tx/s) before the precision", st.Low, st.High))
+	}
+	st.Next = next
+	return st
+}
+
+// roundRate keeps probed rates readable (0.1 tx/s).
+func roundRate(r float64) float64 { return math.Round(r*10) / 10 }
+
+// lean places a probe whose intervals stay undecided by the means of its
+// valid repeats (false: no valid repeat).
+func (r Rule) lean(cells []Cell, baseP50 float64) (Decision, bool) {
+	var ratio, lat []float64
+	for _, c := range cells {
+		if c.LoadValid && c.Sent > 0 {
+			ratio = append(ratio, c.CommittedRatio())
+			if baseP50 > 0 {
+				lat = append(lat, c.P50Ms/baseP50)
+			}
+		}
+	}
+	if len(ratio) == 0 {
+		return Undecided, false
+	}
+	if SpreadOf(ratio).Mean < r.MinCommitted || (len(lat) > 0 && SpreadOf(lat).Mean > r.LatencyFactor) {
+		return Above, true
+	}
+	return Below, true
+}
+
+func (s Search) rule(r Rule) string {
+	return fmt.Sprintf("%s. Search: a doubling ramp from %g tx/s per connection until a probe is saturated (at most %g), then bisection; "+
+		"each probe is repeated (%d to %d times) until the 95 %% confidence interval over its repeats of committed/sent (and of p50 / the lightest probe's p50) "+
+		"lies on one side of the rule (a probe still undecided after the last repeat sits on the threshold within its noise and is placed by its means, which the result names); the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
+		r.String(), s.Start, s.MaxRate, s.MinRepeats, s.MaxRepeats, s.Precision*100, s.Budget)
+}

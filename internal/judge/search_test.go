@@ -1,0 +1,180 @@
+package judge
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// fakeChain answers a probe like a chain saturating at satRate tx/s per
+// connection: below it everything commits (with a little latency noise);
+// above it committed/sent falls and latency climbs. Near the threshold the
+// ratio is noisy, so some probes need repeats.
+func fakeChain(satRate float64, rng *rand.Rand) func(rate float64) Cell {
+	return func(rate float64) Cell {
+		sent := int(rate * 10)
+		frac := 1.0
+		p50 := 700 + 20*rng.Float64()
+		if rate > satRate {
+			frac = satRate / rate
+			p50 = 700 * rate / satRate
+		}
+		frac -= 0.004 * rng.Float64() // noise around the 99 % line near saturation
+		frac = math.Min(frac, 1)
+		if rate < 0.9*satRate {
+			frac = 1
+		}
+		committed := int(float64(sent) * frac)
+		return Cell{Connections: 1, Rate: rate, Offered: rate, Sent: sent, Committed: committed, Lost: sent - committed, P50Ms: p50, LoadValid: true}
+	}
+}
+
+func runSearch(t *testing.T, s Search, measure func(float64) Cell) SearchState {
+	t.Helper()
+	var runs []Cell
+	for i := 0; i < 1000; i++ {
+		st := s.Step(DefaultRule(), runs)
+		if st.Done {
+			return st
+		}
+		runs = append(runs, measure(st.Next))
+	}
+	t.Fatal("search did not stop after 1000 runs")
+	return SearchState{}
+}
+
+func TestSearchFindsSaturation(t *testing.T) {
+	s := Search{Start: 50, MinRate: 10, MaxRate: 5000, Precision: 0.05, MinRepeats: 2, MaxRepeats: 6, Budget: 60}
+	if errs := s.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	found := 0
+	defer func() {
+		// The noise sits on the threshold for a few seeds; most must finish.
+		if found < 12 {
+			t.Errorf("found in %d of 15 searches, want at least 12", found)
+		}
+	}()
+	for _, sat := range []float64{137, 700, 1234} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			st := runSearch(t, s, fakeChain(sat, rand.New(rand.NewPCG(seed, 1))))
+			// By the rule (committed >= 99 %), the chain is sustainable up to
+			// between sat and sat/0.99 (the noise moves it within).
+			switch st.Outcome {
+			case Found:
+				found++
+				if !(st.Low <= sat/0.99 && sat < st.High) {
+					t.Errorf("sat %g seed %d: bracket [%g, %g) misses it", sat, seed, st.Low, st.High)
+				}
+				if (st.High-st.Low)/st.Low > s.Precision {
+					t.Errorf("sat %g seed %d: bracket [%g, %g) wider than %g", sat, seed, st.Low, st.High, s.Precision)
+				}
+			case Inconclusive:
+				// Allowed only when a probe sat on the noisy threshold, and
+				// the bracket must still hold the truth.
+				if !strings.Contains(st.Detail, "undecided") || (st.High > 0 && !(st.Low <= sat/0.99 && sat < st.High)) {
+					t.Errorf("sat %g seed %d: %s: %s", sat, seed, st.Outcome, st.Detail)
+				}
+			default:
+				t.Errorf("sat %g seed %d: outcome %s (%s)", sat, seed, st.Outcome, st.Detail)
+			}
+			if st.Runs > s.Budget {
+				t.Errorf("%d runs > budget %d", st.Runs, s.Budget)
+			}
+		}
+	}
+}
+
+func TestSearchEnds(t *testing.T) {
+	s := Search{Start: 100, MinRate: 50, MaxRate: 400, Precision: 0.05, MinRepeats: 1, MaxRepeats: 3, Budget: 30}
+	always := func(frac float64, valid bool) func(float64) Cell {
+		return func(rate float64) Cell {
+			return Cell{Connections: 1, Rate: rate, Offered: rate, Sent: 1000, Committed: int(1000 * frac), P50Ms: 700, LoadValid: valid}
+		}
+	}
+	tests := []struct {
+		name    string
+		measure func(float64) Cell
+		outcome string
+		detail  string
+		probes  []float64
+	}{
+		{"never saturates", always(1, true), NoSaturation, "400 tx/s", []float64{100, 200, 400}},
+		{"saturated from the start", always(0.5, true), AtMinimum, "50 tx/s", []float64{100, 50}},
+		{"generator cannot keep up", always(1, false), Inconclusive, "missed its schedule in all 3 repeat(s)", []float64{100}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := runSearch(t, s, tt.measure)
+			if st.Outcome != tt.outcome || !strings.Contains(st.Detail, tt.detail) {
+				t.Fatalf("%s: %s, want %s with %q", tt.name, st.Outcome+": "+st.Detail, tt.outcome, tt.detail)
+			}
+			var got []float64
+			for _, p := range st.Probes {
+				got = append(got, p.Rate)
+			}
+			if len(got) != len(tt.probes) {
+				t.Fatalf("probes %v, want %v", got, tt.probes)
+			}
+			for i := range got {
+				if got[i] != tt.probes[i] {
+					t.Fatalf("probes %v, want %v", got, tt.probes)
+				}
+			}
+		})
+	}
+	// One starved run is retried, not the end of the search.
+	starvedOnce := func() func(float64) Cell {
+		n := 0
+		return func(rate float64) Cell {
+			n++
+			return Cell{Connections: 1, Rate: rate, Offered: rate, Sent: 1000, Committed: 1000, P50Ms: 700, LoadValid: n != 1}
+		}
+	}
+	if st := runSearch(t, s, starvedOnce()); st.Outcome != NoSaturation || st.Probes[0].Runs != 2 {
+		t.Errorf("one starved run: %s (%s), probes %+v", st.Outcome, st.Detail, st.Probes)
+	}
+	// A budget too small to finish ends inconclusive, with the bracket so far.
+	small := s
+	small.Budget = 2
+	small.MaxRate = 100000
+	st := runSearch(t, small, always(1, true))
+	if st.Outcome != Inconclusive || !strings.Contains(st.Detail, "budget of 2 runs") {
+		t.Errorf("small budget: %s: %s", st.Outcome, st.Detail)
+	}
+}
+
+func TestSearchRepeatsUntilDecided(t *testing.T) {
+	s := Search{Start: 100, MinRate: 10, MaxRate: 1000, Precision: 0.05, MinRepeats: 2, MaxRepeats: 4, Budget: 20}
+	rule := DefaultRule()
+	// One run: not enough. Two runs straddling 99 %: undecided, repeat.
+	runs := []Cell{{Rate: 100, Offered: 100, Sent: 1000, Committed: 1000, P50Ms: 700, LoadValid: true}}
+	if st := s.Step(rule, runs); st.Next != 100 {
+		t.Fatalf("after one run: next %g, want a repeat of 100", st.Next)
+	}
+	runs = append(runs, Cell{Rate: 100, Offered: 100, Sent: 1000, Committed: 985, P50Ms: 700, LoadValid: true})
+	st := s.Step(rule, runs)
+	if st.Next != 100 || st.Probes[0].Decision != Undecided {
+		t.Fatalf("straddling: %+v", st)
+	}
+	runs = append(runs, runs[0], runs[0])
+	st = s.Step(rule, runs)
+	// Still straddling after max repeats: the threshold is within this
+	// probe's noise; its mean (0.9962 >= 0.99) places it and the search goes on.
+	if st.Done || st.Next != 200 || st.Probes[0].Decision != Below || !strings.Contains(st.Probes[0].Why, "by its mean, not significant after 4 repeats") {
+		t.Fatalf("after max repeats: %+v", st)
+	}
+	// Two clearly saturated runs at 200, then precision reached with a
+	// loose precision: the result names the probe placed by its mean.
+	loose := s
+	loose.Precision = 1.5
+	sat := Cell{Rate: 200, Offered: 200, Sent: 1000, Committed: 500, P50Ms: 700, LoadValid: true}
+	st = loose.Step(rule, append(runs, sat, sat))
+	if !st.Done || st.Outcome != Found || !strings.Contains(st.Detail, "decided by their mean: 100 (sustainable) tx/s") {
+		t.Fatalf("found: %+v", st)
+	}
+	if !strings.Contains(st.Rule, "95 % confidence interval") {
+		t.Errorf("rule text %q", st.Rule)
+	}
+}

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Output names of a soak's report, in its run directory.
+const (
+	SoakMarkdownFile = "soak.md"
+	SoakHTMLFile     = "soak.html"
+)
+
+// RenderSoak writes soak.md and a self-contained soak.html into a soak's
+// run directory from its soak.json and the run report's own mempool and
+// memory plots (report.md is rendered first). It returns the paths written.
+func RenderSoak(runDir string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(runDir, experiment.SoakFile))
+	if err != nil {
+		return nil, fmt.Errorf("soak report: %w", err)
+	}
+	var res experiment.SoakResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("soak report: decode %s: %w", experiment.SoakFile, err)
+	}
+	fit := res.Fit
+	var bs []block
+	add := func(b ...block) { bs = append(bs, b...) }
+	title := "benchnet soak: " + filepath.Base(runDir)
+	add(heading{1, title, ""})
+	add(para{"**" + upperFirst(fit.Verdict) + ".**"})
+	add(heading{2, "The rule", "rule"})
+	add(para{upperFirst(fit.Rule) + "."})
+	rows := [][]string{
+		{"seconds fitted", fmt.Sprint(fit.N)},
+		{"a (floor, tx/s)", fmtF(fit.A, 1)},
+		{"b (decaying part, tx/s)", fmt.Sprintf("%s (95 %% interval %s to %s)", fmtF(fit.B, 1), fmtF(fit.BLo, 1), fmtF(fit.BHi, 1))},
+		{"tau (s)", fmtF(fit.Tau, 1)},
+		{"residual RMS (tx/s)", fmtF(fit.RMSE, 1)},
+	}
+	if fit.Decays {
+		rows = append(rows, []string{"half-life (s)", fmt.Sprintf("%s (95 %% interval %s to %s)", fmtF(fit.HalfLife, 0), fmtF(fit.HalfLifeLo, 0), fmtF(fit.HalfLifeHi, 0))})
+	}
+	add(table{head: []string{"fit", "value"}, rows: rows})
+	add(para{"The full run report, with every other plot, is [report.md](report.md) beside this file."})
+
+	add(heading{2, "Plots", "plots"})
+	png, err := soakPlot(&res)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(runDir, PlotsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("soak report: %w", err)
+	}
+	fitFile := filepath.Join(runDir, PlotsDir, "soak_tps.png")
+	if err := rundir.WriteAtomic(fitFile, png); err != nil {
+		return nil, fmt.Errorf("soak report: %w", err)
+	}
+	add(heading{3, "1. Committed tx/s per second, with the fit", ""})
+	add(image{"Committed tx/s per second", PlotsDir + "/soak_tps.png", png})
+	add(para{"Dots: txs committed per 1 s of block time; line: the fitted a + b·exp(−t/τ); dashed (when it decays): the floor a."})
+	for i, f := range []struct{ file, title string }{{"mempool_size", "Mempool size"}, {"rss", "Resident memory per node"}} {
+		add(heading{3, fmt.Sprintf("%d. %s", i+2, f.title), ""})
+		b, err := os.ReadFile(filepath.Join(runDir, PlotsDir, f.file+".png"))
+		if err != nil {
+			add(noData{"the run report's " + f.file + ".png is missing: run `benchnet report` on this directory"})
+			continue
+		}
+		add(image{f.title, PlotsDir + "/" + f.file + ".png", b})
+	}
+	md, htmlPath := filepath.Join(runDir, SoakMarkdownFile), filepath.Join(runDir, SoakHTMLFile)
+	if err := rundir.WriteAtomic(md, markdown(bs)); err != nil {
+		return nil, fmt.Errorf("soak report: %w", err)
+	}
+	if err := rundir.WriteAtomic(htmlPath, htmlDoc(title, bs)); err != nil {
+		return nil, fmt.Errorf("soak report: %w", err)
+	}
+	return []string{md, htmlPath, fitFile}, nil
+}
+
+func soakPlot(res *experiment.SoakResult) ([]byte, error) {
+	p := newPlot("Committed tx/s per second", "time since the first run block (s)", "tx/s")
+	pts := make(plotter.XYs, len(res.T))
+	for i := range res.T {
+		pts[i] = plotter.XY{X: res.T[i], Y: res.TPS[i]}
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, fmt.Errorf("soak plot: %w", err)
+	}
+	sc.Shape = draw.CircleGlyph{}
+	sc.Radius = vg.Points(1.5)
+	sc.Color = color.RGBA{R: 90, G: 120, B: 200, A: 255}
+	p.Add(sc)
+	addLegend(p, "tx/s (1 s bins)", sc)
+	f := res.Fit
+	if len(res.T) > 0 && f.Tau > 0 {
+		n := 200
+		curve := make(plotter.XYs, n+1)
+		end := res.T[len(res.T)-1]
+		for i := 0; i <= n; i++ {
+			x := end * float64(i) / float64(n)
+			curve[i] = plotter.XY{X: x, Y: f.A + f.B*math.Exp(-x/f.Tau)}
+		}
+		l, _ := plotter.NewLine(curve)
+		l.Color, l.Width = color.RGBA{R: 200, G: 40, B: 40, A: 255}, vg.Points(2)
+		p.Add(l)
+		addLegend(p, "fit a + b·exp(−t/τ)", l)
+		if f.Decays {
+			// Without a decay, a is an extrapolation of a slope: not a floor.
+			floor, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: f.A}, {X: end, Y: f.A}})
+			floor.Color, floor.Dashes = color.Gray{Y: 90}, []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(floor)
+			addLegend(p, "floor a", floor)
+		}
+	}
+	makeRoom(p)
+	w, err := p.WriterTo(plotW, plotH, "png")
+	if err != nil {
+		return nil, fmt.Errorf("soak plot: %w", err)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("soak plot: %w", err)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,495 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Output names of a sweep's report, relative to the sweep directory.
+const (
+	SweepMarkdownFile = "sweep.md"
+	SweepHTMLFile     = "sweep.html"
+)
+
+// sweepFigures are the plots of a sweep report, in order.
+var sweepFigures = []struct {
+	name, title, what string
+	build             func(x *experiment.Index) (*plot.Plot, string)
+}{
+	{"sweep_throughput", "Committed vs offered throughput",
+		"One line per connection count; the dashed line is y = x. Throughput that follows the diagonal is sustained; where a line bends below it, the network (not the load) is the limit.",
+		plotSweepThroughput},
+	{"sweep_latency", "Latency vs committed throughput",
+		"p50 (solid) and p99 (dashed) per connection count against the throughput it achieved: latency that climbs while throughput stops growing is saturation.",
+		plotSweepLatency},
+}
+
+// RenderSweep reads the sweep directory dir (sweep.json only) and writes
+// sweep.md (plots in plots/) and a self-contained sweep.html into it. The
+// judgement is recomputed from the cells' figures, so the same sweep.json
+// always gives the same bytes.
+func RenderSweep(dir string) ([]string, error) {
+	x, err := experiment.ReadIndex(dir)
+	if err != nil {
+		return nil, err
+	}
+	x.Judge()
+	blocks, pngs, err := sweepBlocks(x)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("sweep report: %w", err)
+	}
+	md, htmlPath := filepath.Join(dir, SweepMarkdownFile), filepath.Join(dir, SweepHTMLFile)
+	written := []string{md, htmlPath}
+	for _, name := range sortedKeys(pngs) {
+		p := filepath.Join(dir, PlotsDir, name)
+		if err := rundir.WriteAtomic(p, pngs[name]); err != nil {
+			return nil, fmt.Errorf("sweep report: %w", err)
+		}
+		written = append(written, p)
+	}
+	if err := rundir.WriteAtomic(md, markdown(blocks)); err != nil {
+		return nil, fmt.Errorf("sweep report: %w", err)
+	}
+	if err := rundir.WriteAtomic(htmlPath, htmlDoc(sweepTitle(x), blocks)); err != nil {
+		return nil, fmt.Errorf("sweep report: %w", err)
+	}
+	return written, nil
+}
+
+func sweepTitle(x *experiment.Index) string {
+	if x.Kind == "search" {
+		return "benchnet saturation search: " + x.Name
+	}
+	return "benchnet sweep: " + x.Name
+}
+
+// SweepSummary is the terminal's account of a sweep: the saturation table
+// (or the search's probes) and the verdict.
+func SweepSummary(x *experiment.Index) string {
+	x.Judge()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", strings.ReplaceAll(sweepHeadline(x), "**", ""))
+	if x.Kind == "search" {
+		for _, p := range x.Search.Probes {
+			fmt.Fprintf(&b, "  probe %8.1f tx/s x %d run(s): %-11s %s\n", p.Rate, p.Runs, p.Decision, p.Why)
+		}
+	} else {
+		t := qaTable(x)
+		widths := make([]int, len(t.head))
+		for i, h := range t.head {
+			widths[i] = len(h)
+		}
+		for _, r := range t.rows {
+			for i, c := range r {
+				widths[i] = max(widths[i], len([]rune(strings.ReplaceAll(c, "**", ""))))
+			}
+		}
+		line := func(cells []string) {
+			for i, c := range cells {
+				c = strings.ReplaceAll(c, "**", "")
+				fmt.Fprintf(&b, "  %s%s", c, strings.Repeat(" ", widths[i]-len([]rune(c))))
+			}
+			b.WriteString("\n")
+		}
+		line(t.head)
+		for _, r := range t.rows {
+			line(r)
+		}
+	}
+	if t, ok := timingPara(x).(para); ok {
+		fmt.Fprintf(&b, "%s\n", t.text)
+	}
+	return b.String()
+}
+
+func sweepHeadline(x *experiment.Index) string {
+	done, total := 0, len(x.Cells)
+	for _, c := range x.Cells {
+		if c.Status == experiment.Done {
+			done++
+		}
+	}
+	status := fmt.Sprintf("%d of %d cells measured", done, total)
+	if !x.Complete {
+		status += " — **incomplete**: `benchnet sweep --resume DIR` measures the rest"
+	}
+	if x.Kind == "search" {
+		st := x.Search
+		verdict := st.Outcome
+		if st.Detail != "" {
+			verdict += ": " + st.Detail
+		}
+		if !st.Done {
+			verdict = fmt.Sprintf("not finished: bracket (%s, %s), next probe %s tx/s", fmtG(st.Low), fmtG(st.High), fmtG(st.Next))
+		}
+		return fmt.Sprintf("**Search at c = %d: %s.** %d runs. %s.", x.Config.Connections[0], verdict, st.Runs, status)
+	}
+	if done == 0 {
+		return fmt.Sprintf("**No cell measured yet.** %s.", status)
+	}
+	return fmt.Sprintf("**%s.** %s.", upperFirst(x.Grid.Describe()), status)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func sweepBlocks(x *experiment.Index) ([]block, map[string][]byte, error) {
+	var bs []block
+	add := func(b ...block) { bs = append(bs, b...) }
+	c := x.Config
+	add(heading{1, sweepTitle(x), ""})
+	add(para{sweepHeadline(x)})
+	add(heading{2, "The rule", "rule"})
+	add(para{upperFirst(x.Rule) + "."})
+	if x.Grid != nil {
+		add(para{"Points: " + x.Grid.PointRule + "; " + x.Grid.PointChoice + "."})
+	}
+	if x.Grid != nil && x.Grid.BaselineP50Ms > 0 {
+		add(para{fmt.Sprintf("Lightest load's p50 latency (the latency baseline): %s ms.", fmtMs(x.Grid.BaselineP50Ms))})
+	}
+	params := [][]string{
+		{"testnet", x.Name},
+		{"kind", x.Kind},
+		{"cell duration", c.Duration.String()},
+		{"cell order", fmt.Sprintf("randomised from seed %d, repeats interleaved", x.Seed)},
+		{"testnet per cell (--fresh)", strconv.FormatBool(c.Fresh)},
+		{"cool-down bound", c.Cooldown.String()},
+		{"started", x.Started},
+		{"finished", dashIfEmpty(x.Finished)},
+	}
+	if x.Kind == "search" {
+		params = append(params, []string{"connections", strconv.Itoa(c.Connections[0])},
+			[]string{"rates", fmt.Sprintf("from %s, within [%s, %s] tx/s per connection", fmtG(c.StartRate), fmtG(c.MinRate), fmtG(c.MaxRate))},
+			[]string{"precision", fmt.Sprintf("%s %%", fmtG(c.Precision*100))},
+			[]string{"repeats per probe", fmt.Sprintf("%d to %d", c.MinRepeats, c.MaxRepeats)},
+			[]string{"budget", fmt.Sprintf("%d runs", c.Budget)})
+	} else {
+		params = append(params, []string{"connections (c)", fmt.Sprint(c.Connections)},
+			[]string{"rates (r, tx/s per connection)", fmtFloats(c.Rates)},
+			[]string{"repeats", strconv.Itoa(c.Repeats)})
+	}
+	add(heading{2, "Parameters", "parameters"})
+	add(table{head: []string{"parameter", "value"}, rows: params})
+
+	if x.Kind == "search" {
+		add(heading{2, "Probes", "probes"})
+		var rows [][]string
+		for i, p := range x.Search.Probes {
+			rows = append(rows, []string{strconv.Itoa(i + 1), fmtG(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
+		}
+		add(table{head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, rows: rows})
+	} else {
+		add(heading{2, "Saturation table", "saturation-table"})
+		add(para{"Rows: r (tx/s per connection); columns: c (connections). Each cell: txs committed in the cell's window / expected (c x r x T as configured), the mean over valid repeats; **saturated** and *invalid* points are marked, and the saturation point is in bold with ◀."})
+		add(qaTable(x))
+		add(heading{2, "Sustainable rate per connection count", "lines"})
+		var rows [][]string
+		for _, l := range x.Grid.Lines {
+			stop := "—"
+			if l.StoppedState != "" {
+				stop = fmt.Sprintf("%s tx/s (%s)", fmtG(l.StoppedAt), l.StoppedState)
+			}
+			sust, off, tps := "none", "—", "—"
+			if l.Sustainable > 0 {
+				sust = fmtG(l.Sustainable)
+				if p := findPoint(x.Grid, l.Connections, l.Sustainable); p != nil {
+					off, tps = fmtG(p.Offered), spreadText(p.TPS)
+				}
+			}
+			rows = append(rows, []string{strconv.Itoa(l.Connections), sust, off, tps, stop})
+		}
+		add(table{head: []string{"c", "sustainable r", "offered tx/s", "committed tx/s", "first failing r"}, rows: rows})
+	}
+
+	pngs := map[string][]byte{}
+	add(heading{2, "Plots", "plots"})
+	for i, f := range sweepFigures {
+		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
+		p, reason := f.build(x)
+		if p == nil {
+			add(noData{reason})
+			continue
+		}
+		w, err := p.WriterTo(plotW, plotH, "png")
+		if err != nil {
+			return nil, nil, fmt.Errorf("sweep report: plot %s: %w", f.name, err)
+		}
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			return nil, nil, fmt.Errorf("sweep report: plot %s: %w", f.name, err)
+		}
+		pngs[f.name+".png"] = buf.Bytes()
+		add(image{f.title, PlotsDir + "/" + f.name + ".png", buf.Bytes()})
+		add(para{f.what})
+	}
+
+	add(heading{2, "Cells", "cells"})
+	add(para{"In run order. Every cell is an ordinary run directory (`benchnet report` renders it on its own). Timing: wall = the cell's measurement (warm-up, load, drain, harvest, analysis); cool-down = the wait before it; overhead = the rest of the gap since the previous cell."})
+	add(cellsTable(x))
+	add(timingPara(x))
+	return bs, pngs, nil
+}
+
+func fmtFloats(fs []float64) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = fmtG(f)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func spreadText(s judge.Spread) string {
+	if s.N <= 1 {
+		return fmtF(s.Mean, 1)
+	}
+	return fmt.Sprintf("%s (sd %s, %s–%s, n=%d)", fmtF(s.Mean, 1), fmtF(s.SD, 1), fmtF(s.Min, 1), fmtF(s.Max, 1), s.N)
+}
+
+func findPoint(g *judge.Grid, c int, r float64) *judge.Point {
+	for i := range g.Points {
+		if g.Points[i].Connections == c && g.Points[i].Rate == r {
+			return &g.Points[i]
+		}
+	}
+	return nil
+}
+
+// qaTable is the QA reports' layout: rows r, columns c, committed of
+// expected in each cell.
+func qaTable(x *experiment.Index) table {
+	conns := append([]int(nil), x.Config.Connections...)
+	sort.Ints(conns)
+	rates := append([]float64(nil), x.Config.Rates...)
+	sort.Float64s(rates)
+	t := table{head: []string{"r \\ c"}}
+	for _, c := range conns {
+		t.head = append(t.head, "c = "+strconv.Itoa(c))
+	}
+	expected := map[[2]float64][]int{}
+	committedAll := map[[2]float64][]float64{}
+	for _, cell := range x.Cells {
+		k := [2]float64{float64(cell.Connections), cell.Rate}
+		if cell.Status == experiment.Done && cell.Expected > 0 {
+			expected[k] = append(expected[k], cell.Expected)
+		}
+		if cell.Status == experiment.Done && cell.Figures != nil {
+			committedAll[k] = append(committedAll[k], float64(cell.Figures.Committed))
+		}
+	}
+	for _, r := range rates {
+		row := []string{fmtG(r)}
+		for _, c := range conns {
+			p := findPoint(x.Grid, c, r)
+			exp := ""
+			if e := expected[[2]float64{float64(c), r}]; len(e) > 0 {
+				exp = strconv.Itoa(e[0])
+			} else {
+				exp = strconv.Itoa(int(math.Round(float64(c) * r * x.Config.Duration.Seconds())))
+			}
+			if p == nil {
+				row = append(row, "— / "+exp)
+				continue
+			}
+			s := "— / " + exp
+			switch {
+			case p.Committed.N > 0:
+				s = fmt.Sprintf("%.0f / %s", p.Committed.Mean, exp)
+			case len(committedAll[[2]float64{float64(c), r}]) > 0:
+				// No valid repeat: still show what the chain committed.
+				s = fmt.Sprintf("%.0f / %s", judge.SpreadOf(committedAll[[2]float64{float64(c), r}]).Mean, exp)
+			}
+			switch {
+			case p.NInvalid > 0:
+				s += fmt.Sprintf(" (%d runs, %d invalid)", p.Repeats, p.NInvalid)
+			case p.Repeats > 1:
+				s += fmt.Sprintf(" (%d runs)", p.Repeats)
+			}
+			switch p.State {
+			case judge.Saturated:
+				s += " **saturated**"
+			case judge.Invalid:
+				s += " *invalid*"
+			}
+			if ch := x.Grid.Chosen; ch != nil && ch.Connections == c && ch.Rate == r {
+				s = "**" + strings.ReplaceAll(s, "**", "") + "** ◀"
+			}
+			row = append(row, s)
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t
+}
+
+func cellsTable(x *experiment.Index) table {
+	t := table{head: []string{"#", "c", "r", "rep", "status", "offered", "expected", "sent", "committed", "rejected", "lost", "TPS", "p50 ms", "p95 ms", "p99 ms", "verdict", "wall s", "cool-down s", "overhead s", "run"}}
+	for _, c := range x.Cells {
+		row := []string{strconv.Itoa(c.Order), strconv.Itoa(c.Connections), fmtG(c.Rate), strconv.Itoa(c.Repeat), c.Status}
+		if f := c.Figures; f != nil {
+			row = append(row, fmtG(f.Offered), strconv.Itoa(c.Expected), strconv.Itoa(f.Sent), strconv.Itoa(f.Committed), strconv.Itoa(f.Rejected),
+				strconv.Itoa(f.Lost), fmtF(f.TPS, 1), fmtMs(f.P50Ms), fmtMs(f.P95Ms), fmtMs(f.P99Ms))
+		} else {
+			row = append(row, "—", "—", "—", "—", "—", "—", "—", "—", "—", "—")
+		}
+		verdict := "—"
+		if v := c.Verdict; v != nil {
+			verdict = string(v.State)
+			if len(v.Reasons) > 0 {
+				verdict += ": " + strings.Join(v.Reasons, "; ")
+			}
+		}
+		if c.Error != "" {
+			verdict = "error: " + c.Error
+		}
+		row = append(row, verdict, fmtF(c.WallSec, 1), fmtF(c.CooldownSec, 1), fmtF(c.OverheadSec, 1), dashIfEmpty(c.RunDir))
+		t.rows = append(t.rows, row)
+	}
+	return t
+}
+
+func timingPara(x *experiment.Index) block {
+	var wall, cool, over, fixed []float64
+	load := x.Config.Duration.Seconds()
+	for _, c := range x.Cells {
+		if c.Status != experiment.Done {
+			continue
+		}
+		wall = append(wall, c.WallSec)
+		fixed = append(fixed, c.WallSec-load)
+		if c.Order > 1 && !x.Config.Fresh {
+			cool = append(cool, c.CooldownSec)
+			over = append(over, c.OverheadSec)
+		}
+	}
+	if len(wall) == 0 {
+		return noData{"no cell finished"}
+	}
+	w, fx := judge.SpreadOf(wall), judge.SpreadOf(fixed)
+	s := fmt.Sprintf("Timing: %d cells measured in %s s (mean %s s per cell for %s of load: %s s of warm-up, drain, harvest and analysis, max %s s)",
+		len(wall), fmtF(w.Mean*float64(w.N), 1), fmtF(w.Mean, 1), x.Config.Duration, fmtF(fx.Mean, 1), fmtF(fx.Max, 1))
+	if len(cool) > 0 {
+		cs, ovs := judge.SpreadOf(cool), judge.SpreadOf(over)
+		s += fmt.Sprintf("; between cells a cool-down of mean %s s (max %s s) and an overhead beyond it of mean %s s (max %s s)", fmtF(cs.Mean, 1), fmtF(cs.Max, 1), fmtF(ovs.Mean, 2), fmtF(ovs.Max, 2))
+	}
+	return para{s + "."}
+}
+
+// series groups the grid's points by connection count, x and y chosen by
+// the caller, in the order of the offered load (a line past saturation may
+// turn back in x: throughput falls while latency climbs); repeats are
+// averaged per rate.
+func series(x *experiment.Index, xy func(p judge.Point) (float64, float64, bool)) ([]int, map[int]plotter.XYs) {
+	out := map[int]plotter.XYs{}
+	for _, p := range x.Grid.Points {
+		if p.State == judge.Invalid {
+			continue
+		}
+		if vx, vy, ok := xy(p); ok {
+			out[p.Connections] = append(out[p.Connections], plotter.XY{X: vx, Y: vy})
+		}
+	}
+	var conns []int
+	for c := range out {
+		conns = append(conns, c)
+	}
+	sort.Ints(conns)
+	return conns, out
+}
+
+// plotPoints gives a search's cells a grid of (c, rate) points, for the
+// plots.
+func plotPoints(x *experiment.Index) *experiment.Index {
+	if x.Grid != nil {
+		return x
+	}
+	g := x.Config.Rule().JudgeGrid(x.DoneCells())
+	y := *x
+	y.Grid = &g
+	return &y
+}
+
+func plotSweepThroughput(x *experiment.Index) (*plot.Plot, string) {
+	x = plotPoints(x)
+	conns, s := series(x, func(p judge.Point) (float64, float64, bool) { return p.Offered, p.TPS.Mean, p.TPS.N > 0 })
+	if len(conns) == 0 {
+		return nil, "no cell with a valid load finished"
+	}
+	p := newPlot("Committed vs offered throughput", "offered (tx/s)", "committed (tx/s, from block times)")
+	top := 0.0
+	for _, pts := range s {
+		for _, q := range pts {
+			top = math.Max(top, math.Max(q.X, q.Y))
+		}
+	}
+	diag, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: top * 1.05, Y: top * 1.05}})
+	diag.Color = color.Gray{Y: 120}
+	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(diag)
+	addLegend(p, "y = x", diag)
+	for i, c := range conns {
+		l, pts, _ := plotter.NewLinePoints(s[c])
+		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		pts.Shape = draw.CircleGlyph{}
+		p.Add(l, pts)
+		addLegend(p, fmt.Sprintf("c = %d", c), l, pts)
+	}
+	if ch := x.Grid.Chosen; ch != nil && ch.TPS.N > 0 {
+		mark, _ := plotter.NewScatter(plotter.XYs{{X: ch.Offered, Y: ch.TPS.Mean}})
+		mark.Shape = draw.RingGlyph{}
+		mark.Radius = vg.Points(9)
+		mark.Color = color.Black
+		p.Add(mark)
+		addLegend(p, fmt.Sprintf("saturation point (c = %d, r = %s)", ch.Connections, fmtG(ch.Rate)), mark)
+	}
+	p.Legend.Left = true
+	makeRoom(p)
+	return p, ""
+}
+
+func plotSweepLatency(x *experiment.Index) (*plot.Plot, string) {
+	x = plotPoints(x)
+	conns, p50 := series(x, func(p judge.Point) (float64, float64, bool) { return p.TPS.Mean, p.P50Ms.Mean, p.P50Ms.N > 0 })
+	_, p99 := series(x, func(p judge.Point) (float64, float64, bool) { return p.TPS.Mean, p.P99Ms.Mean, p.P99Ms.N > 0 })
+	if len(conns) == 0 {
+		return nil, "no cell with a valid load finished"
+	}
+	p := newPlot("Latency vs committed throughput", "committed (tx/s)", "latency (ms)")
+	for i, c := range conns {
+		l50, pt50, _ := plotter.NewLinePoints(p50[c])
+		l50.Color, pt50.Color = plotutil.Color(i), plotutil.Color(i)
+		pt50.Shape = draw.CircleGlyph{}
+		l99, pt99, _ := plotter.NewLinePoints(p99[c])
+		l99.Color, pt99.Color = plotutil.Color(i), plotutil.Color(i)
+		l99.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		pt99.Shape = draw.TriangleGlyph{}
+		p.Add(l50, pt50, l99, pt99)
+		addLegend(p, fmt.Sprintf("c = %d p50", c), l50, pt50)
+		addLegend(p, fmt.Sprintf("c = %d p99", c), l99, pt99)
+	}
+	p.Legend.Left = true
+	makeRoom(p)
+	return p, ""
+}
