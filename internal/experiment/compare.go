@@ -21,6 +21,10 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
+func init() {
+	Register("compare", func() Config { return DefaultCompare() })
+}
+
 // Compare is the configuration of `benchnet compare`: every variant of a
 // manifest run Repeats times, interleaved, then judged against the base.
 type Compare struct {

@@ -287,3 +287,18 @@ func TestBlockPercentileMatchesConcatenation(t *testing.T) {
 		}
 	}
 }
+
+// compare is a registered experiment kind, strictly decoded like the others.
+func TestCompareRegistered(t *testing.T) {
+	cfg, err := Decode("compare", []byte("repeats = 5\nthreshold = 5.0\nfail_on = [\"tps\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.(*Compare)
+	if c.Repeats != 5 || c.Threshold != 5 || len(c.FailOn) != 1 || len(c.Validate()) != 0 {
+		t.Errorf("decoded %+v", c)
+	}
+	if _, err := Decode("compare", []byte("repeat = 5\n")); err == nil || !strings.Contains(err.Error(), "repeat: unknown key") {
+		t.Errorf("unknown key: %v", err)
+	}
+}

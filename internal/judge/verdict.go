@@ -172,7 +172,11 @@ func (r RegressionRule) Compare(m Metric, basis string, base, variant Units) Jud
 			edge = -t
 		}
 		j.RepeatsNeeded = repeatsNeeded(min(base.N, variant.N), w, wlo, whi, edge)
-		j.Reason = fmt.Sprintf("interval straddles %+.0f%%", edge)
+		shown := edge // in the delta's own sign, as the table prints it
+		if m.Better == HigherIsBetter {
+			shown = -edge
+		}
+		j.Reason = fmt.Sprintf("interval straddles %+.0f%%", shown)
 	}
 	return j
 }

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -175,5 +176,14 @@ func TestNestedCarriesBlockNoise(t *testing.T) {
 	slow := NestedUnits([]Units{blockMeans(1500, 1), blockMeans(1520, 5)})
 	if j := r.Compare(m, "runs+blocks", base, slow); j.Verdict != OutcomeRegression {
 		t.Errorf("2x slower: %s [%v, %v]", j.Verdict, deref(j.CILo), deref(j.CIHi))
+	}
+}
+
+// The reason names the threshold in the delta's own sign: a TPS up 9 %
+// with a wide interval straddles +10 %, not -10 %.
+func TestStraddleSign(t *testing.T) {
+	j := RegressionRule{Seed: 2}.Compare(mustMetric(t, "tps"), "runs", RunUnits([]float64{100, 90, 110}), RunUnits([]float64{109, 99, 119}))
+	if j.Verdict != OutcomeInconclusive || !strings.Contains(j.Reason, "+10%") {
+		t.Errorf("%s: %q", j.Verdict, j.Reason)
 	}
 }
