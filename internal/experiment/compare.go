@@ -88,6 +88,12 @@ type CompareIndex struct {
 	Manifest string   `json:"manifest,omitempty"`
 	Base     string   `json:"base"`
 	Variants []string `json:"variants"` // the base first
+	// BaseOf names another base for some variants: two sweeps compared
+	// point by point, each point of a sweep against the base sweep's.
+	BaseOf map[string]string `json:"base_of,omitempty"`
+	// Sweeps are the sweep directories compared (label -> path), for the
+	// committed-vs-offered overlay.
+	Sweeps []SweepRef `json:"sweeps,omitempty"`
 	Config   Compare  `json:"config"`
 	// Seed of the bootstrap (fixed, so a re-judgement gives the same CIs).
 	Seed     uint64       `json:"seed"`
@@ -104,6 +110,33 @@ type CompareIndex struct {
 	Regressions []string `json:"regressions,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
 	ExitCode    int      `json:"exit_code"`
+}
+
+// SweepRef is one sweep of `compare SWEEP_A SWEEP_B`.
+type SweepRef struct {
+	Label string `json:"label"`
+	Dir   string `json:"dir"`
+}
+
+// baseFor is the variant v is judged against.
+func (idx *CompareIndex) baseFor(v string) string {
+	if b, ok := idx.BaseOf[v]; ok {
+		return b
+	}
+	return idx.Base
+}
+
+// IsBase reports whether v is judged against nothing.
+func (idx *CompareIndex) IsBase(v string) bool {
+	if v == idx.Base {
+		return true
+	}
+	for _, b := range idx.BaseOf {
+		if b == v {
+			return true
+		}
+	}
+	return false
 }
 
 // CompareRun is one run of one variant.
@@ -127,6 +160,7 @@ type VariantSummary struct {
 // VariantVerdicts is one variant judged against the base.
 type VariantVerdicts struct {
 	Variant    string            `json:"variant"`
+	Base       string            `json:"base"`
 	Judgements []judge.Judgement `json:"judgements"`
 }
 
@@ -325,12 +359,12 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 	rule := judge.RegressionRule{Threshold: idx.Config.Threshold, Seed: idx.Seed, MinRuns: MinRuns}
 	var all []judge.Judgement
 	for _, v := range idx.Variants {
-		if v == idx.Base {
+		if idx.IsBase(v) {
 			continue
 		}
-		vv := VariantVerdicts{Variant: v}
+		vv := VariantVerdicts{Variant: v, Base: idx.baseFor(v)}
 		for _, m := range judge.Metrics {
-			j := judgeMetric(rule, m, figs[idx.Base], figs[v])
+			j := judgeMetric(rule, m, figs[vv.Base], figs[v])
 			vv.Judgements = append(vv.Judgements, j)
 			if j.Verdict == judge.OutcomeRegression && judge.ExitCode([]judge.Judgement{j}, idx.Config.FailOn) != 0 {
 				idx.Regressions = append(idx.Regressions, v+": "+m.Key)
@@ -455,6 +489,10 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 	}
 	idx := &CompareIndex{SchemaVersion: CompareSchema, Kind: "compare", Source: "dirs", Config: *cfg, Seed: CompareSeed,
 		Rule: RuleText(cfg.Threshold), Complete: true}
+	vars, err := expandSweeps(vars, idx)
+	if err != nil {
+		return "", nil, err
+	}
 	seen := map[string]bool{}
 	for i, v := range vars {
 		if seen[v.Name] {
@@ -465,6 +503,14 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 		idx.Variants = append(idx.Variants, v.Name)
 	}
 	idx.Base = idx.Variants[0]
+	if len(idx.Sweeps) > 0 {
+		idx.Base = ""
+		for _, v := range idx.Variants {
+			if _, ok := idx.BaseOf[v]; !ok && idx.Base == "" {
+				idx.Base = v
+			}
+		}
+	}
 	baseDir := vars[0].Dirs[0]
 	baseDoc, err := manifestDoc(baseDir)
 	if err != nil {
@@ -482,7 +528,9 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 			if err != nil {
 				return "", nil, err
 			}
-			if diff := manifestDiff(baseDoc, doc); len(diff) > 0 {
+			if doc == nil || baseDoc == nil {
+				idx.Warnings = appendOnce(idx.Warnings, "some run directories have no manifest.toml: their manifests were not compared")
+			} else if diff := manifestDiff(baseDoc, doc); len(diff) > 0 {
 				refused = append(refused, fmt.Sprintf("%s vs %s: %s", d, baseDir, strings.Join(diff, ", ")))
 			}
 			if m := readMachine(d); !reflect.DeepEqual(m, baseMachine) {
@@ -506,6 +554,79 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 		return root, idx, err
 	}
 	return root, idx, WriteCompareIndex(root, idx)
+}
+
+// expandSweeps turns sweep directories (sweep.json) into one variant per
+// load point (c x r) of each sweep, its done cells the repeats; with two or
+// more sweeps, every sweep's point is judged against the first sweep's same
+// point, and points the first sweep lacks are left out.
+func expandSweeps(vars []DirVariant, idx *CompareIndex) ([]DirVariant, error) {
+	type point struct {
+		c int
+		r float64
+	}
+	var sweeps []int
+	for i, v := range vars {
+		if len(v.Dirs) == 1 {
+			if _, err := os.Stat(filepath.Join(v.Dirs[0], IndexFile)); err == nil {
+				sweeps = append(sweeps, i)
+			}
+		}
+	}
+	if len(sweeps) == 0 {
+		return vars, nil
+	}
+	if len(sweeps) != len(vars) {
+		return nil, &RefusedError{"compare either sweeps or run directories, not both"}
+	}
+	idx.BaseOf = map[string]string{}
+	var out []DirVariant
+	var basePoints map[point]string
+	for k, v := range vars {
+		x, err := ReadIndex(v.Dirs[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", v.Dirs[0], err)
+		}
+		idx.Sweeps = append(idx.Sweeps, SweepRef{Label: v.Name, Dir: absPath(v.Dirs[0])})
+		cells := map[point][]string{}
+		var order []point
+		for _, c := range x.Cells {
+			if c.Status != Done || c.RunDir == "" {
+				continue
+			}
+			p := point{c.Connections, c.Rate}
+			if _, ok := cells[p]; !ok {
+				order = append(order, p)
+			}
+			cells[p] = append(cells[p], filepath.Join(v.Dirs[0], c.RunDir))
+		}
+		sort.Slice(order, func(i, j int) bool {
+			if order[i].c != order[j].c {
+				return order[i].c < order[j].c
+			}
+			return order[i].r < order[j].r
+		})
+		points := map[point]string{}
+		for _, p := range order {
+			name := fmt.Sprintf("%s c%d r%g", v.Name, p.c, p.r)
+			if k > 0 {
+				base, ok := basePoints[p]
+				if !ok {
+					continue
+				}
+				idx.BaseOf[name] = base
+			}
+			points[p] = name
+			out = append(out, DirVariant{Name: name, Dirs: cells[p]})
+		}
+		if k == 0 {
+			basePoints = points
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the sweeps have no finished cell")
+	}
+	return out, nil
 }
 
 // RefusedError is a comparison refused for its inputs (a usage error).
@@ -536,6 +657,9 @@ func readMachine(dir string) *rundir.Machine {
 // manifestDoc is a run directory's manifest.toml as a generic document.
 func manifestDoc(dir string) (map[string]any, error) {
 	data, err := os.ReadFile(filepath.Join(dir, rundir.Manifest))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // a sweep's cell keeps its manifest with its testnet
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}

@@ -302,3 +302,49 @@ func TestCompareRegistered(t *testing.T) {
 		t.Errorf("unknown key: %v", err)
 	}
 }
+
+// Two sweeps compare point by point: each load point of the second against
+// the first's same point.
+func TestCompareSweeps(t *testing.T) {
+	data, err := os.ReadFile("../report/testdata/sweep1/sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 7))
+	mk := func(name string, slow float64) string {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, IndexFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		x, err := ReadIndex(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range x.Cells {
+			if c.Status == Done && c.RunDir != "" {
+				fakeRun(t, filepath.Join(dir, c.RunDir), []byte(cmpManifest), 1000, 200*slow, rng)
+			}
+		}
+		return dir
+	}
+	a, b := mk("a", 1), mk("b", 2)
+	_, idx, err := CompareDirs([]DirVariant{{"a", []string{a}}, {"b", []string{b}}}, DefaultCompare(), t.TempDir(), false, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Sweeps) != 2 || len(idx.Verdicts) == 0 {
+		t.Fatalf("sweeps %v, %d verdicts", idx.Sweeps, len(idx.Verdicts))
+	}
+	for _, vv := range idx.Verdicts {
+		if !strings.HasPrefix(vv.Variant, "b c") || vv.Base != "a"+strings.TrimPrefix(vv.Variant, "b") {
+			t.Errorf("%s judged against %s", vv.Variant, vv.Base)
+		}
+	}
+	if !slices.ContainsFunc(idx.Regressions, func(s string) bool { return strings.HasSuffix(s, ": latency_avg") }) || idx.ExitCode != judge.ExitRegression {
+		t.Errorf("doubled latency at every point: regressions %v", idx.Regressions)
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -231,7 +232,16 @@ func compareBlocks(idx *experiment.CompareIndex, runs map[string][]*run, problem
 	pngs := map[string][]byte{}
 	add(heading{2, "Plots", "plots"})
 	add(para{"Overlays use each variant's first run (the CDF pools all its runs); time axes start at the load's start."})
-	for i, f := range compareFigures {
+	figs := compareFigures
+	if len(idx.Sweeps) == 0 {
+		figs = nil
+		for _, f := range compareFigures {
+			if f.name != "cmp_sweep_throughput" {
+				figs = append(figs, f)
+			}
+		}
+	}
+	for i, f := range figs {
 		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
 		img, reason, err := f.build(idx, runs)
 		if err != nil {
@@ -297,6 +307,9 @@ var compareFigures = []compareFigure{
 	{"cmp_mempool", "Mempool size over time",
 		"Summed over full nodes and validators: a variant whose mempools keep growing does not keep up with the load.",
 		plotCmpMempool},
+	{"cmp_sweep_throughput", "Committed vs offered, per sweep",
+		"Two sweeps (or more) on one plot: mean committed TPS of each load point against the load offered; where a curve leaves the diagonal, that variant saturates.",
+		plotCmpSweeps},
 	{"cmp_throughput", "Throughput over time",
 		"Committed txs of each block divided by the interval to the next block: it should follow the offered load.",
 		plotCmpThroughput},
@@ -477,6 +490,49 @@ func plotCmpMempool(idx *experiment.CompareIndex, runs map[string][]*run) ([]byt
 		return nil, noMempool, nil
 	}
 	p.Y.Min = 0
+	b, err := renderPNG(p)
+	return b, "", err
+}
+
+func plotCmpSweeps(idx *experiment.CompareIndex, _ map[string][]*run) ([]byte, string, error) {
+	p := newPlot("Committed vs offered throughput", "offered (tx/s)", "committed (tx/s, from block times)")
+	top, n := 0.0, 0
+	for i, sw := range idx.Sweeps {
+		x, err := experiment.ReadIndex(sw.Dir)
+		if err != nil {
+			continue
+		}
+		x = plotPoints(x)
+		var xy plotter.XYs
+		for _, pt := range x.Grid.Points {
+			if pt.State != judge.Invalid && pt.TPS.N > 0 {
+				xy = append(xy, plotter.XY{X: pt.Offered, Y: pt.TPS.Mean})
+				top = math.Max(top, math.Max(pt.Offered, pt.TPS.Mean))
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		sort.Slice(xy, func(a, b int) bool { return xy[a].X < xy[b].X })
+		l, pts, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, "", err
+		}
+		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		p.Add(l, pts)
+		addLegend(p, sw.Label, l, pts)
+		n++
+	}
+	if n == 0 {
+		return nil, "no sweep with a finished valid cell", nil
+	}
+	diag, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: top, Y: top}})
+	diag.Color = color.Gray{Y: 0x99}
+	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	p.Add(diag)
+	addLegend(p, "committed = offered", diag)
+	p.X.Min, p.Y.Min = 0, 0
 	b, err := renderPNG(p)
 	return b, "", err
 }

@@ -45,8 +45,8 @@ func TestRenderCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2+len(compareFigures) {
-		t.Errorf("wrote %v, want compare.md, compare.html and %d plots", files, len(compareFigures))
+	if len(files) != 2+len(compareFigures)-1 {
+		t.Errorf("wrote %v, want compare.md, compare.html and %d plots (no sweep plot)", files, len(compareFigures)-1)
 	}
 	md, _ := os.ReadFile(filepath.Join(root, CompareMarkdownFile))
 	// The verdict table comes first.
@@ -80,8 +80,8 @@ func TestRenderCompare(t *testing.T) {
 		}
 	}
 	html, _ := os.ReadFile(filepath.Join(root, CompareHTMLFile))
-	if !strings.Contains(string(html), "data:image/png;base64,") || strings.Count(string(html), "<img") != len(compareFigures) {
-		t.Errorf("compare.html does not embed the %d plots", len(compareFigures))
+	if !strings.Contains(string(html), "data:image/png;base64,") || strings.Count(string(html), "<img") != len(compareFigures)-1 {
+		t.Errorf("compare.html does not embed the %d plots", len(compareFigures)-1)
 	}
 }
 
