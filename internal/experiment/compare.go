@@ -94,7 +94,7 @@ type CompareIndex struct {
 	// Sweeps are the sweep directories compared (label -> path), for the
 	// committed-vs-offered overlay.
 	Sweeps []SweepRef `json:"sweeps,omitempty"`
-	Config   Compare  `json:"config"`
+	Config Compare    `json:"config"`
 	// Seed of the bootstrap (fixed, so a re-judgement gives the same CIs).
 	Seed     uint64       `json:"seed"`
 	Rule     string       `json:"rule"`
