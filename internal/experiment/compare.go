@@ -376,7 +376,7 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 	for _, j := range all {
 		if j.Basis == "blocks" {
 			idx.Warnings = appendOnce(idx.Warnings, "one run per side: the intervals cover the noise between blocks of a run, "+
-				"not between runs; such a pair of one configuration with itself regressed in 4 of 91 comparisons on the "+
+				"not between runs; such a pair of one configuration with itself regressed in 9 of 153 comparisons on the "+
 				"development machine (none with 2 or more runs per side): repeat the runs before trusting a regression")
 			break
 		}
