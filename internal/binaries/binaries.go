@@ -82,6 +82,9 @@ func Package(rel plan.Release, tool string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("release %s has no tool %q (known: cometbft, abci-cli, loadtime-load, loadtime-report)", rel, tool)
 	}
+	if w, ok := WrapperFor(rel); ok {
+		return w.pkgFor(pkg), nil // wrapper.go
+	}
 	return pkg, nil
 }
 
@@ -162,17 +165,29 @@ func build(ctx context.Context, rel plan.Release, tool, pkg, bin string, log io.
 	defer os.RemoveAll(gobin)
 
 	target := pkg + "@" + rel.Version
-	fmt.Fprintf(log, "building %s %s (go install %s), usually 2-3 min\n", rel, tool, target)
-	cmd := exec.CommandContext(ctx, goCmd, "install", "-v", target)
-	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "CGO_ENABLED=0", "GOFLAGS=-trimpath")
 	out := &tailBuffer{max: 20}
-	cmd.Stdout, cmd.Stderr = out, out
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start go install %s: %w", target, err)
-	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	w, wrapped := WrapperFor(rel)
+	var wrapMod []byte
+	start := time.Now()
+	if wrapped {
+		target = pkg + " (wrapper module: " + w.Module + " => " + w.Replace + " " + rel.Version + ")"
+		fmt.Fprintf(log, "building %s %s (go install %s), usually 2-3 min\n", rel, tool, target)
+		go func() {
+			var err error
+			wrapMod, err = buildWrapped(ctx, rel, w, pkg, gobin, out)
+			done <- err
+		}()
+	} else {
+		fmt.Fprintf(log, "building %s %s (go install %s), usually 2-3 min\n", rel, tool, target)
+		cmd := exec.CommandContext(ctx, goCmd, "install", "-v", target)
+		cmd.Env = append(os.Environ(), "GOBIN="+gobin, "CGO_ENABLED=0", "GOFLAGS=-trimpath")
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start go install %s: %w", target, err)
+		}
+		go func() { done <- cmd.Wait() }()
+	}
 	tick := time.NewTicker(progressInterval)
 	defer tick.Stop()
 	for {
@@ -198,6 +213,11 @@ func build(ctx context.Context, rel plan.Release, tool, pkg, bin string, log io.
 	prov, err := exec.CommandContext(ctx, goCmd, "version", "-m", built).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("record provenance of %s: go version -m: %w: %s", built, err, strings.TrimSpace(string(prov)))
+	}
+	if wrapped {
+		// go version -m shows the replace (=>); the wrapper says why.
+		prov = append(prov, "\n# built through a wrapper module, go.mod after go mod tidy:\n"...)
+		prov = append(prov, wrapMod...)
 	}
 	if err := writeAtomic(ProvenancePath(bin), prov); err != nil {
 		return err

@@ -30,6 +30,13 @@ type Manifest struct {
 	Node map[string]*Group `toml:"node" json:"node"`
 	// Load is the default workload of `benchnet run`.
 	Load Load `toml:"load" json:"load"`
+	// Genesis overrides genesis.json by dotted key
+	// ("consensus_params.block.max_bytes" = 4194304), checked against the
+	// release's own genesis when homes are generated.
+	Genesis map[string]any `toml:"genesis" json:"genesis,omitempty"`
+	// Variants holds the [variants.<name>] tables of `benchnet compare`
+	// (variants.go): overrides of this manifest, one per variant.
+	Variants map[string]any `toml:"variants" json:"-"`
 	// Sweep is the [sweep] table of `benchnet sweep`; internal/experiment
 	// owns its schema, strict decoding and validation.
 	Sweep map[string]any `toml:"sweep" json:"-"`

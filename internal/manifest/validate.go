@@ -148,6 +148,8 @@ func (m *Manifest) Validate() Errors {
 		}
 	}
 	errs = append(errs, m.validateLoad(validators)...)
+	errs = append(errs, m.validateGenesis()...)
+	errs = append(errs, m.validateVariants(errs)...) // variants.go
 	return errs
 }
 

@@ -40,6 +40,8 @@ type Testnet struct {
 	// i < j, sorted; each edge is dialed by its lower node, which lists the
 	// other in PersistentPeers. Empty for full, seeds and random.
 	Edges [][2]int `json:"edges,omitempty"`
+	// Genesis holds the manifest's genesis.json overrides by dotted key.
+	Genesis map[string]any `json:"genesis,omitempty"`
 }
 
 // Node is one resolved node.
@@ -93,6 +95,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 	t := &Testnet{
 		Name: m.Name, Seed: m.Seed, Subnet: prefix, Gateway: gw,
 		Topology: m.Network.Topology, Network: m.Network, Load: m.Load,
+		Genesis: m.Genesis,
 	}
 	if p := m.ZonesPath(); p != "" {
 		// The emulator opens the CSV the manifest named, from wherever it runs.

@@ -145,6 +145,23 @@ func GenerateHomes(ctx context.Context, p *plan.Testnet, bins map[plan.Release]s
 		}
 	}
 
+	if len(p.Genesis) > 0 {
+		// One genesis for all: genRel's, patched once, copied to every home.
+		first := filepath.Join(homesDir, order[0].Name, "config", "genesis.json")
+		gen, err := os.ReadFile(first)
+		if err != nil {
+			return fmt.Errorf("read genesis: %w", err)
+		}
+		if gen, err = PatchGenesis(gen, p.Genesis, genRel.String()); err != nil {
+			return fmt.Errorf("genesis (%s): %w", genRel, err)
+		}
+		for _, n := range order {
+			if err := os.WriteFile(filepath.Join(homesDir, n.Name, "config", "genesis.json"), gen, 0o644); err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+		}
+	}
+
 	for _, n := range p.Nodes {
 		set, err := Settings(p, n, ids)
 		if err != nil {

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/deps"
+	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/scenario"
+)
+
+func newCompareCmd() *cobra.Command {
+	var (
+		up        upFlags
+		lf        loadFlags
+		repeats   int
+		threshold float64
+		failOn    string
+		force     bool
+		cooldown  time.Duration
+		scrape    time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "compare [manifest.toml | DIR_A DIR_B [DIR_C...]]",
+		Short: "Run a manifest's variants (or take finished runs) and judge them against the base",
+		Long: `compare judges variants against a base, metric by metric: committed TPS,
+latency avg/p50/p95/p99/max, peak mempool, blocks/min, RSS peak and CPU per
+committed tx, each with its change in % and a 95 % bootstrap interval of it.
+A metric regresses when it is worse by more than --threshold and the whole
+interval lies beyond the threshold; an interval that straddles it is
+"inconclusive" (with the repeats that would decide). Exit code 3 when a
+metric of --fail-on regresses.
+
+With a manifest, every [variants.<name>] runs --repeats times, interleaved
+(A B C A B C ...), each run a normal run directory with its own testnet, under
+DIR/<time>-<name>-compare/runs/; the first variant (or [variants] base) is the
+base. With directories, each argument is one variant: a finished run
+directory, or several joined by commas (repeats of one variant; a name may
+lead: name=DIR1,DIR2). Their manifests must differ only in releases, node
+config, app and genesis unless --force; a different machine is a warning.
+Either way DIR/<time>-<name>-compare/ gets compare.json, compare.md and
+compare.html ('benchnet report' re-renders them).`,
+		Example: `  benchnet compare examples/compare-releases.toml --repeats 3
+  benchnet compare examples/compare-app.toml --duration 20s --fail-on tps,latency_p95
+  benchnet compare runs/20261123-101500-v038 runs/20261123-103000-quickstart
+  benchnet compare old=runs/a1,runs/a2,runs/a3 new=runs/b1,runs/b2,runs/b3 --threshold 5`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fo, err := judge.ParseFailOn(failOn)
+			if err != nil {
+				return usageError{err}
+			}
+			cfg := experiment.DefaultCompare()
+			cfg.Repeats, cfg.Threshold, cfg.FailOn = repeats, threshold, fo
+			var cerrs []string
+			for _, e := range cfg.Validate() {
+				var fe *manifest.FieldError
+				if errors.As(e, &fe) {
+					cerrs = append(cerrs, "--"+strings.ReplaceAll(fe.Field, "_", "-")+": "+fe.Msg)
+				} else {
+					cerrs = append(cerrs, e.Error())
+				}
+			}
+			if len(cerrs) > 0 {
+				return usageError{errors.New(strings.Join(cerrs, "; "))}
+			}
+			var (
+				root string
+				idx  *experiment.CompareIndex
+			)
+			if dirMode(args) {
+				vars, err := parseDirVariants(args)
+				if err != nil {
+					return usageError{err}
+				}
+				root, idx, err = experiment.CompareDirs(vars, cfg, up.output, force, time.Now())
+				var refused *experiment.RefusedError
+				if errors.As(err, &refused) {
+					return usageError{err}
+				}
+				if err != nil {
+					return err
+				}
+			} else {
+				m, err := loadManifest(args)
+				if err != nil {
+					return err
+				}
+				if err := lf.apply(cmd, m); err != nil {
+					return err
+				}
+				if !m.HasVariants() {
+					return usageError{fmt.Errorf("%s has no [variants.<name>] tables: add two or more, or compare finished run directories", m.File)}
+				}
+				if err := needRoot(); err != nil {
+					return err
+				}
+				if err := deps.Ensure(cmd.Context(), os.Stderr, runCommands()...); err != nil {
+					return err
+				}
+				opts := up.options()
+				var runErr error
+				root, idx, runErr = experiment.RunCompare(cmd.Context(), m, cfg, experiment.CompareOptions{
+					Output:   up.output,
+					Cooldown: cooldown,
+					Log:      os.Stderr,
+					Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
+						o := opts
+						o.Output = runsRoot
+						out, err := scenario.Steady(ctx, vm, scenario.Options{Up: o, ScrapeInterval: scrape, Log: os.Stderr, Progress: os.Stderr})
+						return out.RunDir, err
+					},
+				})
+				if idx == nil {
+					return runErr
+				}
+				if runErr != nil {
+					defer func() { fmt.Fprintf(os.Stderr, "compare: %v\n", runErr) }()
+				}
+			}
+			files, rerr := report.RenderCompare(root)
+			fmt.Fprint(cmd.OutOrStdout(), report.CompareVerdictText(idx))
+			printOutcome(cmd, root, files)
+			if rerr != nil {
+				return rerr
+			}
+			if idx.ExitCode == judge.ExitRegression {
+				return fmt.Errorf("%w: regression in %s", errThreshold, strings.Join(idx.Regressions, ", "))
+			}
+			if !idx.Complete {
+				return errors.New("the comparison did not finish: its verdicts cover the runs it has")
+			}
+			return nil
+		},
+	}
+	up.register(c)
+	lf.register(c.Flags())
+	c.Flags().IntVar(&repeats, "repeats", 3, "runs per variant (with a manifest)")
+	c.Flags().Float64Var(&threshold, "threshold", judge.DefaultThreshold, "regression threshold in %")
+	c.Flags().StringVar(&failOn, "fail-on", "all", "metrics whose regression fails the comparison (exit 3), comma-separated: "+strings.Join(judge.MetricKeys(), ", "))
+	c.Flags().BoolVar(&force, "force", false, "compare run directories whose manifests differ beyond variant keys")
+	c.Flags().DurationVar(&cooldown, "cooldown", 5*time.Second, "pause between runs")
+	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
+	return c
+}
+
+// dirMode: two or more arguments, or any that is a directory.
+func dirMode(args []string) bool {
+	if len(args) >= 2 {
+		return true
+	}
+	for _, a := range args {
+		_, p, _ := strings.Cut(a, "=")
+		if p == "" {
+			p = a
+		}
+		first, _, _ := strings.Cut(p, ",")
+		if st, err := os.Stat(first); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// parseDirVariants reads "[name=]DIR[,DIR...]" arguments.
+func parseDirVariants(args []string) ([]experiment.DirVariant, error) {
+	var out []experiment.DirVariant
+	for _, a := range args {
+		name, list, ok := strings.Cut(a, "=")
+		if !ok {
+			name, list = "", a
+		}
+		var dirs []string
+		for _, d := range strings.Split(list, ",") {
+			if d == "" {
+				continue
+			}
+			st, err := os.Stat(d)
+			if err != nil || !st.IsDir() {
+				return nil, fmt.Errorf("%s: not a directory", d)
+			}
+			if _, err := os.Stat(filepath.Join(d, rundir.ResultsFile)); err != nil {
+				return nil, fmt.Errorf("%s: no %s: not a finished run directory", d, rundir.ResultsFile)
+			}
+			dirs = append(dirs, d)
+		}
+		if len(dirs) == 0 {
+			return nil, fmt.Errorf("%q names no run directory", a)
+		}
+		if name == "" {
+			name = variantLabel(dirs[0])
+		}
+		out = append(out, experiment.DirVariant{Name: name, Dirs: dirs})
+	}
+	if len(out) < 2 {
+		return nil, errors.New("compare needs two or more run directories (variants)")
+	}
+	return out, nil
+}
+
+// variantLabel names a run directory's variant: the variant its manifest
+// was made from, else the directory's name without its timestamp.
+func variantLabel(dir string) string {
+	if data, err := os.ReadFile(filepath.Join(dir, rundir.Manifest)); err == nil {
+		if first, _, _ := strings.Cut(string(data), "\n"); strings.HasPrefix(first, "# variant \"") {
+			v := strings.TrimPrefix(first, "# variant \"")
+			if i := strings.Index(v, "\""); i > 0 {
+				return v[:i]
+			}
+		}
+	}
+	base := filepath.Base(filepath.Clean(dir))
+	parts := strings.SplitN(base, "-", 3)
+	if len(parts) == 3 && len(parts[0]) == 8 {
+		return parts[2]
+	}
+	return base
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/testenv"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+)
+
+// timeoutManifest: the quickstart at a fixed load, three variants: the
+// base (timeout_commit 1s, v1.0.1's default), the same configuration again,
+// and timeout_commit raised to 3s, which must make every tx wait about two
+// seconds longer for its block.
+const timeoutManifest = `name = "cmpinteg"
+seed = 1
+[network]
+subnet = "10.213.224.0/24"
+[node.validator]
+count = 4
+release = "cometbft@v1.0.1"
+[node.validator.config]
+"log_level" = "error"
+"consensus.timeout_commit" = "1s"
+[load]
+rate = 100
+duration = "8s"
+grace = "15s"
+warmup = "20s"
+
+[variants.base]
+[variants.same]
+[variants.slow.node.validator.config]
+"consensus.timeout_commit" = "3s"
+`
+
+// TestCompareTimeoutCommit: `benchnet compare` of the three variants, two
+// repeats each, exits 3 naming the slow variant's latency; the same
+// configuration judged against the base from the run directories exits 0.
+func TestCompareTimeoutCommit(t *testing.T) {
+	testenv.NeedRoot(t)
+	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	bin := benchnetBinary(t)
+	out := testenv.OutputDir(t)
+	m := filepath.Join(t.TempDir(), "cmp.toml")
+	if err := os.WriteFile(m, []byte(timeoutManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The verdicts that decide: throughput and latency. (Peaks, RSS and CPU
+	// are judged and printed too, but two short repeats are too few for them.)
+	failOn := "tps,latency_avg,latency_p50,latency_p95"
+	b, err := exec.Command(bin, "compare", m, "--repeats", "2", "--cooldown", "1s", "--fail-on", failOn, "--output", out).CombinedOutput()
+	if code := exitOf(err); code != exitThreshold {
+		t.Fatalf("benchnet compare: exit %d, want %d\n%s", code, exitThreshold, lastLines(string(b), 40))
+	}
+	if line := regressionLine(string(b)); !strings.Contains(line, "slow: latency_avg") {
+		t.Errorf("output does not name the slow variant's latency:\n%s", lastLines(string(b), 40))
+	}
+	if strings.Contains(string(b), "same: latency") || strings.Contains(string(b), "same: tps") {
+		t.Errorf("the same configuration regressed:\n%s", lastLines(string(b), 40))
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-cmpinteg-compare"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one compare directory, got %v", dirs)
+	}
+	idx, err := experiment.ReadCompareIndex(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	byVariant := map[string][]string{}
+	for _, r := range idx.Runs {
+		order = append(order, r.Variant)
+		if r.Status != experiment.RunDone {
+			t.Fatalf("run %d (%s): %s %s", r.Order, r.Variant, r.Status, r.Error)
+		}
+		byVariant[r.Variant] = append(byVariant[r.Variant], experiment.RunPath(dirs[0], r))
+	}
+	if got := strings.Join(order, " "); got != "base same slow base same slow" {
+		t.Errorf("run order %q, want interleaved", got)
+	}
+	// Re-rendering gives the same bytes.
+	before := compareFiles(t, dirs[0])
+	if b, err := exec.Command(bin, "report", dirs[0]).CombinedOutput(); err != nil {
+		t.Fatalf("benchnet report: %v\n%s", err, b)
+	}
+	after := compareFiles(t, dirs[0])
+	for name, want := range before {
+		if string(after[name]) != string(want) {
+			t.Errorf("re-render: %s differs", name)
+		}
+	}
+
+	// The same configuration twice, from the finished run directories.
+	b, err = exec.Command(bin, "compare", "base="+strings.Join(byVariant["base"], ","), "same="+strings.Join(byVariant["same"], ","),
+		"--fail-on", failOn, "--output", out).CombinedOutput()
+	if code := exitOf(err); code != exitOK {
+		t.Fatalf("A/A compare: exit %d, want 0\n%s", code, lastLines(string(b), 40))
+	}
+	t.Logf("A/A:\n%s", b)
+}
+
+// regressionLine is the verdict line compare prints last.
+func regressionLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "REGRESSION (exit 3): ") {
+			return l
+		}
+	}
+	return ""
+}
+
+func compareFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	names := []string{"compare.md", "compare.html", "compare.json"}
+	plots, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png"))
+	sort.Strings(plots)
+	for _, p := range plots {
+		names = append(names, filepath.Join("plots", filepath.Base(p)))
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[n] = b
+	}
+	return files
+}

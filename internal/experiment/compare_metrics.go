@@ -1,0 +1,245 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// RunFigures are one finished run's values of every judged metric
+// (judge.Metrics), read from its run directory alone, and its blocks for a
+// bootstrap within the run.
+type RunFigures struct {
+	Dir    string
+	Values map[string]float64 // metric key -> value; a metric without data is absent
+	Blocks []BlockFigures
+	// LatencyBlock is "H" or "H+1", the results' headline latency.
+	LatencyBlock string
+	Results      *rundir.Results
+}
+
+// BlockFigures is one block of the run's range: its committed run txs, the
+// interval to the next block, and those txs' latencies (sorted).
+type BlockFigures struct {
+	Height    int64
+	Txs       int
+	Sec       float64
+	Latencies []float64
+}
+
+// ReadRunFigures reads a run directory's results.json, txs.csv, blocks.csv
+// and metrics/proc.csv.
+func ReadRunFigures(path string) (*RunFigures, error) {
+	d, err := rundir.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.ReadResults()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f := &RunFigures{Dir: path, Results: res, LatencyBlock: res.LatencyBlock, Values: map[string]float64{}}
+	set := func(k string, v float64, ok bool) {
+		if ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			f.Values[k] = v
+		}
+	}
+	committed := res.Accounting.Committed
+	set("tps", res.TxPerSecond, committed > 0 && res.TxPerSecond > 0)
+	set("latency_avg", res.Latency.Avg, res.Latency.N > 0)
+	set("latency_p50", res.Latency.P50, res.Latency.N > 0)
+	set("latency_p95", res.Latency.P95, res.Latency.N > 0)
+	set("latency_p99", res.Latency.P99, res.Latency.N > 0)
+	set("latency_max", res.Latency.Max, res.Latency.N > 0)
+	set("peak_mempool", float64(res.PeakMempool), true)
+	set("blocks_per_min", 60/res.BlockStats.AvgBlockSec, res.BlockStats.AvgBlockSec > 0)
+
+	if procs, _, err := rundir.ProcCSV.ReadFile(rundir.ProcCSV.Path(d)); err == nil && len(procs) > 0 {
+		rss, cpu := procFigures(procs)
+		set("rss_peak", rss/(1<<20), rss > 0)
+		set("cpu_per_tx", cpu*1000/float64(committed), committed > 0 && cpu > 0)
+	}
+	f.Blocks, err = readBlockFigures(d, res.LatencyBlock)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// procFigures: the largest RSS of any node process, and the CPU seconds all
+// node processes used during the samples (per pid: last − first), the
+// harness's own row left out.
+func procFigures(rows []rundir.Proc) (rssPeak, cpuSec float64) {
+	type span struct{ first, last float64 }
+	spans := map[string]*span{}
+	for _, p := range rows {
+		if p.Node == rundir.HarnessNode {
+			continue
+		}
+		rssPeak = math.Max(rssPeak, float64(p.RSSBytes))
+		k := fmt.Sprintf("%s/%d", p.Node, p.PID)
+		if s, ok := spans[k]; ok {
+			s.last = p.CPUSeconds
+		} else {
+			spans[k] = &span{p.CPUSeconds, p.CPUSeconds}
+		}
+	}
+	for _, s := range spans {
+		cpuSec += s.last - s.first
+	}
+	return rssPeak, cpuSec
+}
+
+func readBlockFigures(d *rundir.Dir, latencyBlock string) ([]BlockFigures, error) {
+	blocks, _, err := rundir.BlocksCSV.ReadFile(rundir.BlocksCSV.Path(d))
+	if err != nil {
+		return nil, nil // no blocks: no per-block bootstrap
+	}
+	txs, _, err := rundir.TxsCSV.ReadFile(rundir.TxsCSV.Path(d))
+	if err != nil {
+		return nil, nil
+	}
+	sort.Slice(blocks, func(i, j int) bool { return blocks[i].Height < blocks[j].Height })
+	byHeight := map[int64]*BlockFigures{}
+	var out []BlockFigures
+	for i := 0; i+1 < len(blocks); i++ {
+		out = append(out, BlockFigures{Height: blocks[i].Height, Sec: float64(blocks[i+1].TimeNs-blocks[i].TimeNs) / 1e9})
+	}
+	for i := range out {
+		byHeight[out[i].Height] = &out[i]
+	}
+	for _, t := range txs {
+		if t.State != rundir.StateCommitted {
+			continue
+		}
+		b := byHeight[t.Height]
+		if b == nil {
+			continue
+		}
+		b.Txs++
+		switch {
+		case latencyBlock == "H+1" && t.HasNext:
+			b.Latencies = append(b.Latencies, t.LatencyNextMs)
+		case latencyBlock != "H+1" && t.HasLatency:
+			b.Latencies = append(b.Latencies, t.LatencyMs)
+		}
+	}
+	// The run's range starts at its first committed tx's block and ends at
+	// its last: empty blocks outside it are warm-up or drain, not the run.
+	first, last := -1, -1
+	for i := range out {
+		if out[i].Txs > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+		sort.Float64s(out[i].Latencies)
+	}
+	if first < 0 {
+		return nil, nil
+	}
+	return out[first : last+1], nil
+}
+
+// blockUnits are the bootstrap units of one run for metric key: its blocks,
+// the statistic recomputed from the resampled ones. ok is false for a
+// metric that has no per-block form (peaks, RSS, CPU).
+func blockUnits(blocks []BlockFigures, key string) (judge.Units, bool) {
+	if (key == "tps" || key == "blocks_per_min") && len(blocks) >= 5 {
+		// The first and last block of the load hold part of a block's
+		// txs over a whole interval: rate noise, not the chain's rate.
+		blocks = blocks[1 : len(blocks)-1]
+	}
+	n := len(blocks)
+	sums := func(idx []int) (txs int, sec float64) {
+		for _, i := range idx {
+			txs += blocks[i].Txs
+			sec += blocks[i].Sec
+		}
+		return
+	}
+	// Percentiles of the resampled blocks' latencies without re-sorting:
+	// every latency sorted once with its block; a resample weighs each
+	// block by how often it was drawn, and the nearest-rank percentile is
+	// where the cumulative weight reaches the rank.
+	type latOf struct {
+		ms    float64
+		block int
+	}
+	var pooled []latOf
+	for b := range blocks {
+		for _, l := range blocks[b].Latencies {
+			pooled = append(pooled, latOf{l, b})
+		}
+	}
+	sort.SliceStable(pooled, func(i, j int) bool { return pooled[i].ms < pooled[j].ms })
+	pct := func(p float64) func(idx []int) float64 {
+		return func(idx []int) float64 {
+			w := make([]int, n)
+			total := 0
+			for _, i := range idx {
+				w[i]++
+				total += len(blocks[i].Latencies)
+			}
+			if total == 0 {
+				return math.NaN()
+			}
+			rank := max(1, int(math.Ceil(p/100*float64(total)-1e-9)))
+			cum := 0
+			for _, l := range pooled {
+				if cum += w[l.block]; cum >= rank {
+					return l.ms
+				}
+			}
+			return pooled[len(pooled)-1].ms
+		}
+	}
+	var stat func(idx []int) float64
+	switch key {
+	case "tps":
+		stat = func(idx []int) float64 {
+			txs, sec := sums(idx)
+			return float64(txs) / sec
+		}
+	case "blocks_per_min":
+		stat = func(idx []int) float64 {
+			_, sec := sums(idx)
+			return 60 * float64(len(idx)) / sec
+		}
+	case "latency_avg":
+		stat = func(idx []int) float64 {
+			var s float64
+			var c int
+			for _, i := range idx {
+				for _, l := range blocks[i].Latencies {
+					s += l
+				}
+				c += len(blocks[i].Latencies)
+			}
+			return s / float64(c)
+		}
+	case "latency_p50":
+		stat = pct(50)
+	case "latency_p95":
+		stat = pct(95)
+	case "latency_p99":
+		stat = pct(99)
+	case "latency_max":
+		stat = func(idx []int) float64 {
+			m := math.NaN()
+			for _, i := range idx {
+				if k := len(blocks[i].Latencies); k > 0 && !(blocks[i].Latencies[k-1] <= m) {
+					m = blocks[i].Latencies[k-1]
+				}
+			}
+			return m
+		}
+	default:
+		return judge.Units{}, false
+	}
+	return judge.Units{N: n, Stat: stat}, n > 0
+}
