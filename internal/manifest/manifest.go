@@ -29,6 +29,11 @@ type Manifest struct {
 	Node map[string]*Group `toml:"node" json:"node"`
 	// Load is the default workload of `benchnet run`.
 	Load Load `toml:"load" json:"load"`
+	// HaltLimit, Perturb and Rotate are faults and node churn during the
+	// load (perturb.go).
+	HaltLimit Duration   `toml:"halt_limit" json:"halt_limit"`
+	Perturb   []*Perturb `toml:"perturb" json:"perturb,omitempty"`
+	Rotate    *Rotate    `toml:"rotate" json:"rotate,omitempty"`
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`
@@ -36,6 +41,8 @@ type Manifest struct {
 	Raw []byte `toml:"-" json:"-"`
 
 	pos positions
+	// perturbPos has the lines of each [[perturb]] entry's keys.
+	perturbPos []positions
 	// zoneNames is the zone set of [network].zones, read at validation;
 	// zonesPath the resolved path of a zone CSV.
 	zoneNames []string
@@ -164,7 +171,7 @@ func LoadFile(path string) (*Manifest, error) {
 // Parse decodes, defaults and validates a manifest. file names it in errors.
 // Every problem found is reported at once, each as file:line: field: message.
 func Parse(file string, data []byte) (*Manifest, error) {
-	m := &Manifest{File: file, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
+	m := &Manifest{File: file, Raw: append([]byte(nil), data...), pos: scanPositions(data), perturbPos: scanPerturbPositions(data)}
 	if err := m.decode(data); err != nil {
 		return nil, err
 	}

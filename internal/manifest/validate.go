@@ -149,6 +149,7 @@ func (m *Manifest) Validate() Errors {
 		}
 	}
 	errs = append(errs, m.validateLoad(validators)...)
+	errs = append(errs, m.validateFaults()...)
 	return errs
 }
 
