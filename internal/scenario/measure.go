@@ -37,12 +37,20 @@ const interruptDrain = 15 * time.Second
 // When ctx is cancelled during the load it still harvests and analyzes what
 // was sent, then returns the results together with ctx's cause.
 func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string, log, progressOut io.Writer) (*analyze.Results, error) {
+	return measure(ctx, dir, p, runID, log, progressOut, nil)
+}
+
+// measure is Measure with faults (nil: none) run during the load; a halt
+// they detect ends the load like an interrupt, with the halt as the cause.
+func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string, log, progressOut io.Writer, faults *Faults) (*analyze.Results, error) {
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
 	cfg := load.FromManifest(p.Load, runID)
 	var targets []load.Target
 	for _, n := range p.Validators() {
 		targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
 	}
-	nodes := harvest.Nodes(p)
+	nodes := faults.live(harvest.Nodes(p))
 
 	// The warm-up proves every node commits txs before the clock starts.
 	if err := warmUp(ctx, cfg, targets, nodes, p.Load.Warmup.Duration, log); err != nil {
@@ -78,7 +86,12 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 	_ = dir.Event("load_start", "", fmt.Sprintf("%d txs", runner.Expected()))
 	prog := newProgress(progressOut, runner, hv, poller)
 	progDone := prog.start()
+	stopFaults := func() {}
+	if faults != nil {
+		stopFaults = faults.Start(ctx, time.Now(), fail)
+	}
 	sum, loadErr := runner.Run(ctx)
+	stopFaults()
 	prog.stop()
 	<-progDone
 	if err := sink.Close(); err != nil {
@@ -91,7 +104,7 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 		return nil, fmt.Errorf("load: %w", loadErr)
 	}
 
-	drain := drainMempools(ctx, nodes, p.Load.Grace.Duration, log)
+	drain := drainMempools(ctx, faults.answering(nodes), p.Load.Grace.Duration, log)
 	_ = dir.Event("drained", "", drain.String())
 
 	fctx := ctx
@@ -112,6 +125,11 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 	res, err := analyze.Analyze(dir.Path)
 	if err != nil {
 		return nil, err
+	}
+	if faults != nil {
+		if err := reportFaults(dir.Path, log); err != nil {
+			return res, err
+		}
 	}
 	if interrupted {
 		return res, context.Cause(ctx)

@@ -230,3 +230,11 @@ func (t *Testnet) others(set []string) []string {
 	}
 	return out
 }
+
+// Forget marks a stopped node as not started again (a rotating node between
+// cycles): the height poller and the readiness checks skip it.
+func (t *Testnet) Forget(node string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.absent[node] = true
+}
