@@ -168,6 +168,7 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 		end   int64
 	}
 	var entries []*entry
+	var steps []*entry // every perturb_step, for ends across entries
 	byEntry := map[int]*entry{}
 	res := &FaultResults{}
 	any := false
@@ -192,6 +193,10 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 			if json.Unmarshal([]byte(e.Detail), &se) != nil {
 				continue
 			}
+			steps = append(steps, &entry{ev: se, start: t})
+			if se.Action == manifest.ActResume || se.Action == manifest.ActHeal {
+				continue // an undo of an earlier entry, not an outage of its own
+			}
 			en := byEntry[se.Entry]
 			if en == nil {
 				en = &entry{ev: se, start: t}
@@ -215,6 +220,22 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 	sort.Slice(blocks, func(i, j int) bool { return blocks[i].Height < blocks[j].Height })
 	tips := tipsByPoll(in.Heights)
 
+	// An entry without a For ends with a later entry's undo: a pause with
+	// the next resume of one of its nodes, a cut with the next heal, a kill
+	// with the next start.
+	for _, en := range entries {
+		if en.end != 0 {
+			continue
+		}
+		want := map[string]string{manifest.ActKill: "start", manifest.ActPause: "resume",
+			manifest.ActDisconnect: "heal", manifest.ActPartition: "heal"}[en.ev.Action]
+		for _, s := range steps {
+			if s.start > en.start && s.ev.Do == want && (want == "heal" || overlaps(s.ev.Nodes, en.ev.Nodes)) {
+				en.end = s.start
+				break
+			}
+		}
+	}
 	for _, en := range entries {
 		p := Perturbation{Entry: en.ev.Entry, Action: en.ev.Action, Nodes: en.ev.Nodes, StartNs: en.start, EndNs: en.end,
 			Undone: en.end != 0, Txs: map[string]int{}, FirstBlockS: -1}
@@ -409,4 +430,13 @@ func states(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }

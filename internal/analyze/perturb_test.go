@@ -83,4 +83,25 @@ func TestComputeFaults(t *testing.T) {
 		t.Errorf("halt: %+v %+v", fr.Halted, p)
 	}
 	check("longest gap (halt)", p.LongestGapS, 16)
+
+	// A pause without For ends with a later entry's resume of its node; the
+	// resume entry is not an outage of its own.
+	ev := func(s float64, action, do string, entry int, nodes ...string) rundir.Event {
+		d, _ := json.Marshal(StepEvent{Step: manifest.Step{Action: action, Nodes: nodes, Entry: entry}, Do: do})
+		return rundir.Event{Time: at(s), Kind: "perturb_step", Detail: string(d)}
+	}
+	in.Events = []rundir.Event{{Time: at(0), Kind: "load_start"},
+		ev(4, "pause", "pause", 0, "v2"), ev(5, "partition", "partition", 1, "v0", "v1"),
+		ev(6, "resume", "resume", 2, "v1"), ev(7, "resume", "resume", 3, "v2"), ev(8, "heal", "heal", 4),
+		{Time: at(20), Kind: "load_done"}}
+	fr = ComputeFaults(in)
+	if len(fr.Perturbations) != 2 {
+		t.Fatalf("perturbations %+v", fr.Perturbations)
+	}
+	if p := fr.Perturbations[0]; !p.Undone || p.EndNs != ns(7) {
+		t.Errorf("pause ends at %v, want the resume of v2 at 7 s", time.Duration(p.EndNs-ns(0)))
+	}
+	if p := fr.Perturbations[1]; !p.Undone || p.EndNs != ns(8) {
+		t.Errorf("partition ends at %v, want the heal at 8 s", time.Duration(p.EndNs-ns(0)))
+	}
 }
