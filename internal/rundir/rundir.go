@@ -21,6 +21,8 @@
 //	harvest.json       the harvested height range and how the drain ended (harvest) [Harvest]
 //	txs.csv            one row per sent tx with its end state and latency (analyze) [Tx, TxsCSV]
 //	results.json       summary of the run, with schema_version (analyze) [Results]
+//	heights.csv        every node's height and catching_up, polled during a run with faults (scenario) [HeightSample, HeightsCSV]
+//	faults.json        each perturbation's effect and each rotate cycle (analyze.FaultEffects)
 //	metrics/           (collect) samples.csv.gz [Sample, SamplesCSV], proc.csv [Proc, ProcCSV],
 //	                   host.csv [Host, HostCSV], scrape_errors.csv [ScrapeError, ScrapeErrorsCSV],
 //	                   machine.json [Machine]
