@@ -318,6 +318,9 @@ var undoOf = map[string]string{
 func (m *Manifest) PerturbSteps() ([]Step, error) {
 	var steps []Step
 	for i, p := range m.Perturb {
+		if p == nil {
+			continue
+		}
 		rng := rand.New(rand.NewPCG(uint64(m.Seed), uint64(i)))
 		targets := p.Nodes
 		if p.Node != "" {
