@@ -110,8 +110,12 @@ for = "6s"
 	if back := p.BackAtTip["validator2"]; back < 0 || back > 30 {
 		t.Errorf("validator2 back at the tip after %.1f s, want within 30 s", back)
 	}
-	if p.Txs[analyze.StateCommitted] == len(p.Txs) && len(p.Txs) == 0 {
+	if len(p.Txs) == 0 {
 		t.Errorf("no tx was sent to the killed node during its outage: nothing tested")
+	}
+	if n := p.Txs[analyze.StateCommitted]; n > 40 {
+		// Only what was in flight at the kill (at most ~1 s of its 40 tx/s) may commit.
+		t.Errorf("%d txs sent to the dead validator committed: %v", n, p.Txs)
 	}
 	kinds := map[string]bool{}
 	for _, e := range readEvents(t, out.RunDir) {
