@@ -47,6 +47,14 @@ type Runner interface {
 	Start(ctx context.Context, proc Process) (pid int, err error)
 	// Stop stops one process (SIGTERM, then SIGKILL after a grace period).
 	Stop(ctx context.Context, node, name string) error
+	// Kill ends one process at once (SIGKILL to its whole group), as a
+	// crash would; like Stop, the exit is expected and not on Exited.
+	Kill(ctx context.Context, node, name string) error
+	// Pause freezes one process's whole group (SIGSTOP); Resume thaws it
+	// (SIGCONT). A paused process keeps its sockets: peers see a node that
+	// stopped answering, not one that left.
+	Pause(ctx context.Context, node, name string) error
+	Resume(ctx context.Context, node, name string) error
 	// Exited reports processes that ended unexpectedly.
 	Exited() <-chan Exit
 	// Cleanup stops every process and removes everything Setup and Start

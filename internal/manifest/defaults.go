@@ -33,6 +33,7 @@ const (
 var Roles = []string{"validator", "full", "seed"}
 
 func (m *Manifest) applyDefaults() {
+	m.faultDefaults()
 	if m.Name == "" {
 		m.Name = "testnet"
 	}

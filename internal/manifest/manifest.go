@@ -42,6 +42,11 @@ type Manifest struct {
 	Sweep map[string]any `toml:"sweep" json:"-"`
 	// Infra picks the runner that hosts the nodes (infra.go).
 	Infra Infra `toml:"infra" json:"infra"`
+	// HaltLimit, Perturb and Rotate are faults and node churn during the
+	// load (perturb.go).
+	HaltLimit Duration   `toml:"halt_limit" json:"halt_limit"`
+	Perturb   []*Perturb `toml:"perturb" json:"perturb,omitempty"`
+	Rotate    *Rotate    `toml:"rotate" json:"rotate,omitempty"`
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`
@@ -52,6 +57,8 @@ type Manifest struct {
 	Raw []byte `toml:"-" json:"-"`
 
 	pos positions
+	// perturbPos has the lines of each [[perturb]] entry's keys.
+	perturbPos []positions
 	// zoneNames is the zone set of [network].zones, read at validation;
 	// zonesPath the resolved path of a zone CSV.
 	zoneNames []string
@@ -207,7 +214,7 @@ func Parse(file string, data []byte) (*Manifest, error) {
 }
 
 func parseIn(file, dir string, data []byte) (*Manifest, error) {
-	m := &Manifest{File: file, Dir: dir, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
+	m := &Manifest{File: file, Dir: dir, Raw: append([]byte(nil), data...), pos: scanPositions(data), perturbPos: scanPerturbPositions(data)}
 	if err := m.decode(data); err != nil {
 		return nil, err
 	}

@@ -150,6 +150,7 @@ func (m *Manifest) Validate() Errors {
 	errs = append(errs, m.validateLoad(validators)...)
 	errs = append(errs, m.validateGenesis()...)
 	errs = append(errs, m.validateVariants(errs)...) // variants.go
+	errs = append(errs, m.validateFaults()...)
 	return errs
 }
 

@@ -98,6 +98,7 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	add(r.accounting()...)
 	add(r.summary()...)
 	pngs := map[string][]byte{}
+	add(r.faultsSection(pngs)...)
 	add(heading{2, "Plots", "plots"})
 	add(para{"Time axes start at t = 0, " + r.t0From + "; dashed vertical lines mark node and load events (green: load, red: a node stopping or crashing, grey: other node events), listed in [Events](#events)."})
 	for i, f := range figures {

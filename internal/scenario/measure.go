@@ -44,12 +44,20 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 // MeasureLoad is Measure with the load given rather than read from the
 // plan: one measurement of an experiment (a sweep cell, a search probe).
 func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer) (*analyze.Results, error) {
+	return measure(ctx, dir, p, l, runID, log, progressOut, nil)
+}
+
+// measure is MeasureLoad with faults (nil: none) run during the load; a halt
+// they detect ends the load like an interrupt, with the halt as the cause.
+func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, faults *Faults) (*analyze.Results, error) {
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
 	cfg := load.FromManifest(l, runID)
 	var targets []load.Target
 	for _, n := range p.Validators() {
 		targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
 	}
-	nodes := harvest.Nodes(p)
+	nodes := faults.live(harvest.Nodes(p))
 
 	// The warm-up proves every node commits txs before the clock starts.
 	if err := warmUp(ctx, cfg, targets, nodes, l.Warmup.Duration, log); err != nil {
@@ -85,7 +93,12 @@ func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manife
 	_ = dir.Event("load_start", "", fmt.Sprintf("%d txs", runner.Expected()))
 	prog := newProgress(progressOut, runner, hv, poller)
 	progDone := prog.start()
+	stopFaults := func() {}
+	if faults != nil {
+		stopFaults = faults.Start(ctx, time.Now(), fail)
+	}
 	sum, loadErr := runner.Run(ctx)
+	stopFaults()
 	prog.stop()
 	<-progDone
 	if err := sink.Close(); err != nil {
@@ -98,7 +111,7 @@ func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manife
 		return nil, fmt.Errorf("load: %w", loadErr)
 	}
 
-	drain := drainMempools(ctx, nodes, l.Grace.Duration, log)
+	drain := drainMempools(ctx, faults.answering(nodes), l.Grace.Duration, log)
 	_ = dir.Event("drained", "", drain.String())
 
 	fctx := ctx
@@ -119,6 +132,11 @@ func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manife
 	res, err := analyze.Analyze(dir.Path)
 	if err != nil {
 		return nil, err
+	}
+	if faults != nil {
+		if err := reportFaults(dir.Path, log); err != nil {
+			return res, err
+		}
 	}
 	if interrupted {
 		return res, context.Cause(ctx)

@@ -59,7 +59,11 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 		return out, err
 	}
 	out.RunDir = tn.Dir.Path
-	res, merr := steadyUp(ctx, tn, opts)
+	faults, err := NewFaults(m, tn, opts.Log)
+	if err != nil {
+		return out, errors.Join(err, tn.Down(context.WithoutCancel(ctx)))
+	}
+	res, merr := steadyUp(ctx, tn, opts, faults)
 	out.Results = res
 	// The report comes last, after the teardown, the collectors and
 	// Prometheus have written their last events: it is then a pure function
@@ -78,7 +82,7 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 
 // steadyUp is the part of Steady while the testnet is up: collectors,
 // measurement, summary, and the teardown on the way out, whatever happens.
-func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options) (res *analyze.Results, err error) {
+func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Faults) (res *analyze.Results, err error) {
 	// Teardown runs even when ctx is cancelled: it is what an interrupted
 	// run leaves behind.
 	bg := context.WithoutCancel(ctx)
@@ -117,7 +121,7 @@ func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options) (res *anal
 		_ = tn.Dir.Event("prometheus", "", ps.URL)
 	}
 
-	res, err = Measure(ctx, tn.Dir, tn.Plan, tn.RunID, opts.Log, opts.Progress)
+	res, err = measure(ctx, tn.Dir, tn.Plan, tn.Plan.Load, tn.RunID, opts.Log, opts.Progress, faults)
 	stopCollector()
 	if res != nil {
 		fmt.Fprintln(opts.Log)

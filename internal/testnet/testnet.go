@@ -59,6 +59,11 @@ type Testnet struct {
 	// can reach the run directory (a home under a 0700 directory cannot be).
 	unprivileged bool
 
+	// bins and appBins are the binaries by release, kept for restarts;
+	// absent lists nodes Up did not start (ephemeral nodes started later).
+	bins, appBins map[plan.Release]string
+	absent        map[string]bool
+
 	links linkem.Backend // nil: links not emulated
 	model *linkem.Model
 	// linksMu serialises ApplyLinks; applied is what the backend last
@@ -92,7 +97,8 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	if err != nil {
 		return nil, err
 	}
-	t := &Testnet{Plan: p, Dir: dir, RunID: NewRunID(), log: opts.Log, pids: map[string]int{}}
+	t := &Testnet{Plan: p, Dir: dir, RunID: NewRunID(), log: opts.Log, pids: map[string]int{},
+		bins: bins, appBins: appBins, absent: notStartedByUp(m, p)}
 	fmt.Fprintf(opts.Log, "run %s: %s\n", t.RunID, dir.Path)
 	if err := t.writeInputs(m, bins, appBins); err != nil {
 		return nil, err
@@ -152,6 +158,9 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		wg.Wait()
 	}()
 	for _, n := range p.Nodes {
+		if t.absent[n.Name] {
+			continue
+		}
 		if n.StartDelay == 0 {
 			if err := t.startNode(ctx, n, bins[n.Release], appBins[n.Release]); err != nil {
 				return nil, err
@@ -285,7 +294,7 @@ func (t *Testnet) waitReady(ctx context.Context, h int64, timeout time.Duration,
 	for {
 		short := []string{}
 		for _, n := range t.Plan.Nodes {
-			if heights[n.Name] >= h {
+			if heights[n.Name] >= h || t.absent[n.Name] {
 				continue
 			}
 			st, err := clients[n.Name].Status(ctx)

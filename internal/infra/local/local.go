@@ -296,6 +296,8 @@ func (r *Runner) stop(ctx context.Context, pr *process) error {
 	if err := syscall.Kill(pg, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop %s/%s: %w", pr.res.Node, pr.res.Name, err)
 	}
+	// A paused (SIGSTOPped) process would only act on SIGTERM once thawed.
+	_ = syscall.Kill(pg, syscall.SIGCONT)
 	grace := r.StopTimeout
 	if grace <= 0 {
 		grace = DefaultStopTimeout

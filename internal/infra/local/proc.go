@@ -80,6 +80,7 @@ func stopRecorded(ctx context.Context, r resource, grace time.Duration) error {
 	if err := syscall.Kill(target, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop %s %s (pid %d): %w", r.Node, r.Name, r.PID, err)
 	}
+	_ = syscall.Kill(target, syscall.SIGCONT) // a paused process acts on SIGTERM only once thawed
 	if waitGone(ctx, r.PID, r.StartTime, grace) {
 		return nil
 	}

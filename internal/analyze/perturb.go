@@ -1,0 +1,448 @@
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// FaultsFile is the effect of a run's perturbations and rotating nodes
+// (written by FaultEffects' caller after the analysis, read by the report).
+const FaultsFile = "faults.json"
+
+// StepEvent is the detail of a perturb_step event: the resolved step and
+// the testnet call made for it (kill, stop, start, wipe, pause, resume,
+// disconnect, partition, heal).
+type StepEvent struct {
+	manifest.Step
+	Do string `json:"do"`
+}
+
+// RotateCycle is the detail of a rotate_cycle event: one ephemeral node's
+// start from an empty home to the tip.
+type RotateCycle struct {
+	Cycle int    `json:"cycle"`
+	Node  string `json:"node"`
+	// StartNs is when the node was started; CaughtUpNs when it first said
+	// catching_up false within a block of the tip (0: it did not).
+	StartNs    int64 `json:"start_ns"`
+	CaughtUpNs int64 `json:"caught_up_ns,omitempty"`
+	// Height is its height then (every block synced: its home was empty);
+	// Tip the highest height any node reported.
+	Height int64 `json:"height"`
+	Tip    int64 `json:"tip"`
+	// StopNs is when it was stopped and wiped again.
+	StopNs int64  `json:"stop_ns,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Perturbation is the measured effect of one [[perturb]] entry.
+type Perturbation struct {
+	Entry  int      `json:"entry"`
+	Action string   `json:"action"`
+	Nodes  []string `json:"nodes"`
+	// StartNs..EndNs is the outage: from the action until it was undone
+	// (restart, resume, heal) or, when it never was, the load's end.
+	StartNs int64 `json:"start_ns"`
+	EndNs   int64 `json:"end_ns"`
+	Undone  bool  `json:"undone"`
+	// BlockRate is blocks/s of the run before the outage; Blocks the
+	// blocks committed during it and Missed how many fewer than that rate
+	// predicts (never negative).
+	BlockRate float64 `json:"block_rate"`
+	Blocks    int     `json:"blocks"`
+	Missed    int     `json:"missed"`
+	// FirstBlockS is the time from the action to the next block of the
+	// chain (-1: none harvested after it); LongestGapS the longest
+	// time without a block from the action to the outage's end.
+	FirstBlockS float64 `json:"first_block_s"`
+	LongestGapS float64 `json:"longest_gap_s"`
+	// BackAtTip is, per target node, the time from the outage's end until
+	// it was back within a block of the tip, not catching up (-1: never
+	// seen there). Not measured for link-only or point actions on no node.
+	BackAtTip map[string]float64 `json:"back_at_tip_s,omitempty"`
+	// Txs counts the txs sent to the targets during the outage by end
+	// state (every one has one: committed, rejected, lost, send_error,
+	// pending).
+	Txs map[string]int `json:"txs"`
+}
+
+// Cycle is one rotating-node cycle with what the analysis derives.
+type Cycle struct {
+	RotateCycle
+	CatchUpS   float64 `json:"catch_up_s"`   // start to caught up (-1: never)
+	BlocksPerS float64 `json:"blocks_per_s"` // blocks synced per second of catch-up
+	// Duplicates is the extra commits of run txs in blocks committed while
+	// the node ran (start to stop).
+	Duplicates int `json:"duplicates"`
+}
+
+// FaultResults is faults.json.
+type FaultResults struct {
+	Perturbations []Perturbation `json:"perturbations"`
+	Cycles        []Cycle        `json:"cycles"`
+	// Halted is the reason the chain halted past the halt limit ("" if not).
+	Halted string `json:"halted,omitempty"`
+}
+
+// FaultInput is what ComputeFaults reads.
+type FaultInput struct {
+	Events   []rundir.Event
+	Heights  []rundir.HeightSample
+	Blocks   []rundir.Block
+	BlockTxs []rundir.BlockTx
+	Sent     []rundir.Sent
+	Txs      []rundir.Tx
+}
+
+// LoadFaults reads a finished, analyzed run directory (txs.csv written).
+func LoadFaults(dir string) (*FaultInput, error) {
+	d, err := rundir.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	in := &FaultInput{}
+	if in.Events, err = d.ReadEvents(); err != nil {
+		return nil, err
+	}
+	// A run without faults needs no more (txs.csv can be large).
+	if !slices.ContainsFunc(in.Events, func(e rundir.Event) bool {
+		return e.Kind == "perturb_step" || e.Kind == "rotate_cycle" || e.Kind == "chain_halted"
+	}) {
+		return in, nil
+	}
+	read := func(err error) error {
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	if in.Heights, _, err = rundir.HeightsCSV.ReadFile(rundir.HeightsCSV.Path(d)); read(err) != nil {
+		return nil, err
+	}
+	if in.Blocks, _, err = rundir.BlocksCSV.ReadFile(rundir.BlocksCSV.Path(d)); read(err) != nil {
+		return nil, err
+	}
+	if in.BlockTxs, _, err = rundir.BlockTxsCSV.ReadFile(rundir.BlockTxsCSV.Path(d)); read(err) != nil {
+		return nil, err
+	}
+	if in.Sent, _, err = rundir.SentCSV.ReadFile(rundir.SentCSV.Path(d)); read(err) != nil {
+		return nil, err
+	}
+	if in.Txs, _, err = rundir.TxsCSV.ReadFile(rundir.TxsCSV.Path(d)); read(err) != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// FaultEffects computes faults.json for a run directory and writes it;
+// nil results (and no file) when the run had no perturbations or rotation.
+func FaultEffects(dir string) (*FaultResults, error) {
+	in, err := LoadFaults(dir)
+	if err != nil {
+		return nil, err
+	}
+	res := ComputeFaults(in)
+	if res == nil {
+		return nil, nil
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	d := &rundir.Dir{Path: dir}
+	if err := os.WriteFile(d.Join(FaultsFile), append(data, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("write %s: %w", FaultsFile, err)
+	}
+	return res, nil
+}
+
+// ComputeFaults is a pure function of the run's records; nil when the run
+// had no perturb_step, rotate_cycle or chain_halted event.
+func ComputeFaults(in *FaultInput) *FaultResults {
+	var loadStart, loadEnd int64
+	type entry struct {
+		ev    StepEvent
+		start int64
+		end   int64
+	}
+	var entries []*entry
+	var steps []*entry // every perturb_step, for ends across entries
+	byEntry := map[int]*entry{}
+	res := &FaultResults{}
+	any := false
+	for _, e := range in.Events {
+		t := e.Time.UnixNano()
+		switch e.Kind {
+		case "load_start":
+			loadStart = t
+		case "load_done":
+			loadEnd = t
+		case "chain_halted":
+			res.Halted, any = e.Detail, true
+		case "rotate_cycle":
+			var rc RotateCycle
+			if json.Unmarshal([]byte(e.Detail), &rc) == nil {
+				res.Cycles = append(res.Cycles, Cycle{RotateCycle: rc})
+			}
+			any = true
+		case "perturb_step":
+			any = true
+			var se StepEvent
+			if json.Unmarshal([]byte(e.Detail), &se) != nil {
+				continue
+			}
+			steps = append(steps, &entry{ev: se, start: t})
+			if se.Action == manifest.ActResume || se.Action == manifest.ActHeal {
+				continue // an undo of an earlier entry, not an outage of its own
+			}
+			en := byEntry[se.Entry]
+			if en == nil {
+				en = &entry{ev: se, start: t}
+				byEntry[se.Entry] = en
+				entries = append(entries, en)
+			}
+			// What ends the outage: the undo of a For, or the start of a
+			// restart.
+			if se.Undo || (se.Do == "start" && en.end == 0) {
+				en.end = t
+			}
+		}
+	}
+	if !any {
+		return nil
+	}
+	if loadEnd == 0 && len(in.Blocks) > 0 {
+		loadEnd = in.Blocks[len(in.Blocks)-1].TimeNs
+	}
+	blocks := slices.Clone(in.Blocks)
+	sort.Slice(blocks, func(i, j int) bool { return blocks[i].Height < blocks[j].Height })
+	tips := tipsByPoll(in.Heights)
+
+	// An entry without a For ends with a later entry's undo: a pause with
+	// the next resume of one of its nodes, a cut with the next heal, a kill
+	// with the next start.
+	for _, en := range entries {
+		if en.end != 0 {
+			continue
+		}
+		want := map[string]string{manifest.ActKill: "start", manifest.ActPause: "resume",
+			manifest.ActDisconnect: "heal", manifest.ActPartition: "heal"}[en.ev.Action]
+		for _, s := range steps {
+			if s.start > en.start && s.ev.Do == want && (want == "heal" || overlaps(s.ev.Nodes, en.ev.Nodes)) {
+				en.end = s.start
+				break
+			}
+		}
+	}
+	for _, en := range entries {
+		p := Perturbation{Entry: en.ev.Entry, Action: en.ev.Action, Nodes: en.ev.Nodes, StartNs: en.start, EndNs: en.end,
+			Undone: en.end != 0, Txs: map[string]int{}, FirstBlockS: -1}
+		if p.EndNs == 0 {
+			p.EndNs = max(loadEnd, p.StartNs)
+		}
+		// Block rate before: blocks in [loadStart, start).
+		var before int
+		for _, b := range blocks {
+			if b.TimeNs >= loadStart && b.TimeNs < p.StartNs {
+				before++
+			}
+		}
+		if span := float64(p.StartNs-loadStart) / 1e9; span > 0 && loadStart > 0 {
+			p.BlockRate = float64(before) / span
+		}
+		last := p.StartNs
+		for _, b := range blocks {
+			if b.TimeNs < p.StartNs {
+				continue
+			}
+			if p.FirstBlockS < 0 {
+				p.FirstBlockS = float64(b.TimeNs-p.StartNs) / 1e9
+			}
+			if b.TimeNs > p.EndNs {
+				break
+			}
+			p.Blocks++
+			p.LongestGapS = max(p.LongestGapS, float64(b.TimeNs-last)/1e9)
+			last = b.TimeNs
+		}
+		if p.Blocks > 0 || p.FirstBlockS >= 0 {
+			// The gap up to the outage's end, or to the first block after it.
+			endGap := p.EndNs
+			if p.FirstBlockS >= 0 && p.Blocks == 0 {
+				endGap = p.StartNs + int64(p.FirstBlockS*1e9)
+			}
+			p.LongestGapS = max(p.LongestGapS, float64(endGap-last)/1e9)
+		} else {
+			p.LongestGapS = float64(p.EndNs-p.StartNs) / 1e9
+		}
+		expected := p.BlockRate * float64(p.EndNs-p.StartNs) / 1e9
+		p.Missed = max(0, int(expected+0.5)-p.Blocks)
+		if nodeAction(p.Action) {
+			p.BackAtTip = map[string]float64{}
+			for _, n := range p.Nodes {
+				p.BackAtTip[n] = backAtTip(in.Heights, tips, n, p.EndNs)
+			}
+		}
+		for _, tx := range in.Txs {
+			if tx.SentNs >= p.StartNs && tx.SentNs <= p.EndNs && slices.Contains(p.Nodes, tx.Node) {
+				p.Txs[tx.State]++
+			}
+		}
+		res.Perturbations = append(res.Perturbations, p)
+	}
+
+	// Duplicates: commits of a run tx after its first, by block time.
+	runHash := map[string]bool{}
+	for _, s := range in.Sent {
+		runHash[s.Hash] = true
+	}
+	blockTime := map[int64]int64{}
+	for _, b := range blocks {
+		blockTime[b.Height] = b.TimeNs
+	}
+	seen := map[string]bool{}
+	var dupTimes []int64
+	btx := slices.Clone(in.BlockTxs)
+	sort.SliceStable(btx, func(i, j int) bool {
+		if btx[i].Height != btx[j].Height {
+			return btx[i].Height < btx[j].Height
+		}
+		return btx[i].Index < btx[j].Index
+	})
+	for _, t := range btx {
+		h := strings.ToUpper(t.Hash)
+		if !runHash[h] {
+			continue
+		}
+		if seen[h] {
+			dupTimes = append(dupTimes, blockTime[t.Height])
+		}
+		seen[h] = true
+	}
+	for i := range res.Cycles {
+		c := &res.Cycles[i]
+		c.CatchUpS = -1
+		if c.CaughtUpNs > 0 {
+			c.CatchUpS = float64(c.CaughtUpNs-c.StartNs) / 1e9
+			if c.CatchUpS > 0 {
+				c.BlocksPerS = float64(c.Height) / c.CatchUpS
+			}
+		}
+		stop := c.StopNs
+		if stop == 0 {
+			stop = loadEnd
+		}
+		for _, t := range dupTimes {
+			if t >= c.StartNs && t <= stop {
+				c.Duplicates++
+			}
+		}
+	}
+	sort.Slice(res.Cycles, func(i, j int) bool { return res.Cycles[i].Cycle < res.Cycles[j].Cycle })
+	return res
+}
+
+// nodeAction says whether an action takes nodes out (so they come back).
+func nodeAction(a string) bool {
+	switch a {
+	case manifest.ActKill, manifest.ActRestart, manifest.ActPause, manifest.ActWipeRestart, manifest.ActDisconnect, manifest.ActPartition:
+		return true
+	}
+	return false
+}
+
+// tipsByPoll is the highest height of each poll (the poller stamps every
+// answer of one poll with the same time).
+func tipsByPoll(hs []rundir.HeightSample) map[int64]int64 {
+	tips := map[int64]int64{}
+	for _, h := range hs {
+		tips[h.TimeNs] = max(tips[h.TimeNs], h.Height)
+	}
+	return tips
+}
+
+// backAtTip is the seconds from end until node's first answer at or after
+// end within a block of that poll's tip and not catching up; -1 if none.
+func backAtTip(hs []rundir.HeightSample, tips map[int64]int64, node string, end int64) float64 {
+	best := int64(-1)
+	for _, h := range hs {
+		if h.Node != node || h.TimeNs < end || h.CatchingUp || h.Height < tips[h.TimeNs]-1 {
+			continue
+		}
+		if best < 0 || h.TimeNs < best {
+			best = h.TimeNs
+		}
+	}
+	if best < 0 {
+		return -1
+	}
+	return time.Duration(best - end).Seconds()
+}
+
+// FaultSummary is the text of faults.json for the terminal and report.md.
+func FaultSummary(fr *FaultResults) string {
+	var b strings.Builder
+	if fr.Halted != "" {
+		fmt.Fprintf(&b, "CHAIN HALTED: %s\n", fr.Halted)
+	}
+	for _, p := range fr.Perturbations {
+		fmt.Fprintf(&b, "perturb[%d] %s %s: outage %.1f s%s, %d blocks (%.2f/s before, %d missed), next block after %s, longest gap %.1f s",
+			p.Entry, p.Action, strings.Join(p.Nodes, ","), float64(p.EndNs-p.StartNs)/1e9, map[bool]string{false: " (not undone)", true: ""}[p.Undone],
+			p.Blocks, p.BlockRate, p.Missed, secs(p.FirstBlockS), p.LongestGapS)
+		for _, n := range p.Nodes {
+			if v, ok := p.BackAtTip[n]; ok {
+				fmt.Fprintf(&b, ", %s back at tip %s after", n, secs(v))
+			}
+		}
+		fmt.Fprintf(&b, "; txs to it meanwhile %s\n", states(p.Txs))
+	}
+	for _, c := range fr.Cycles {
+		if c.CatchUpS < 0 {
+			fmt.Fprintf(&b, "rotate cycle %d %s: not caught up (%s); %d duplicates meanwhile\n", c.Cycle, c.Node, c.Error, c.Duplicates)
+			continue
+		}
+		fmt.Fprintf(&b, "rotate cycle %d %s: caught up to height %d in %.1f s (%.0f blocks/s); %d duplicates meanwhile\n",
+			c.Cycle, c.Node, c.Height, c.CatchUpS, c.BlocksPerS, c.Duplicates)
+	}
+	return b.String()
+}
+
+func secs(v float64) string {
+	if v < 0 {
+		return "never"
+	}
+	return fmt.Sprintf("%.1f s", v)
+}
+
+func states(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
