@@ -58,9 +58,10 @@ func (m *Manifest) Validate() Errors {
 		// host: a public range would hijack traffic to real hosts.
 		add("network.subnet", "%q is not a private range: want one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", nw.Subnet)
 	}
-	if !slices.Contains([]string{"full", "seeds", "random"}, nw.Topology) {
-		add("network.topology", "%q: want \"full\", \"seeds\" or \"random\"", nw.Topology)
+	if !slices.Contains([]string{"full", "seeds", "random", "line"}, nw.Topology) {
+		add("network.topology", "%q: want \"full\", \"seeds\", \"random\" or \"line\"", nw.Topology)
 	}
+	gossip := m.validateKinds(add)
 	if !slices.Contains([]string{"auto", "netem", "userspace", "none"}, nw.Linkem) {
 		add("network.linkem", "%q: want \"auto\", \"netem\", \"userspace\" or \"none\"", nw.Linkem)
 	}
@@ -119,7 +120,7 @@ func (m *Manifest) Validate() Errors {
 			}
 		}
 	}
-	if validators == 0 {
+	if validators == 0 && !gossip {
 		add("node", "the testnet has 0 validators: add a [node.validator] group with count >= 1")
 	}
 	if total > MaxNodes && !overLimit {
@@ -148,7 +149,9 @@ func (m *Manifest) Validate() Errors {
 			add("network.peers", "%d: want 1 to %d (the other nodes), or 0 for min(%d, %d)", nw.Peers, others, DefaultPeers, others)
 		}
 	}
-	errs = append(errs, m.validateLoad(validators)...)
+	if !gossip {
+		errs = append(errs, m.validateLoad(validators)...)
+	}
 	return errs
 }
 

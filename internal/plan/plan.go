@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -34,7 +35,26 @@ type Testnet struct {
 	Network  manifest.Network `json:"network"`
 	Nodes    []*Node          `json:"nodes"`
 	Load     manifest.Load    `json:"load"`
+	// Kind is the nodes' kind (manifest.Kind*); "" is cometbft, so the
+	// plans of CometBFT testnets read as before.
+	Kind string `json:"kind,omitempty"`
+	// Publish and Gossipsub: a gossipsub testnet's workload and router
+	// parameters, every default filled in.
+	Publish   *manifest.Publish   `json:"publish,omitempty"`
+	Gossipsub *manifest.Gossipsub `json:"gossipsub,omitempty"`
 }
+
+// NodeKind is the testnet's node kind, cometbft when unset.
+func (t *Testnet) NodeKind() string {
+	if t.Kind == "" {
+		return manifest.KindCometBFT
+	}
+	return t.Kind
+}
+
+// GossipRelease is what a gossipsub node runs: benchnet's own host on the
+// pinned go-libp2p-pubsub.
+var GossipRelease = Release{Name: "gossipsub", Version: "go-libp2p-pubsub@v0.15.0"}
 
 // Node is one resolved node.
 type Node struct {
@@ -88,6 +108,10 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 		Name: m.Name, Seed: m.Seed, Subnet: prefix, Gateway: gw,
 		Topology: m.Network.Topology, Network: m.Network, Load: m.Load,
 	}
+	if m.Kind() == manifest.KindGossipsub {
+		pub, gs := m.Publish, m.Gossipsub
+		t.Kind, t.Publish, t.Gossipsub = manifest.KindGossipsub, &pub, &gs
+	}
 	if p := m.ZonesPath(); p != "" {
 		// The emulator opens the CSV the manifest named, from wherever it runs.
 		t.Network.Zones = p
@@ -103,6 +127,9 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 		name, version, ok := manifest.ParseRelease(g.Release)
 		if !ok {
 			return nil, fmt.Errorf("resolve node.%s.release: %q", gname, g.Release)
+		}
+		if t.Kind == manifest.KindGossipsub {
+			name, version = GossipRelease.Name, GossipRelease.Version
 		}
 		for i := 0; i < g.Count; i++ {
 			addr = addr.Next()
@@ -147,6 +174,12 @@ func (t *Testnet) connect(rng *rand.Rand) {
 				if p != n {
 					n.PersistentPeers = append(n.PersistentPeers, p.Name)
 				}
+			}
+		case t.Topology == "line":
+			// Each node dials the next: a path, for the analytic checks
+			// (last-delivery hop N-1).
+			if n.Index+1 < len(t.Nodes) {
+				n.PersistentPeers = append(n.PersistentPeers, t.Nodes[n.Index+1].Name)
 			}
 		case n.Role == "seed":
 			// Seeds know each other; they crawl the rest through PEX.
@@ -213,6 +246,25 @@ func RandomDials(n, k int, rng *rand.Rand) [][]int {
 		sort.Ints(dials[a])
 	}
 	return dials
+}
+
+// Neighbours returns the nodes linked with n in either direction (a link
+// is listed by its dialing side only), in plan order.
+func (t *Testnet) Neighbours(n *Node) []*Node {
+	linked := map[string]bool{}
+	for _, p := range n.PersistentPeers {
+		linked[p] = true
+	}
+	var out []*Node
+	for _, o := range t.Nodes {
+		if o == n {
+			continue
+		}
+		if linked[o.Name] || slices.Contains(o.PersistentPeers, n.Name) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Validators returns the validator nodes in plan order.
