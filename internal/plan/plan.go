@@ -54,7 +54,7 @@ func (t *Testnet) NodeKind() string {
 
 // GossipRelease is what a gossipsub node runs: benchnet's own host on the
 // pinned go-libp2p-pubsub.
-var GossipRelease = Release{Name: "gossipsub", Version: "go-libp2p-pubsub@v0.15.0"}
+var GossipRelease = Release{Name: "gossipsub", Version: "v0.15.0"}
 
 // Node is one resolved node.
 type Node struct {

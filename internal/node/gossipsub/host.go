@@ -255,7 +255,7 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 }
 
 // keepConnected dials ai until connected and redials when the connection
-// drops (a restarted neighbour): retries back off up to 2 s; a live
+// drops (a restarted neighbour): retries back off up to 500 ms; a live
 // connection is checked every 500 ms.
 func keepConnected(ctx context.Context, h host.Host, ai peer.AddrInfo) {
 	backoff := 50 * time.Millisecond
@@ -266,7 +266,7 @@ func keepConnected(ctx context.Context, h host.Host, ai peer.AddrInfo) {
 			err := h.Connect(dctx, ai)
 			cancel()
 			if err != nil {
-				wait, backoff = backoff, min(2*backoff, 2*time.Second)
+				wait, backoff = backoff, min(2*backoff, 500*time.Millisecond)
 			} else {
 				backoff = 50 * time.Millisecond
 			}
