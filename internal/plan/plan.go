@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -128,8 +127,9 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 		if !ok {
 			return nil, fmt.Errorf("resolve node.%s.release: %q", gname, g.Release)
 		}
+		app := g.App
 		if t.Kind == manifest.KindGossipsub {
-			name, version = GossipRelease.Name, GossipRelease.Version
+			name, version, app = GossipRelease.Name, GossipRelease.Version, ""
 		}
 		for i := 0; i < g.Count; i++ {
 			addr = addr.Next()
@@ -148,7 +148,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 			}
 			t.Nodes = append(t.Nodes, &Node{
 				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
-				Zone: zone, Release: Release{name, version}, App: g.App, Addr: addr,
+				Zone: zone, Release: Release{name, version}, App: app, Addr: addr,
 				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
 				StartDelay: g.StartDelay.Duration, Config: g.Config,
 			})
@@ -248,20 +248,24 @@ func RandomDials(n, k int, rng *rand.Rand) [][]int {
 	return dials
 }
 
-// Neighbours returns the nodes linked with n in either direction (a link
-// is listed by its dialing side only), in plan order.
-func (t *Testnet) Neighbours(n *Node) []*Node {
+// Neighbours returns the names of every node linked with name, whichever
+// side dials (it lists the other, or the other lists it), in plan order.
+func (t *Testnet) Neighbours(name string) []string {
 	linked := map[string]bool{}
-	for _, p := range n.PersistentPeers {
-		linked[p] = true
-	}
-	var out []*Node
-	for _, o := range t.Nodes {
-		if o == n {
-			continue
+	for _, n := range t.Nodes {
+		for _, p := range n.PersistentPeers {
+			if n.Name == name {
+				linked[p] = true
+			}
+			if p == name {
+				linked[n.Name] = true
+			}
 		}
-		if linked[o.Name] || slices.Contains(o.PersistentPeers, n.Name) {
-			out = append(out, o)
+	}
+	var out []string
+	for _, n := range t.Nodes {
+		if linked[n.Name] {
+			out = append(out, n.Name)
 		}
 	}
 	return out

@@ -91,7 +91,8 @@ func HostConfig(p *plan.Testnet, n *plan.Node, trace string) *Config {
 	if p.Gossipsub != nil {
 		c.Params = *p.Gossipsub
 	}
-	for _, o := range p.Neighbours(n) {
+	for _, name := range p.Neighbours(n.Name) {
+		o := p.Node(name)
 		c.Peers = append(c.Peers, Peer{Name: o.Name, ID: PeerID(p.Seed, o.Index).String(), Addr: o.Addr.String(), Port: o.P2PPort, Dial: o.Index > n.Index})
 	}
 	return c
