@@ -1,27 +1,29 @@
 // Command linkem benchmarks the userspace link emulator between two real
 // network namespaces (root needed):
 //
-//   - added-delay error: configured one-way delay vs when the switch actually
-//     wrote each frame (its own timestamps), and ping RTT vs 2× the delay;
+//   - added-delay error: how late the switch wrote each delayed frame (its
+//     own lateness record, checked against its bound as a run's analysis
+//     does) and ping RTT vs 2× the delay, on the machine as it is and with
+//     the delivery thread starved by pinned CPU hogs (linkemtest.Hog);
 //   - forwarding rate: UDP flood A→B over a zero-delay link (frames written
 //     straight from the reader) and over a 1 ms link (through the delay heap).
 //
-// Usage: go run ./bench/linkem [-delay 20ms] [-flood 3s]
+// Usage: go run ./bench/linkem [-delay 20ms] [-flood 3s] [-hogs 2]
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,18 +35,19 @@ import (
 func main() {
 	delay := flag.Duration("delay", 20*time.Millisecond, "one-way delay for the error measurement")
 	flood := flag.Duration("flood", 3*time.Second, "duration of each UDP flood")
+	hogs := flag.Int("hogs", 2, "spinning processes beside the delivery thread for the starved measurement (0: skip it)")
 	flag.Parse()
 	if os.Geteuid() != 0 {
 		fmt.Fprintln(os.Stderr, "bench/linkem: needs root (network namespaces, TAP devices)")
 		os.Exit(2)
 	}
-	if err := run(*delay, *flood); err != nil {
+	if err := run(*delay, *flood, *hogs); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/linkem:", err)
 		os.Exit(1)
 	}
 }
 
-func run(delay, flood time.Duration) error {
+func run(delay, flood time.Duration, hogs int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	eps := []linkem.Endpoint{
@@ -55,18 +58,12 @@ func run(delay, flood time.Duration) error {
 	if err != nil {
 		return err
 	}
-	var (
-		mu   sync.Mutex
-		late []time.Duration
-		keep atomic.Bool
-	)
-	u, err := linkem.NewUserspace(linkem.UserspaceConfig{OnDeliver: func(d time.Duration) {
-		if keep.Load() {
-			mu.Lock()
-			late = append(late, d)
-			mu.Unlock()
-		}
-	}})
+	rec, err := os.MkdirTemp("", "bench-linkem-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(rec)
+	u, err := linkem.NewUserspace(linkem.UserspaceConfig{RecordDir: rec, RecordEvery: 100 * time.Millisecond, Realtime: true})
 	if err != nil {
 		return err
 	}
@@ -85,20 +82,17 @@ func run(delay, flood time.Duration) error {
 	if _, err := linkemtest.Output(ctx, "ip", "netns", "exec", lab.Netns["a"], "ping", "-c", "2", "-W", "2", "10.213.252.3"); err != nil {
 		return fmt.Errorf("warm-up ping: %w", err)
 	}
-	keep.Store(true)
-	out, _ := linkemtest.Output(ctx, "ip", "netns", "exec", lab.Netns["a"], "ping", "-n", "-c", "500", "-i", "0.01", "10.213.252.3")
-	keep.Store(false)
-	var rtt []time.Duration
-	for _, mm := range regexp.MustCompile(`time=([\d.]+) ms`).FindAllStringSubmatch(out, -1) {
-		f, _ := strconv.ParseFloat(mm[1], 64)
-		rtt = append(rtt, time.Duration(f*float64(time.Millisecond))-2*delay)
+	if err := measureDelay(ctx, lab, u, rec, delay, 0); err != nil { // real-time thread, as in a run
+		return err
 	}
-	mu.Lock()
-	fmt.Printf("delay %v one-way: switch lateness over %d frames: p50 %v p99 %v max %v\n",
-		delay, len(late), pct(late, 50), pct(late, 99), pct(late, 100))
-	mu.Unlock()
-	fmt.Printf("ping RTT − 2×%v over %d replies: p50 %v p99 %v max %v (includes both kernels' stacks)\n",
-		delay, len(rtt), pct(rtt, 50), pct(rtt, 99), pct(rtt, 100))
+	if err := ordinary(u.DeliveryThread(), func() error { return measureDelay(ctx, lab, u, rec, delay, 0) }); err != nil {
+		return err
+	}
+	if hogs > 0 {
+		if err := measureDelay(ctx, lab, u, rec, delay, hogs); err != nil {
+			return err
+		}
+	}
 
 	// 2. Forwarding rate.
 	for _, d := range []time.Duration{0, time.Millisecond} {
@@ -115,6 +109,62 @@ func run(delay, flood time.Duration) error {
 		fmt.Printf("UDP flood a→b (64-byte payload), delay %v: sent %.0f pkt/s, switch forwarded %.0f pkt/s (%.1f%%)\n",
 			d, float64(sent)/secs, float64(fwd)/secs, 100*float64(fwd)/float64(max(sent, 1)))
 	}
+	return nil
+}
+
+// ordinary runs fn with the delivery thread made an ordinary thread
+// (SCHED_OTHER, nice 0), as it is without UserspaceConfig.Realtime.
+func ordinary(tid int, fn func() error) error {
+	attr, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0); err != nil {
+		return err
+	}
+	ferr := fn()
+	return errors.Join(ferr, unix.SchedSetAttr(tid, attr, 0))
+}
+
+// measureDelay pings a→b 500 times, 10 ms apart, with hogs spinning beside
+// the delivery thread, and prints the switch's lateness over the pings (from
+// its own record, checked as a run's analysis checks it) and the ping RTTs.
+func measureDelay(ctx context.Context, lab *linkemtest.Lab, u *linkem.Userspace, rec string, delay time.Duration, hogs int) error {
+	what := "unstarved (machine as it is)"
+	stop := func() error { return nil }
+	if hogs > 0 {
+		var err error
+		if stop, err = linkemtest.Hog(ctx, u.DeliveryThread(), hogs); err != nil {
+			return err
+		}
+		defer stop() //nolint:errcheck // stopped below; this covers an early return
+		what = fmt.Sprintf("starved (%d hogs pinned beside the delivery thread)", hogs)
+	}
+	from := time.Now()
+	out, _ := linkemtest.Output(ctx, "ip", "netns", "exec", lab.Netns["a"], "ping", "-n", "-c", "500", "-i", "0.01", "10.213.252.3")
+	to := time.Now()
+	if err := stop(); err != nil {
+		return fmt.Errorf("stop hogs: %w", err)
+	}
+	time.Sleep(250 * time.Millisecond) // a record line after the window
+	var rtt []time.Duration
+	for _, mm := range regexp.MustCompile(`time=([\d.]+) ms`).FindAllStringSubmatch(out, -1) {
+		f, _ := strconv.ParseFloat(mm[1], 64)
+		rtt = append(rtt, time.Duration(f*float64(time.Millisecond))-2*delay)
+	}
+	f, err := os.Open(filepath.Join(rec, linkem.LatenessSeriesFile))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	series, err := linkem.ReadLatenessSeries(f, linkem.LatenessSeriesFile)
+	if err != nil {
+		return err
+	}
+	c := linkem.CheckLateness(series, from, to, "pings")
+	fmt.Printf("%s, delivery thread %s, delay %v one-way:\n  switch lateness: %s\n", what, c.Sched, delay, c.Verdict)
+	fmt.Printf("  ping RTT − 2×%v over %d replies: p50 %v p99 %v max %v (includes both kernels' stacks and the TAP readers)\n",
+		delay, len(rtt), pct(rtt, 50), pct(rtt, 99), pct(rtt, 100))
 	return nil
 }
 

@@ -133,7 +133,11 @@ drain, harvest, accounting and report, into a new run directory of its own
 			if err != nil {
 				return err
 			}
-			m, err := manifest.LoadFile(filepath.Join(up, rundir.Manifest))
+			src, err := rundir.Open(up)
+			if err != nil {
+				return err
+			}
+			m, err := manifest.LoadCopy(src.ManifestPaths())
 			if err != nil {
 				return fmt.Errorf("manifest of %s: %w", up, err)
 			}
@@ -141,10 +145,6 @@ drain, harvest, accounting and report, into a new run directory of its own
 				return usageError{fmt.Errorf("%s is a %s testnet: 'load' sends CometBFT txs; run its [publish] workload with 'benchnet run'", up, m.Kind())}
 			}
 			if err := lf.apply(cmd, m); err != nil {
-				return err
-			}
-			src, err := rundir.Open(up)
-			if err != nil {
 				return err
 			}
 			var p plan.Testnet

@@ -49,6 +49,9 @@ func Analyze(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLinks(dir, res); err != nil {
+		return nil, err
+	}
 	d := &rundir.Dir{Path: dir}
 	if err := WriteTxs(rundir.TxsCSV.Path(d), rows); err != nil {
 		return nil, err

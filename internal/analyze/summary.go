@@ -56,6 +56,9 @@ func Summary(r *Results) string {
 		valid = "NO"
 	}
 	row("valid", valid, "")
+	if v, note, ok := latencyRow(r); ok {
+		row("latency valid", v, note)
+	}
 	w.Flush()
 	for _, n := range r.Nodes {
 		if n.Exited {
@@ -64,6 +67,9 @@ func Summary(r *Results) string {
 	}
 	for _, reason := range r.Invalid {
 		fmt.Fprintf(&b, "  invalid: %s\n", reason)
+	}
+	if r.LatencyInvalid != "" {
+		fmt.Fprintf(&b, "  latency invalid: %s\n", r.LatencyInvalid)
 	}
 
 	b.WriteString("\n")

@@ -36,9 +36,39 @@ func (u *Userspace) Stats() []PortStats {
 	return out
 }
 
-// WriteMetrics writes the counters in the Prometheus text format.
+// WriteMetrics writes the counters and the lateness histogram in the
+// Prometheus text format.
 func (u *Userspace) WriteMetrics(w io.Writer) error {
-	return WriteMetrics(w, u.Stats())
+	if err := WriteMetrics(w, u.Stats()); err != nil {
+		return err
+	}
+	return WriteLatenessMetrics(w, u.Lateness())
+}
+
+// WriteLatenessMetrics renders a lateness histogram as a Prometheus
+// histogram in seconds. It exposes one bucket per octave (1.024 µs … 17 s,
+// bounds that are also bounds of the finer buckets kept in memory), which
+// is plenty for rate() and histogram_quantile and keeps the file short.
+func WriteLatenessMetrics(w io.Writer, l Lateness) error {
+	const name = "benchnet_linkem_lateness_seconds"
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# HELP %s How late the userspace switch handed delayed frames to their destination, compared with their scheduled time.\n# TYPE %s histogram\n", name, name)
+	var cum uint64
+	for i := range LatBuckets - 1 {
+		if i < len(l.Counts) {
+			cum += l.Counts[i]
+		}
+		if i%latSub == 0 {
+			fmt.Fprintf(bw, "%s_bucket{le=%q} %d\n", name, promFloat(float64(LatUpper(i))/1e9), cum)
+		}
+	}
+	if len(l.Counts) == LatBuckets {
+		cum += l.Counts[LatBuckets-1]
+	}
+	fmt.Fprintf(bw, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %s\n%s_count %d\n", name, cum, name, promFloat(l.Sum.Seconds()), name, cum)
+	const mx = "benchnet_linkem_lateness_max_seconds"
+	fmt.Fprintf(bw, "# HELP %s Largest lateness of a delayed frame since the switch started.\n# TYPE %s gauge\n%s %s\n", mx, mx, mx, promFloat(l.Max.Seconds()))
+	return bw.Flush()
 }
 
 // WriteMetrics renders port counters in the Prometheus text format, one
@@ -77,6 +107,10 @@ func (u *Userspace) WriteMetricsFile(path string) error {
 		return fmt.Errorf("linkem metrics: %w", err)
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600; the run directory's files are world-readable
+		tmp.Close()
+		return fmt.Errorf("linkem metrics: %w", err)
+	}
 	if err := u.WriteMetrics(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("linkem metrics: write %s: %w", path, err)

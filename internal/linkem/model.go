@@ -102,6 +102,10 @@ func Build(p *plan.Testnet) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	uniform, err := ParseDelay(nw.Delay)
+	if err != nil {
+		return nil, err
+	}
 	loss, err := ParseLoss(nw.Loss)
 	if err != nil {
 		return nil, err
@@ -129,7 +133,8 @@ func Build(p *plan.Testnet) (*Model, error) {
 		return nil, fmt.Errorf("linkem: %s", strings.Join(errs, "; "))
 	}
 	return New(eps, mx, func(a, b Endpoint) Link {
-		d := mx.OneWay(a.Zone, b.Zone)
+		// [network].delay is the same on every link, on top of the zones'.
+		d := mx.OneWay(a.Zone, b.Zone) + uniform
 		j := jabs
 		if jfrac > 0 {
 			j = time.Duration(float64(d) * jfrac)

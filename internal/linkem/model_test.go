@@ -139,3 +139,35 @@ func TestOverridesPartitionHeal(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildUniform: [network].delay, jitter, loss and bandwidth apply to
+// every ordered pair alike, and delay adds to a zone matrix's.
+func TestBuildUniform(t *testing.T) {
+	m, err := Build(testPlan(manifest.Network{Delay: "100ms", Jitter: "10%", Loss: "0.1%", Bandwidth: "10mbit"},
+		"local", "local", "local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Link{100 * time.Millisecond, 10 * time.Millisecond, 0.001}
+	for a := 0; a < 3; a++ {
+		for b := 0; b < 3; b++ {
+			if a == b {
+				continue
+			}
+			got, err := m.Link(fmt.Sprintf("validator%d", a), fmt.Sprintf("validator%d", b))
+			if err != nil || got != want {
+				t.Errorf("Link(%d, %d) = %v, %v; want %v", a, b, got, err, want)
+			}
+		}
+	}
+	z, err := Build(testPlan(manifest.Network{Zones: "testdata/zones3.csv", Delay: "100ms"}, "east", "west"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := z.Link("validator0", "validator1"); l.Delay != 120*time.Millisecond {
+		t.Errorf("zones + delay: %v, want 20ms + 100ms", l)
+	}
+	if _, err := Build(testPlan(manifest.Network{Delay: "-1ms"}, "local")); err == nil || !strings.Contains(err.Error(), "network.delay") {
+		t.Errorf("bad delay: %v", err)
+	}
+}

@@ -22,7 +22,16 @@ func ParseJitter(s string) (frac float64, abs time.Duration, err error) {
 	return frac, abs, nil
 }
 
-// ParseLoss parses [network].loss, a percentage ("0.1%"). "" means none.
+// ParseDelay is manifest.ParseDelay ([network].delay), its error naming the field.
+func ParseDelay(s string) (time.Duration, error) {
+	d, err := manifest.ParseDelay(s)
+	if err != nil {
+		return 0, fmt.Errorf("network.delay: %w", err)
+	}
+	return d, nil
+}
+
+// ParseLoss is manifest.ParseLoss, its error naming the field.
 func ParseLoss(s string) (float64, error) {
 	p, err := manifest.ParseLoss(s)
 	if err != nil {

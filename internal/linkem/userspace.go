@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,10 +16,17 @@ type UserspaceConfig struct {
 	// TapPrefix prefixes TAP names (default "bl" + 4 random hex digits, so
 	// concurrent runs do not collide); ports are numbered after it.
 	TapPrefix string
-	// OnDeliver, if set, is called by the delivery goroutine with how late
-	// each delayed frame is handed to the kernel compared with its due time
-	// (for benchmarks; keep it cheap).
-	OnDeliver func(late time.Duration)
+	// RecordDir, if set, is where the switch keeps its own record while it
+	// runs (the run's linkem/): a line of lateness.jsonl every RecordEvery
+	// (default 1 s) and counters.prom rewritten with it, so both are current
+	// when a run is analyzed before its testnet goes down.
+	RecordDir   string
+	RecordEvery time.Duration
+	// Realtime runs the delivery thread under SCHED_FIFO (lowest real-time
+	// priority) so that CPU contention from the nodes does not make it late;
+	// without the privilege (not root) it stays an ordinary thread, which
+	// the lateness record says.
+	Realtime bool
 }
 
 // Userspace is a learning L2 switch in the harness process that owns every
@@ -45,6 +51,11 @@ type Userspace struct {
 	fdb   sync.Map // MAC [6]byte → *port
 	sched scheduler
 	wait  *waiter
+
+	late     latHist      // written by the delivery goroutine only
+	minDelay atomic.Int64 // smallest nonzero configured delay, ns
+	tid      atomic.Int32 // the delivery goroutine's OS thread
+	rec      *recorder
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -85,6 +96,13 @@ func NewUserspace(cfg UserspaceConfig) (*Userspace, error) {
 		return nil, fmt.Errorf("linkem userspace: %w", err)
 	}
 	u.wait, u.sched.wake = w, w.wake
+	if cfg.RecordDir != "" {
+		if err := u.startRecorder(); err != nil {
+			u.cancel()
+			_ = w.close()
+			return nil, fmt.Errorf("linkem userspace: %w", err)
+		}
+	}
 	u.wg.Add(1)
 	go func() { defer u.wg.Done(); u.deliverLoop() }()
 	return u, nil
@@ -140,6 +158,7 @@ func (u *Userspace) Apply(_ context.Context, m *Model) error {
 	u.model = m
 	s := m.Snapshot()
 	u.snap.Store(s)
+	u.minDelay.Store(int64(minNonzeroDelay(s)))
 	for _, p := range *u.ports.Load() {
 		p.idx.Store(int32(s.Index(p.name)))
 	}
@@ -165,6 +184,9 @@ func (u *Userspace) Close() error {
 		}
 	}
 	u.wg.Wait()
+	if err := u.stopRecorder(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := u.wait.close(); err != nil {
 		errs = append(errs, fmt.Errorf("linkem userspace: close eventfd: %w", err))
 	}
@@ -272,11 +294,23 @@ func (u *Userspace) write(src, dst *port, frame []byte) {
 	dst.txBytes.Add(uint64(len(frame)))
 }
 
-// deliverLoop writes delayed frames when they are due. It owns its OS
-// thread for the waiter's precise sleeps.
+// DeliveryThread is the OS thread id of the goroutine that delivers delayed
+// frames (0 until it runs), so tests and benchmarks can pin or starve it.
+func (u *Userspace) DeliveryThread() int { return int(u.tid.Load()) }
+
+// deliverLoop writes delayed frames when they are due and records how late
+// each one was. It owns its OS thread for the waiter's precise sleeps.
+//
+// The thread is never unlocked: when the loop returns it exits with the
+// goroutine, so its timer slack and scheduling policy never serve other
+// goroutines.
 func (u *Userspace) deliverLoop() {
 	lockThread()
-	defer runtime.UnlockOSThread()
+	if u.cfg.Realtime {
+		_ = setRealtime() // best effort: the record shows the policy in force
+	}
+	u.tid.Store(int32(gettid()))
+	defer u.tid.Store(0) // the thread dies with the loop; its id may be reused
 	var (
 		due  []item
 		next int64
@@ -285,9 +319,9 @@ func (u *Userspace) deliverLoop() {
 	for {
 		due, next, ok = u.sched.popDue(u.now(), due[:0])
 		for i, it := range due {
-			if u.cfg.OnDeliver != nil {
-				u.cfg.OnDeliver(time.Duration(u.now() - it.at))
-			}
+			// Lateness at the hand-off: a frame behind others in the same
+			// batch waits for their writes too, and that counts.
+			u.late.observe(u.now() - it.at)
 			u.write(it.src, it.dst, it.data)
 			due[i] = item{}
 		}

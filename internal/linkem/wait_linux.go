@@ -59,3 +59,37 @@ func (w *waiter) wait(d time.Duration) {
 }
 
 func (w *waiter) close() error { return unix.Close(w.efd) }
+
+func gettid() int { return unix.Gettid() }
+
+// setRealtime puts the calling thread under SCHED_FIFO at the lowest
+// real-time priority, so it runs as soon as it wakes whatever ordinary
+// (SCHED_OTHER) work keeps the CPUs busy. Reset on fork: nothing it might
+// spawn inherits the policy. The kernel's real-time throttling
+// (kernel.sched_rt_runtime_us, 95 % by default) still leaves other tasks a
+// share should the thread ever spin.
+func setRealtime() error {
+	return unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO,
+		Flags: unix.SCHED_FLAG_RESET_ON_FORK, Priority: 1}, 0)
+}
+
+// threadSched describes how thread tid is scheduled, e.g. "SCHED_FIFO 1"
+// or "SCHED_OTHER nice 0" ("" when it cannot be read).
+func threadSched(tid int) string {
+	if tid <= 0 {
+		return ""
+	}
+	a, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return ""
+	}
+	switch a.Policy {
+	case unix.SCHED_FIFO:
+		return fmt.Sprintf("SCHED_FIFO %d", a.Priority)
+	case unix.SCHED_RR:
+		return fmt.Sprintf("SCHED_RR %d", a.Priority)
+	case unix.SCHED_NORMAL:
+		return fmt.Sprintf("SCHED_OTHER nice %d", a.Nice)
+	}
+	return fmt.Sprintf("policy %d nice %d", a.Policy, a.Nice)
+}

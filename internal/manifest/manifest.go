@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ type Manifest struct {
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`
+	// Dir is where relative paths inside the manifest (a zone CSV) resolve:
+	// File's directory, or the original's for a copy (see LoadCopy).
+	Dir string `toml:"-" json:"-"`
 	// Raw is the file's content as given, kept for the run directory.
 	Raw []byte `toml:"-" json:"-"`
 
@@ -61,6 +65,14 @@ type Network struct {
 	// Peers is the least number of links of every node in the "random"
 	// topology (0 = min(DefaultPeers, other nodes)).
 	Peers int `toml:"peers" json:"peers,omitempty"`
+	// M is each new node's links in the "barabasi-albert" topology
+	// (Whiteblock: 2, 6, 12, 16); Degree every node's links in
+	// "random-regular". Other graph topologies: "line", "ring".
+	M      int `toml:"m" json:"m,omitempty"`
+	Degree int `toml:"degree" json:"degree,omitempty"`
+	// Delay is a one-way delay added to every link ("100ms"), on top of
+	// the zone delay when zones are set.
+	Delay string `toml:"delay" json:"delay,omitempty"`
 
 	// Zones is a built-in zone set name ("aws") or the path of a CSV matrix
 	// of one-way delays in ms ("" = no latency emulation).
@@ -168,10 +180,29 @@ func LoadFile(path string) (*Manifest, error) {
 	return Parse(path, data)
 }
 
+// LoadCopy parses a copy of a manifest, such as a run directory's
+// manifest.toml: errors name the copy, and relative paths inside it resolve
+// against the directory of the original, source ("": the copy's own).
+func LoadCopy(copyPath, source string) (*Manifest, error) {
+	data, err := os.ReadFile(copyPath)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	dir := filepath.Dir(copyPath)
+	if source != "" {
+		dir = filepath.Dir(source)
+	}
+	return parseIn(copyPath, dir, data)
+}
+
 // Parse decodes, defaults and validates a manifest. file names it in errors.
 // Every problem found is reported at once, each as file:line: field: message.
 func Parse(file string, data []byte) (*Manifest, error) {
-	m := &Manifest{File: file, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
+	return parseIn(file, filepath.Dir(file), data)
+}
+
+func parseIn(file, dir string, data []byte) (*Manifest, error) {
+	m := &Manifest{File: file, Dir: dir, Raw: append([]byte(nil), data...), pos: scanPositions(data)}
 	if err := m.decode(data); err != nil {
 		return nil, err
 	}

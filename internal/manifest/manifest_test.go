@@ -349,3 +349,32 @@ func TestCheckLoadIsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCopy: a run directory's copy of a manifest finds a relative zone
+// CSV next to the original (benchnet load re-reads the copy), not next to
+// the copy, and its errors name the copy.
+func TestLoadCopy(t *testing.T) {
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "lat.csv"), []byte("From/to,east,west\neast,0,40\nwest,40,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := "[network]\nzones = \"lat.csv\"\n[node.validator]\ncount = 2\nzone = \"east\"\n"
+	orig := filepath.Join(src, "m.toml")
+	run := t.TempDir()
+	cp := filepath.Join(run, "manifest.toml")
+	for _, p := range []string{orig, cp} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := LoadCopy(cp, ""); err == nil || !strings.Contains(err.Error(), cp+":2") {
+		t.Errorf("copy without its source: err = %v, want the CSV missing at %s:2", err, cp)
+	}
+	m, err := LoadCopy(cp, orig)
+	if err != nil {
+		t.Fatalf("copy with its source: %v", err)
+	}
+	if got := strings.Join(m.ZoneNames(), ","); got != "east,west" {
+		t.Errorf("zones = %s, want east,west from %s", got, src)
+	}
+}

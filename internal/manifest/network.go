@@ -191,10 +191,10 @@ func ParseZoneCSV(r io.Reader) (*ZoneTable, error) {
 // readZoneCSV opens a zone CSV named by the manifest: relative paths are
 // resolved against the manifest's directory, never the working directory.
 // Only regular files are read (a FIFO or device would block or never end).
-func readZoneCSV(manifestFile, spec string) (string, *ZoneTable, error) {
+func readZoneCSV(manifestDir, spec string) (string, *ZoneTable, error) {
 	path := spec
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(filepath.Dir(manifestFile), path)
+		path = filepath.Join(manifestDir, path)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs

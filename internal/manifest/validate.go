@@ -58,9 +58,6 @@ func (m *Manifest) Validate() Errors {
 		// host: a public range would hijack traffic to real hosts.
 		add("network.subnet", "%q is not a private range: want one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", nw.Subnet)
 	}
-	if !slices.Contains([]string{"full", "seeds", "random", "line"}, nw.Topology) {
-		add("network.topology", "%q: want \"full\", \"seeds\", \"random\" or \"line\"", nw.Topology)
-	}
 	gossip := m.validateKinds(add)
 	if !slices.Contains([]string{"auto", "netem", "userspace", "none"}, nw.Linkem) {
 		add("network.linkem", "%q: want \"auto\", \"netem\", \"userspace\" or \"none\"", nw.Linkem)
@@ -132,6 +129,7 @@ func (m *Manifest) Validate() Errors {
 			add("network.subnet", "%s holds %d node addresses, the manifest has %d nodes", nw.Subnet, usable, total)
 		}
 	}
+	m.validateTopology(add, total, seeds, !overLimit && total <= MaxNodes)
 	if nw.Topology == "seeds" && seeds == 0 {
 		add("network.topology", "\"seeds\" needs a group with role = \"seed\"")
 	}
@@ -175,7 +173,7 @@ func (m *Manifest) validateZoneSet(add func(string, string, ...any)) (ok bool) {
 		m.zoneNames = names
 		return true
 	}
-	path, t, err := readZoneCSV(m.File, spec)
+	path, t, err := readZoneCSV(m.Dir, spec)
 	var ce *CSVError
 	switch {
 	case errors.As(err, &ce):

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/topology"
 )
 
 // Default ports: every node is its own host, so every node uses the same ones.
@@ -41,6 +42,11 @@ type Testnet struct {
 	// parameters, every default filled in.
 	Publish   *manifest.Publish   `json:"publish,omitempty"`
 	Gossipsub *manifest.Gossipsub `json:"gossipsub,omitempty"`
+	// Edges is the undirected graph of a graph topology (line, ring,
+	// random-regular, barabasi-albert: internal/topology), node indices
+	// i < j, sorted; each edge is dialed by its lower node, which lists the
+	// other in PersistentPeers. Empty for full, seeds and random.
+	Edges [][2]int `json:"edges,omitempty"`
 }
 
 // NodeKind is the testnet's node kind, cometbft when unset.
@@ -154,12 +160,14 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 			})
 		}
 	}
-	t.connect(rng)
+	if err := t.connect(rng); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
 // connect fills in peers by topology.
-func (t *Testnet) connect(rng *rand.Rand) {
+func (t *Testnet) connect(rng *rand.Rand) error {
 	var seeds []string
 	for _, n := range t.Nodes {
 		if n.Role == "seed" {
@@ -174,12 +182,6 @@ func (t *Testnet) connect(rng *rand.Rand) {
 				if p != n {
 					n.PersistentPeers = append(n.PersistentPeers, p.Name)
 				}
-			}
-		case t.Topology == "line":
-			// Each node dials the next: a path, for the analytic checks
-			// (last-delivery hop N-1).
-			if n.Index+1 < len(t.Nodes) {
-				n.PersistentPeers = append(n.PersistentPeers, t.Nodes[n.Index+1].Name)
 			}
 		case n.Role == "seed":
 			// Seeds know each other; they crawl the rest through PEX.
@@ -205,6 +207,21 @@ func (t *Testnet) connect(rng *rand.Rand) {
 			}
 		}
 	}
+	if manifest.IsGraphTopology(t.Topology) {
+		// Drawn from the seed alone, not the zone stream above, so the
+		// graph of a manifest depends only on its seed, topology and size.
+		spec := topology.Spec{Kind: t.Topology, M: t.Network.M, Degree: t.Network.Degree}
+		edges, err := topology.Edges(spec, len(t.Nodes), uint64(t.Seed))
+		if err != nil {
+			return fmt.Errorf("resolve network.topology: %w", err)
+		}
+		t.Edges = edges
+		for _, e := range edges {
+			a := t.Nodes[e[0]]
+			a.PersistentPeers = append(a.PersistentPeers, t.Nodes[e[1]].Name)
+		}
+	}
+	return nil
 }
 
 // RandomDials builds a random graph of n nodes in which every node has at

@@ -39,6 +39,9 @@ func (r *run) headlineSection() []block {
 		{"latency p50 / p99", fmtMs(res.Latency.P50) + " / " + fmtMs(res.Latency.P99) + " ms (block " + orDash(res.LatencyBlock) + " time − send time)"},
 		{"accounting", fmt.Sprintf("%d sent = %d committed + %d rejected + %d lost + %d pending: %s", a.Sent, a.Committed, a.Rejected, a.Lost, a.Pending, identity)},
 	}
+	if s := r.latencyHeadline(); s != "" {
+		rows = append(rows, []string{"emulated links", s})
+	}
 	if l := r.offeredLoad(); l != "" {
 		rows = append(rows, []string{"offered load", l})
 	}
@@ -117,7 +120,7 @@ func (r *run) loadThatRan() []block {
 	}
 	var given *manifest.Load
 	if len(r.manifest) > 0 {
-		if m, err := manifest.Parse(rundir.Manifest, r.manifest); err == nil {
+		if m, err := manifest.LoadCopy(r.dir.ManifestPaths()); err == nil {
 			given = &m.Load
 		}
 	}

@@ -41,6 +41,7 @@ func (r *run) network() []block {
 			bs = append(bs, r.zoneTable(mx))
 		}
 	}
+	bs = append(bs, r.lateness()...)
 	if data, err := os.ReadFile(filepath.Join(dir, linkem.CountersFile)); err == nil {
 		bs = append(bs, details{"userspace switch counters at the end of the run", summarizeCounters(data)})
 	}
@@ -73,12 +74,13 @@ func (r *run) zoneTable(mx *linkem.Matrix) table {
 	return t
 }
 
-// summarizeCounters keeps the sample lines of the Prometheus text, sorted.
+// summarizeCounters keeps the sample lines of the Prometheus text, sorted,
+// but not the lateness histogram (its figures have their own table).
 func summarizeCounters(data []byte) string {
 	var lines []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "benchnet_linkem_lateness") {
 			lines = append(lines, l)
 		}
 	}

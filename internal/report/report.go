@@ -37,6 +37,9 @@ const (
 // (runDir when ""). It returns the paths written, report.md first. Only an
 // unreadable run directory or an unwritable output fails it.
 func Render(runDir, outDir string) ([]string, error) {
+	if IsGossipRun(runDir) {
+		return RenderGossip(runDir, outDir)
+	}
 	r, err := load(runDir)
 	if err != nil {
 		return nil, err

@@ -43,9 +43,16 @@ type Results struct {
 	Drain *Drain `json:"drain,omitempty"`
 	// Recovered is harvest.json's: set when these results were recovered
 	// from a run that did not finish.
-	Recovered    *Recovery `json:"recovered,omitempty"`
-	Latency      Stats     `json:"latency_ms"`
-	LatencyBlock string    `json:"latency_block"` // "H" or "H+1": whose header time ends a tx's latency
+	Recovered *Recovery `json:"recovered,omitempty"`
+	// LatencyValid is false when the userspace link emulator missed its
+	// lateness bound during the load (LatencyInvalid says by how much): the
+	// latencies then include the emulator's own delay. Absent when no
+	// userspace emulator ran (see analyze/linkem.go).
+	LatencyValid   *bool         `json:"latency_valid,omitempty"`
+	LatencyInvalid string        `json:"latency_invalid_reason,omitempty"`
+	Linkem         *LinkLateness `json:"linkem_lateness,omitempty"`
+	Latency        Stats         `json:"latency_ms"`
+	LatencyBlock   string        `json:"latency_block"` // "H" or "H+1": whose header time ends a tx's latency
 	// LatencyOther is the same distribution measured with the other block's time.
 	LatencyOther Stats `json:"latency_ms_other_block"`
 	// NegativeLatencies counts headline latencies below 0 (block time before
@@ -56,6 +63,8 @@ type Results struct {
 	Valid             bool         `json:"valid"`
 	Invalid           []string     `json:"invalid_reasons,omitempty"`
 	Nodes             []NodeResult `json:"nodes"`
+	// Gossip is set for gossip runs (internal/analyze/gossip).
+	Gossip *GossipResults `json:"gossip,omitempty"`
 }
 
 // Accounting: every sent tx ends in exactly one state.
@@ -185,3 +194,7 @@ func (d *Dir) WriteResults(r *Results) error {
 	}
 	return d.WriteFile(ResultsFile, data)
 }
+
+// LatencyOK says whether the latency results stand: not when the link
+// emulator missed its bound.
+func (r *Results) LatencyOK() bool { return r.LatencyValid == nil || *r.LatencyValid }

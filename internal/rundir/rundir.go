@@ -8,6 +8,7 @@
 // Layout of runs/<timestamp>-<name>/ (record type and codec in brackets):
 //
 //	manifest.toml      the manifest as given
+//	manifest.source    the absolute path it was read from (relative paths inside resolve against its directory)
 //	plan.json          the resolved testnet (plan.Testnet)
 //	state.json         every resource the runner created, written as created (infra/local)
 //	events.jsonl       timestamped events: node started, ready, crashed, load start/stop … [Event]
@@ -20,7 +21,10 @@
 //	block_txs.csv      every tx of those blocks with its result code (harvest) [BlockTx, BlockTxsCSV]
 //	harvest.json       the harvested height range and how the drain ended (harvest) [Harvest]
 //	txs.csv            one row per sent tx with its end state and latency (analyze) [Tx, TxsCSV]
-//	results.json       summary of the run, with schema_version (analyze) [Results]
+//	results.json       summary of the run, with schema_version (analyze) [Results]; gossip runs: its "gossip" section [GossipResults]
+//	published.csv      gossip: every message the harness asked a host to publish (load) [Published, PublishedCSV]
+//	traces/<node>.csv  gossip: each host's own event trace (harvest) [GossipEvent, GossipTraceCSV]
+//	deliveries.csv     gossip: one row per (message, other host) with its end state (analyze/gossip) [Delivery, DeliveriesCSV]
 //	metrics/           (collect) samples.csv.gz [Sample, SamplesCSV], proc.csv [Proc, ProcCSV],
 //	                   host.csv [Host, HostCSV], scrape_errors.csv [ScrapeError, ScrapeErrorsCSV],
 //	                   machine.json [Machine]
@@ -36,6 +40,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -43,12 +48,15 @@ import (
 // File names inside a run directory.
 const (
 	Manifest = "manifest.toml"
-	Plan     = "plan.json"
-	State    = "state.json"
-	Events   = "events.jsonl"
-	Homes    = "homes"
-	Logs     = "logs"
-	Metrics  = "metrics"
+	// ManifestSource holds the absolute path the manifest was read from, so
+	// relative paths inside the copy (a zone CSV) resolve as they did.
+	ManifestSource = "manifest.source"
+	Plan           = "plan.json"
+	State          = "state.json"
+	Events         = "events.jsonl"
+	Homes          = "homes"
+	Logs           = "logs"
+	Metrics        = "metrics"
 )
 
 // Dir is one run directory.
@@ -220,4 +228,14 @@ func (d *Dir) Close() error {
 		return err
 	}
 	return nil
+}
+
+// ManifestPaths returns the path of the run's copy of its manifest and the
+// absolute path of the original ("" when not recorded, e.g. a built-in).
+func (d *Dir) ManifestPaths() (copyPath, source string) {
+	b, err := os.ReadFile(d.Join(ManifestSource))
+	if err == nil {
+		source = strings.TrimSpace(string(b))
+	}
+	return d.Join(Manifest), source
 }

@@ -172,6 +172,7 @@ func TestUnreachableNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			onLoopback(p)
 			dir, err := rundir.Create(t.TempDir(), p.Name, time.Now())
 			if err != nil {
 				t.Fatal(err)

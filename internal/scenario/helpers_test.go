@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,7 +31,7 @@ const (
 	subnetSteady      = "10.213.230.0/24"
 	subnetLoadtime    = "10.213.231.0/24"
 	subnetNodeDies    = "10.213.232.0/24"
-	subnetUnreachable = "127.0.213.0/24" // loopback: nothing listens, connects are refused at once
+	subnetUnreachable = "10.213.239.0/24" // planned, never set up: see onLoopback
 )
 
 var v101 = plan.Release{Name: "cometbft", Version: "v1.0.1"}
@@ -270,4 +271,14 @@ func cpuShares(t *testing.T, dir string, from, to time.Time) (harness, nodes flo
 // into the test log.
 func testnetOptions(t *testing.T) testnet.Options {
 	return testnet.Options{Output: outputDir(t), ReadyTimeout: 60 * time.Second, Log: testenv.LogWriter(t)}
+}
+
+// onLoopback moves every node of a resolved plan to a loopback address where
+// nothing listens, so connects are refused at once (the manifest refuses a
+// loopback subnet, and an unassigned private address must not be dialled:
+// it could leave the machine).
+func onLoopback(p *plan.Testnet) {
+	for i := range p.Nodes {
+		p.Nodes[i].Addr = netip.AddrFrom4([4]byte{127, 0, 213, byte(2 + i)})
+	}
 }

@@ -25,7 +25,7 @@ func wantsLinkem(p *plan.Testnet) bool {
 	if n.Linkem == linkem.KindNone {
 		return false
 	}
-	return n.Zones != "" || n.Jitter != "" || n.Loss != "" || n.Bandwidth != "" ||
+	return n.Zones != "" || n.Delay != "" || n.Jitter != "" || n.Loss != "" || n.Bandwidth != "" ||
 		n.Linkem == linkem.KindUserspace || n.Linkem == linkem.KindNetem
 }
 
@@ -42,6 +42,9 @@ func (t *Testnet) openLinks(ctx context.Context, r *local.Runner) error {
 	}
 	be, reason, err := linkem.Open(ctx, p.Network.Linkem, linkem.Options{
 		Netem: linkem.NetemConfig{Netns: func(node string) string { return local.NetnsName(t.RunID, node) }},
+		// The switch records its lateness into the run directory while it
+		// runs (analyze checks it), from a real-time delivery thread.
+		Userspace: linkem.UserspaceConfig{RecordDir: t.Dir.Join(LinkemDir), Realtime: true},
 	})
 	if err != nil {
 		return fmt.Errorf("link emulation: %w", err)

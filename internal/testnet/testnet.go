@@ -211,6 +211,13 @@ func (t *Testnet) writeInputs(m *manifest.Manifest, bins []node.Binary) error {
 	if err := t.Dir.WriteFile(rundir.Manifest, m.Raw); err != nil {
 		return err
 	}
+	if _, err := os.Stat(m.File); err == nil { // not for a built-in manifest
+		if abs, err := filepath.Abs(m.File); err == nil {
+			if err := t.Dir.WriteFile(rundir.ManifestSource, []byte(abs+"\n")); err != nil {
+				return err
+			}
+		}
+	}
 	pj, err := t.Plan.JSON()
 	if err != nil {
 		return err

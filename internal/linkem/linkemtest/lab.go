@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"net/netip"
 	"os/exec"
+	"runtime"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/benchnet/benchnet/internal/linkem"
 )
@@ -88,4 +91,65 @@ func Output(ctx context.Context, argv ...string) (string, error) {
 		return buf.String(), fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(buf.String()))
 	}
 	return buf.String(), nil
+}
+
+// Hog starves the OS thread tid (e.g. the switch's delivery thread, see
+// Userspace.DeliveryThread) with n spinning processes (`yes` writing to
+// /dev/null): tid and the hogs are pinned to the machine's last CPU and tid
+// becomes an ordinary thread at nice 19 (whatever its policy was, e.g.
+// SCHED_FIFO), so each hog outweighs it about 70 to 1 (CFS/EEVDF weights
+// 1024 vs 15) while everything else on that CPU (softirq threads, the other
+// threads of this process) competes with the hogs as equals. Stop kills and
+// reaps the hogs and restores tid's scheduling and affinity.
+func Hog(ctx context.Context, tid, n int) (stop func() error, err error) {
+	if tid <= 0 {
+		return nil, fmt.Errorf("hog: no thread to starve (tid %d)", tid)
+	}
+	var all, one unix.CPUSet
+	if err := unix.SchedGetaffinity(tid, &all); err != nil {
+		return nil, fmt.Errorf("hog: affinity of thread %d: %w", tid, err)
+	}
+	attr, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return nil, fmt.Errorf("hog: scheduling of thread %d: %w", tid, err)
+	}
+	one.Set(runtime.NumCPU() - 1)
+	var cmds []*exec.Cmd
+	stop = func() error {
+		var errs []error
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			if err := c.Wait(); err != nil && !isKilled(err) {
+				errs = append(errs, err)
+			}
+		}
+		cmds = nil
+		errs = append(errs, unix.SchedSetAttr(tid, attr, 0), unix.SchedSetaffinity(tid, &all))
+		return errors.Join(errs...)
+	}
+	if err := unix.SchedSetaffinity(tid, &one); err != nil {
+		return nil, fmt.Errorf("hog: pin thread %d: %w", tid, err)
+	}
+	if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Nice: 19}, 0); err != nil {
+		_ = stop()
+		return nil, fmt.Errorf("hog: nice thread %d: %w", tid, err)
+	}
+	for range n {
+		c := exec.CommandContext(ctx, "yes") // stdout: /dev/null
+		if err := c.Start(); err != nil {
+			_ = stop()
+			return nil, fmt.Errorf("hog: %w", err)
+		}
+		cmds = append(cmds, c)
+		if err := unix.SchedSetaffinity(c.Process.Pid, &one); err != nil {
+			_ = stop()
+			return nil, fmt.Errorf("hog: pin %d: %w", c.Process.Pid, err)
+		}
+	}
+	return stop, nil
+}
+
+func isKilled(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && !ee.Exited()
 }

@@ -1,0 +1,520 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// The gossip report (issue 12): the Whiteblock gossipsub report's tables and
+// plots from one run directory — headline, MDR per host with the missing
+// deliveries attributed, dissemination-time histogram (Whiteblock's
+// TotalNanoTime), hop histograms, CPU and RSS per host — and, across a
+// series of runs, the same histograms overlaid next to a comparison table.
+// It reads results.json's gossip section, deliveries.csv and plan.json.
+
+// gossipRun is what the gossip report reads from one run directory.
+type gossipRun struct {
+	dir      string
+	label    string
+	plan     *plan.Testnet
+	res      *rundir.Results
+	dissemMs []float64 // every delivery: publish -> delivery (ms)
+	lastMs   []float64 // every message: publish -> last delivery (ms)
+}
+
+// IsGossipRun reports whether runDir's results.json has a gossip section.
+func IsGossipRun(runDir string) bool {
+	r, err := (&rundir.Dir{Path: runDir}).ReadResults()
+	return err == nil && r.Gossip != nil
+}
+
+func loadGossip(runDir string) (*gossipRun, error) {
+	d := &rundir.Dir{Path: runDir}
+	res, err := d.ReadResults()
+	if err != nil {
+		return nil, fmt.Errorf("gossip report: %w", err)
+	}
+	if res.Gossip == nil {
+		return nil, fmt.Errorf("gossip report: %s has no gossip section (run `benchnet analyze` on a gossip run)", filepath.Join(runDir, rundir.ResultsFile))
+	}
+	g := &gossipRun{dir: runDir, res: res, label: filepath.Base(runDir)}
+	if data, err := os.ReadFile(d.Join(rundir.Plan)); err == nil {
+		var t plan.Testnet
+		if json.Unmarshal(data, &t) == nil {
+			g.plan = &t
+			if t.Name != "" {
+				g.label = t.Name
+			}
+		}
+	}
+	last := map[string]int64{}
+	var order []string
+	var pubNs = map[string]int64{}
+	f, err := os.Open(rundir.DeliveriesCSV.Path(d))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("gossip report: %w", err)
+	}
+	if err == nil {
+		f.Close()
+		_, _, err = rundir.DeliveriesCSV.ReadFileFilter(rundir.DeliveriesCSV.Path(d), func(r *rundir.Delivery) bool {
+			if r.State != rundir.DeliveryDelivered {
+				return false
+			}
+			g.dissemMs = append(g.dissemMs, float64(r.DeliverNs-r.PublishNs)/1e6)
+			if _, ok := last[r.MsgID]; !ok {
+				order = append(order, r.MsgID)
+				pubNs[r.MsgID] = r.PublishNs
+			}
+			last[r.MsgID] = max(last[r.MsgID], r.DeliverNs)
+			return false // keep nothing: 10 M rows would not fit
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gossip report: %w", err)
+		}
+	}
+	for _, m := range order {
+		g.lastMs = append(g.lastMs, float64(last[m]-pubNs[m])/1e6)
+	}
+	return g, nil
+}
+
+// RenderGossip writes the gossip report of runDir into outDir (runDir when
+// ""): report.md, report.html and plots/. Same data, same bytes.
+func RenderGossip(runDir, outDir string) ([]string, error) {
+	g, err := loadGossip(runDir)
+	if err != nil {
+		return nil, err
+	}
+	if outDir == "" {
+		outDir = runDir
+	}
+	title := "benchnet gossip report: " + g.label
+	blocks, pngs, err := g.build(title)
+	if err != nil {
+		return nil, err
+	}
+	return writeReport(outDir, title, blocks, pngs)
+}
+
+// RenderGossipSeries writes a report comparing gossip runs (a Whiteblock
+// series: one run per m, delay …) into outDir: a table of the headline
+// figures and the histograms overlaid, runs in the order given.
+func RenderGossipSeries(outDir string, runDirs ...string) ([]string, error) {
+	if len(runDirs) == 0 {
+		return nil, errors.New("gossip series report: no run directories")
+	}
+	var runs []*gossipRun
+	for _, d := range runDirs {
+		g, err := loadGossip(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, g)
+	}
+	title := "benchnet gossip series: " + strings.Join(labels(runs), ", ")
+	var bs []block
+	bs = append(bs, heading{1, title, ""})
+	bs = append(bs, para{"One row per run, in the order given. MDR = deliveries / (messages × (N − 1)); dissemination is publish → each delivery (Whiteblock's TotalNanoTime); last-delivery hop is the depth of each message's last delivery in its first-delivery tree, max hop the tree's depth (Whiteblock's definition)."})
+	t := table{head: []string{"run", "topology", "valid", "nodes", "messages", "MDR %", "missing", "dissemination mean ms", "p50", "p99", "max", "last delivery p99 ms", "last-delivery hop p50 / max", "max hop p50 / max", "duplicates avg"}}
+	for _, g := range runs {
+		r := g.res.Gossip
+		t.rows = append(t.rows, []string{g.label, g.topology(), validWord(g.res), itoa(r.Nodes), itoa(r.Messages), fmtF(100*r.MDR, 3),
+			itoa(r.Expected - r.Delivered), fmtMs(r.Dissemination.Avg), fmtMs(r.Dissemination.P50), fmtMs(r.Dissemination.P99), fmtMs(r.Dissemination.Max),
+			fmtMs(r.LastDelivery.P99), fmtF(r.LastDeliveryHop.P50, 0) + " / " + fmtF(r.LastDeliveryHop.Max, 0),
+			fmtF(r.MaxHop.P50, 0) + " / " + fmtF(r.MaxHop.Max, 0), fmtF(r.Duplicates.Avg, 2)})
+	}
+	bs = append(bs, t)
+	pngs := map[string][]byte{}
+	figs := []gossipFigure{
+		{"gossip_series_dissemination", "Dissemination time, overlaid", "Share of deliveries per bin of publish → delivery time, one line per run (Whiteblock's Graph 3).", func() (*plot.Plot, string) {
+			return histOverlay(runs, "Dissemination time", "publish → delivery (ms)", func(g *gossipRun) []float64 { return g.dissemMs })
+		}},
+		{"gossip_series_last_delivery_hop", "Last-delivery hop, overlaid", "Share of messages per last-delivery hop, one line per run (Whiteblock's Graph 2).", func() (*plot.Plot, string) {
+			return hopOverlay(runs, "Last-delivery hop", func(r *rundir.GossipResults) []int { return r.LastDeliveryHopHist })
+		}},
+	}
+	fb, err := renderFigures(figs, pngs)
+	if err != nil {
+		return nil, err
+	}
+	bs = append(bs, fb...)
+	return writeReport(outDir, title, bs, pngs)
+}
+
+func labels(runs []*gossipRun) []string {
+	var out []string
+	for _, g := range runs {
+		out = append(out, g.label)
+	}
+	return out
+}
+
+// writeReport writes blocks and plots as the run report does.
+func writeReport(outDir, title string, blocks []block, pngs map[string][]byte) ([]string, error) {
+	if err := os.MkdirAll(filepath.Join(outDir, PlotsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	md, htmlPath := filepath.Join(outDir, MarkdownFile), filepath.Join(outDir, HTMLFile)
+	written := []string{md, htmlPath}
+	for _, name := range sortedKeys(pngs) {
+		p := filepath.Join(outDir, PlotsDir, name)
+		if err := rundir.WriteAtomic(p, pngs[name]); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		written = append(written, p)
+	}
+	if err := rundir.WriteAtomic(md, markdown(blocks)); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := rundir.WriteAtomic(htmlPath, htmlDoc(title, blocks)); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return written, nil
+}
+
+type gossipFigure struct {
+	name, title, what string
+	build             func() (*plot.Plot, string)
+}
+
+// GossipPlotTitles are the titles of the gossip report's plots, in order.
+func GossipPlotTitles() []string {
+	var out []string
+	for _, f := range (&gossipRun{res: &rundir.Results{Gossip: &rundir.GossipResults{}}}).figures() {
+		out = append(out, f.title)
+	}
+	return out
+}
+
+func renderFigures(figs []gossipFigure, pngs map[string][]byte) ([]block, error) {
+	var bs []block
+	for i, f := range figs {
+		bs = append(bs, heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
+		p, reason := f.build()
+		if p == nil {
+			bs = append(bs, noData{reason}, para{"*" + f.what + "*"})
+			continue
+		}
+		makeRoom(p)
+		w, err := p.WriterTo(plotW, plotH, "png")
+		if err != nil {
+			return nil, fmt.Errorf("report: plot %s: %w", f.name, err)
+		}
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			return nil, fmt.Errorf("report: plot %s: %w", f.name, err)
+		}
+		pngs[f.name+".png"] = buf.Bytes()
+		bs = append(bs, image{f.title, PlotsDir + "/" + f.name + ".png", buf.Bytes()}, para{f.what})
+	}
+	return bs, nil
+}
+
+func (g *gossipRun) topology() string {
+	if g.plan == nil {
+		return "?"
+	}
+	s := g.plan.Topology
+	switch {
+	case g.plan.Network.M != 0:
+		s += fmt.Sprintf(" m=%d", g.plan.Network.M)
+	case g.plan.Network.Degree != 0:
+		s += fmt.Sprintf(" degree=%d", g.plan.Network.Degree)
+	}
+	for _, c := range []struct{ k, v string }{{"delay", g.plan.Network.Delay}, {"loss", g.plan.Network.Loss}, {"bandwidth", g.plan.Network.Bandwidth}, {"zones", g.plan.Network.Zones}} {
+		if c.v != "" {
+			s += ", " + c.k + " " + c.v
+		}
+	}
+	return s
+}
+
+func validWord(r *rundir.Results) string {
+	if r.Valid {
+		return "valid"
+	}
+	return "**invalid**"
+}
+
+func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
+	r := g.res.Gossip
+	var bs []block
+	add := func(b ...block) { bs = append(bs, b...) }
+	add(heading{1, title, ""})
+	// Headline first: the verdict, then the three figures of Whiteblock's
+	// report (MDR, dissemination, hops).
+	verdict := "**valid**: the publisher kept its schedule (lag p99 ≤ 100 ms, ≥ 95 % of the target rate) and the machine's CPU was not saturated."
+	if !g.res.Valid {
+		verdict = "**INVALID — not a result**: " + strings.Join(g.res.Invalid, "; ") + "."
+	}
+	add(para{verdict})
+	add(table{head: []string{"figure", "value"}, rows: [][]string{
+		{"hosts, topology", itoa(r.Nodes) + ", " + g.topology()},
+		{"messages published", itoa(r.Messages)},
+		{"MDR (deliveries / messages × (N − 1))", fmt.Sprintf("%s %% (%d of %d)", fmtF(100*r.MDR, 3), r.Delivered, r.Expected)},
+		{"dissemination mean / p50 / p99 / max (ms)", strings.Join([]string{fmtMs(r.Dissemination.Avg), fmtMs(r.Dissemination.P50), fmtMs(r.Dissemination.P99), fmtMs(r.Dissemination.Max)}, " / ")},
+		{"last delivery per message mean / p99 / max (ms)", strings.Join([]string{fmtMs(r.LastDelivery.Avg), fmtMs(r.LastDelivery.P99), fmtMs(r.LastDelivery.Max)}, " / ")},
+		{"last-delivery hop p50 / max (delivery tree)", fmtF(r.LastDeliveryHop.P50, 0) + " / " + fmtF(r.LastDeliveryHop.Max, 0)},
+		{"max hop p50 / max (Whiteblock's: longest chain)", fmtF(r.MaxHop.P50, 0) + " / " + fmtF(r.MaxHop.Max, 0)},
+		{"duplicates per message per host (avg / max)", fmtF(r.Duplicates.Avg, 2) + " / " + fmtF(r.Duplicates.Max, 0)},
+		{"publish rate target / achieved (msg/s)", fmtF(r.Publish.TargetRate, 1) + " / " + fmtF(r.Publish.Achieved, 1)},
+		{"publish lag p50 / p99 / max (ms)", strings.Join([]string{fmtMs(r.Publish.LagP50Ms), fmtMs(r.Publish.LagP99Ms), fmtMs(r.Publish.LagMaxMs)}, " / ")},
+		{"harness CPU avg / max (% of one core)", g.harnessCPU()},
+		{"machine CPU busy over the schedule (all cores)", g.machineCPU()},
+	}})
+	add(heading{2, "Missing deliveries", "missing"})
+	if len(r.Missing) == 0 {
+		add(para{"None: every host delivered every message it did not publish."})
+	} else {
+		t := table{head: []string{"reason", "deliveries", "what it means"}}
+		for _, k := range sortedKeys(r.Missing) {
+			t.rows = append(t.rows, []string{"`" + k + "`", itoa(r.Missing[k]), reasonText[k]})
+		}
+		add(t)
+	}
+	add(para{fmt.Sprintf("Trace events over the run: %d dropped RPCs, %d undeliverable (subscriber queue full), %d rejected.", r.DroppedRPC, r.Undeliverable, r.Rejected)})
+	add(heading{2, "Message delivery ratio per host", "mdr"})
+	t := table{head: []string{"host", "published", "expected", "delivered", "MDR %", "missing", "duplicates avg", "CPU avg %", "CPU max %", "RSS avg MiB", "RSS max MiB", "exited"}}
+	for _, n := range r.HostNodes {
+		var miss []string
+		for _, k := range sortedKeys(n.Missing) {
+			miss = append(miss, fmt.Sprintf("%s %d", k, n.Missing[k]))
+		}
+		exited := ""
+		if n.Exited {
+			exited = "**exited**"
+		}
+		t.rows = append(t.rows, []string{n.Name, itoa(n.Published), itoa(n.Expected), itoa(n.Delivered), fmtF(100*n.MDR, 2), dashIfEmpty(strings.Join(miss, ", ")),
+			fmtF(n.Duplicates, 2), fmtF(n.Proc.CPUAvgPct, 1), fmtF(n.Proc.CPUMaxPct, 1), fmtF(n.Proc.RSSAvgMB, 1), fmtF(n.Proc.RSSMaxMB, 1), exited})
+	}
+	add(t)
+	add(heading{2, "Plots", "plots"})
+	pngs := map[string][]byte{}
+	fb, err := renderFigures(g.figures(), pngs)
+	if err != nil {
+		return nil, nil, err
+	}
+	add(fb...)
+	return bs, pngs, nil
+}
+
+var reasonText = map[string]string{
+	"host_exited":   "the receiving host died during the run (events.jsonl)",
+	"no_trace":      "the receiving host left no trace file",
+	"queue_full":    "the router had it, the subscriber queue was full (undeliverable)",
+	"rejected":      "the receiving host's validation rejected it",
+	"dropped_rpc":   "a peer dropped an RPC carrying it toward the host (outbound queue full)",
+	"never_reached": "no trace shows it reaching the host",
+}
+
+func (g *gossipRun) machineCPU() string {
+	if b := g.res.Gossip.MachineBusyPct; b > 0 {
+		return fmtF(b, 1) + " %"
+	}
+	return "not sampled"
+}
+
+func (g *gossipRun) harnessCPU() string {
+	h := g.res.Gossip.Harness
+	if h == nil {
+		return "not sampled"
+	}
+	return fmtF(h.CPUAvgPct, 1) + " / " + fmtF(h.CPUMaxPct, 1)
+}
+
+func (g *gossipRun) figures() []gossipFigure {
+	one := []*gossipRun{g}
+	r := g.res.Gossip
+	return []gossipFigure{
+		{"gossip_dissemination", "Dissemination time", "Deliveries per bin of publish → delivery time (Whiteblock's TotalNanoTime): an initial spike, then lobes one hop delay apart.", func() (*plot.Plot, string) {
+			return histOverlay(one, "Dissemination time (every delivery)", "publish → delivery (ms)", func(g *gossipRun) []float64 { return g.dissemMs })
+		}},
+		{"gossip_last_delivery", "Time to the last delivery", "Messages per bin of publish → last delivery: how long a message takes to reach every host.", func() (*plot.Plot, string) {
+			return histOverlay(one, "Time to the last delivery (per message)", "publish → last delivery (ms)", func(g *gossipRun) []float64 { return g.lastMs })
+		}},
+		{"gossip_hops", "Hops", "Messages per hop count: the depth of the last delivery in the delivery tree, and the tree's depth (Whiteblock's definition, ≥ the first); deliveries per depth.", func() (*plot.Plot, string) {
+			return hopBars(r)
+		}},
+		{"gossip_cpu", "CPU per host", "Average and maximum CPU of each host over the run (% of one core, between proc.csv samples); a host near 100 % limits the run, not the protocol.", func() (*plot.Plot, string) {
+			return perHostBars(r, "CPU (% of one core)", func(p rundir.ProcStats) (float64, float64) { return p.CPUAvgPct, p.CPUMaxPct })
+		}},
+		{"gossip_rss", "Resident memory per host", "Average and maximum RSS of each host.", func() (*plot.Plot, string) {
+			return perHostBars(r, "RSS (MiB)", func(p rundir.ProcStats) (float64, float64) { return p.RSSAvgMB, p.RSSMaxMB })
+		}},
+	}
+}
+
+// histOverlay draws one step line per run: the share of values per bin, on
+// bins common to every run (60 bins from 0 to the largest p99.9 … max).
+func histOverlay(runs []*gossipRun, title, x string, values func(*gossipRun) []float64) (*plot.Plot, string) {
+	hi := 0.0
+	found := false
+	for _, g := range runs {
+		v := values(g)
+		if len(v) == 0 {
+			continue
+		}
+		found = true
+		s := slices.Clone(v)
+		slices.Sort(s)
+		hi = max(hi, s[len(s)-1])
+	}
+	if !found {
+		return nil, "no delivered message in deliveries.csv"
+	}
+	const bins = 60
+	width := niceWidth(hi / bins)
+	p := newPlot(title, x, "share (%)")
+	for i, g := range runs {
+		v := values(g)
+		if len(v) == 0 {
+			continue
+		}
+		counts := make([]float64, int(math.Floor(hi/width))+1)
+		for _, x := range v {
+			counts[min(max(int(math.Floor(x/width)), 0), len(counts)-1)]++
+		}
+		var xy plotter.XYs
+		for b, c := range counts {
+			y := 100 * c / float64(len(v))
+			xy = append(xy, plotter.XY{X: float64(b) * width, Y: y}, plotter.XY{X: float64(b+1) * width, Y: y})
+		}
+		l, _ := plotter.NewLine(xy)
+		l.Color = plotutil.Color(i)
+		l.Width = 1.5
+		p.Add(l)
+		if len(runs) > 1 {
+			addLegend(p, g.label, l)
+		}
+	}
+	p.X.Min, p.Y.Min = 0, 0
+	return p, ""
+}
+
+// niceWidth rounds a bin width up to 1, 2 or 5 times a power of ten.
+func niceWidth(w float64) float64 {
+	if w <= 0 {
+		return 1
+	}
+	e := math.Pow(10, math.Floor(math.Log10(w)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if w <= m*e {
+			return m * e
+		}
+	}
+	return 10 * e
+}
+
+func hopOverlay(runs []*gossipRun, title string, hist func(*rundir.GossipResults) []int) (*plot.Plot, string) {
+	p := newPlot(title, "hops", "share of messages (%)")
+	drawn := false
+	for i, g := range runs {
+		h := hist(g.res.Gossip)
+		total := 0
+		for _, c := range h {
+			total += c
+		}
+		if total == 0 {
+			continue
+		}
+		drawn = true
+		var xy plotter.XYs
+		for k, c := range h {
+			xy = append(xy, plotter.XY{X: float64(k), Y: 100 * float64(c) / float64(total)})
+		}
+		l, pts, _ := plotter.NewLinePoints(xy)
+		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		p.Add(l, pts)
+		addLegend(p, g.label, l, pts)
+	}
+	if !drawn {
+		return nil, "no hop counts in results.json"
+	}
+	p.X.Min, p.Y.Min = 0, 0
+	return p, ""
+}
+
+func hopBars(r *rundir.GossipResults) (*plot.Plot, string) {
+	series := []struct {
+		name string
+		h    []int
+	}{{"last-delivery hop (messages)", r.LastDeliveryHopHist}, {"max hop (messages)", r.MaxHopHist}, {"delivery depth (deliveries)", r.DeliveryHopHist}}
+	n := 0
+	for _, s := range series {
+		n = max(n, len(s.h))
+	}
+	if n == 0 {
+		return nil, "no hop counts in results.json"
+	}
+	p := newPlot("Hops", "hops", "share (%)")
+	// Three bars side by side fill about 70 % of each hop's slot.
+	w := plotW * 0.7 / 3 / vgFloat(float64(n+1))
+	for i, s := range series {
+		total := 0
+		for _, c := range s.h {
+			total += c
+		}
+		vals := make(plotter.Values, n)
+		for k, c := range s.h {
+			if total > 0 {
+				vals[k] = 100 * float64(c) / float64(total)
+			}
+		}
+		b, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return nil, err.Error()
+		}
+		b.Color, b.LineStyle.Width = plotutil.Color(i), 0
+		b.Offset = w * vgFloat(float64(i-1))
+		p.Add(b)
+		addLegend(p, s.name, b)
+	}
+	p.Y.Min = 0
+	return p, ""
+}
+
+func perHostBars(r *rundir.GossipResults, y string, f func(rundir.ProcStats) (avg, max float64)) (*plot.Plot, string) {
+	sampled := 0
+	avg, mx := make(plotter.Values, len(r.HostNodes)), make(plotter.Values, len(r.HostNodes))
+	for i, n := range r.HostNodes {
+		if n.Proc.Samples > 0 {
+			sampled++
+		}
+		avg[i], mx[i] = f(n.Proc)
+	}
+	if sampled == 0 {
+		return nil, "no metrics/proc.csv samples of the hosts"
+	}
+	p := newPlot(y+" per host", "host (plan order)", y)
+	w := plotW / 2 / vgFloat(float64(len(r.HostNodes)+1))
+	bm, err := plotter.NewBarChart(mx, w)
+	if err != nil {
+		return nil, err.Error()
+	}
+	ba, _ := plotter.NewBarChart(avg, w)
+	bm.Color, ba.Color = plotutil.Color(1), plotutil.Color(0)
+	bm.LineStyle.Width, ba.LineStyle.Width = 0, 0
+	p.Add(bm, ba)
+	addLegend(p, "max", bm)
+	addLegend(p, "avg", ba)
+	p.Y.Min = 0
+	return p, ""
+}
+
+func vgFloat(v float64) vg.Length { return vg.Length(v) }
