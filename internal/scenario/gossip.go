@@ -7,25 +7,23 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/analyze/gossip"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node/gossipsub"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
-// GossipAnalysis, when set (by the gossip analysis package), turns a
-// finished gossip run directory into its results and report files. Without
-// it the run keeps its traces and published.csv for `benchnet analyze`.
-var GossipAnalysis func(dir string, log io.Writer) (files []string, err error)
-
 // Gossip is `benchnet run` for a gossipsub testnet: up (every host peered
 // with its planned neighbours) → collectors → warm-up → publish → cool-down
-// → down (the hosts flush their traces) → analysis. Like Steady it leaves
+// → down (the hosts flush their traces) → analysis → report. Like Steady it leaves
 // everything in the run directory as it happens and always tears down.
 func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcome, err error) {
 	if opts.Log == nil {
@@ -50,14 +48,43 @@ func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	_ = tn.Dir.Event("gossip_up", "", time.Since(upStart).Round(time.Millisecond).String())
 
 	perr := gossipUp(ctx, tn, opts)
-	if GossipAnalysis != nil && (perr == nil || ctx.Err() != nil) {
-		files, aerr := GossipAnalysis(tn.Dir.Path, opts.Log)
-		out.Report = files
-		if aerr != nil {
-			perr = errors.Join(perr, fmt.Errorf("gossip analysis: %w", aerr))
-		}
+	// Analysis and report after the teardown: the hosts have flushed their
+	// traces, and the report is a pure function of the finished directory
+	// (`benchnet analyze` and `benchnet report` later give the same).
+	res, aerr := gossip.Run(tn.Dir)
+	if aerr != nil {
+		return out, errors.Join(perr, aerr)
+	}
+	fmt.Fprint(opts.Log, GossipSummary(res))
+	files, rerr := report.Render(tn.Dir.Path, "")
+	out.Report = files
+	if rerr != nil {
+		perr = errors.Join(perr, fmt.Errorf("report: %w", rerr))
 	}
 	return out, perr
+}
+
+// GossipSummary is the few lines a gossip run prints at its end.
+func GossipSummary(res *rundir.Results) string {
+	var b strings.Builder
+	g := res.Gossip
+	if g == nil {
+		return ""
+	}
+	valid := "valid"
+	if !res.Valid {
+		valid = "NOT VALID: " + strings.Join(res.Invalid, "; ")
+	}
+	fmt.Fprintf(&b, "\ngossip run: %s\n", valid)
+	fmt.Fprintf(&b, "  %d hosts, %d messages: MDR %.4f (%d of %d deliveries)", g.Nodes, g.Messages, g.MDR, g.Delivered, g.Expected)
+	if len(g.Missing) > 0 {
+		fmt.Fprintf(&b, ", missing %v", g.Missing)
+	}
+	d, l := g.Dissemination, g.LastDelivery
+	fmt.Fprintf(&b, "\n  dissemination ms: mean %.1f p50 %.1f p99 %.1f max %.1f; last delivery ms: mean %.1f p99 %.1f max %.1f\n", d.Avg, d.P50, d.P99, d.Max, l.Avg, l.P99, l.Max)
+	fmt.Fprintf(&b, "  last-delivery hop p50 %.0f max %.0f; longest chain p50 %.0f max %.0f; duplicates per delivery %.2f\n",
+		g.LastDeliveryHop.P50, g.LastDeliveryHop.Max, g.MaxHop.P50, g.MaxHop.Max, g.Duplicates.Avg)
+	return b.String()
 }
 
 // gossipUp is the part of Gossip while the hosts run, teardown included.
