@@ -18,6 +18,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -262,6 +263,13 @@ func keepConnected(ctx context.Context, h host.Host, ai peer.AddrInfo) {
 	for {
 		wait := 500 * time.Millisecond
 		if h.Network().Connectedness(ai.ID) != network.Connected {
+			// The swarm backs a failed peer off for 5 s + attempts² s: a
+			// neighbour that was not listening yet (95 hosts start over
+			// seconds) would then stay unpeered long after it is up. Static
+			// peering retries on its own schedule instead.
+			if sw, ok := h.Network().(*swarm.Swarm); ok {
+				sw.Backoff().Clear(ai.ID)
+			}
 			dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			err := h.Connect(dctx, ai)
 			cancel()
