@@ -10,9 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/analyze/gossip"
 	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/scenario"
 )
 
 // recoveredReason is what harvest.json says when analyze harvested offline.
@@ -44,6 +46,17 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 			d, err := rundir.Open(dir)
 			if err != nil {
 				return usageError{err}
+			}
+			if _, err := os.Stat(rundir.PublishedCSV.Path(d)); err == nil {
+				// A gossip run: its hosts' traces against published.csv.
+				res, err := gossip.Run(d)
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(cmd.OutOrStdout(), scenario.GossipSummary(res))
+				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s and %s; the report: benchnet report %s\n",
+					rundir.DeliveriesCSV.Path(d), d.Join(rundir.ResultsFile), dir)
+				return nil
 			}
 			for _, f := range []string{rundir.Plan, rundir.SentCSV.Name} {
 				if _, err := os.Stat(d.Join(f)); err != nil {

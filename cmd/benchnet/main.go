@@ -111,7 +111,7 @@ Exit codes: 0 ok, 1 failure, 2 usage or invalid manifest, 3 threshold failed,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
-	root.AddCommand(newPlanCmd(), newBuildCmd(), newSetupCmd(), newUpCmd(), newRunCmd(), newLoadCmd(), newSweepCmd(), newSoakCmd(), newStatusCmd(), newDownCmd(), newAnalyzeCmd(), newReportCmd(), newCompareCmd())
+	root.AddCommand(newPlanCmd(), newBuildCmd(), newSetupCmd(), newUpCmd(), newRunCmd(), newLoadCmd(), newSweepCmd(), newSoakCmd(), newStatusCmd(), newDownCmd(), newAnalyzeCmd(), newReportCmd(), newCompareCmd(), newNodeCmd())
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}

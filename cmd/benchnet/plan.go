@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -75,6 +76,13 @@ func printPlan(cmd *cobra.Command, t *plan.Testnet) error {
 	}
 	// The binaries every node runs, and whether `up` will have to build them.
 	fmt.Fprintln(out)
+	if t.NodeKind() == manifest.KindGossipsub {
+		g := t.Gossipsub
+		fmt.Fprintf(out, "hosts: this benchnet executable (benchnet node gossipsub), %s\n", t.Nodes[0].Release)
+		fmt.Fprintf(out, "gossipsub: D=%d Dlo=%d Dhi=%d Dlazy=%d heartbeat=%s flood_publish=%v outbound_queue=%d validate_queue=%d\n",
+			g.D, g.Dlo, g.Dhi, g.Dlazy, g.Heartbeat.Duration, g.FloodPublish, g.OutboundQueue, g.ValidateQueue)
+		return nil
+	}
 	for _, rel := range t.Releases() {
 		tools := []string{"cometbft"}
 		for _, n := range t.Nodes {

@@ -147,6 +147,9 @@ drain, harvest, accounting and report, into a new run directory of its own
 			if err != nil {
 				return fmt.Errorf("manifest of %s: %w", up, err)
 			}
+			if m.Kind() != manifest.KindCometBFT {
+				return usageError{fmt.Errorf("%s is a %s testnet: 'load' sends CometBFT txs; run its [publish] workload with 'benchnet run'", up, m.Kind())}
+			}
 			if err := lf.apply(cmd, m); err != nil {
 				return err
 			}

@@ -87,6 +87,7 @@ func (m *Manifest) applyDefaults() {
 	if l.Grace.Duration == 0 && !m.pos.has("load.grace") {
 		l.Grace.Duration = DefaultGrace
 	}
+	m.applyGossipDefaults()
 }
 
 func setStr(p *string, def string) {

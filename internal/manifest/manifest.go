@@ -47,6 +47,10 @@ type Manifest struct {
 	HaltLimit Duration   `toml:"halt_limit" json:"halt_limit"`
 	Perturb   []*Perturb `toml:"perturb" json:"perturb,omitempty"`
 	Rotate    *Rotate    `toml:"rotate" json:"rotate,omitempty"`
+	// Publish and Gossipsub are a gossipsub testnet's workload and router
+	// parameters (gossip.go).
+	Publish   Publish   `toml:"publish,omitempty" json:"publish"`
+	Gossipsub Gossipsub `toml:"gossipsub,omitempty" json:"gossipsub"`
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`
@@ -105,6 +109,9 @@ type Network struct {
 // Group is one [node.<name>] table: Count identical nodes.
 type Group struct {
 	Count int `toml:"count" json:"count"`
+	// Kind is what the nodes run: "cometbft" (default) or "gossipsub"
+	// (benchnet's own libp2p host).
+	Kind string `toml:"kind" json:"kind"`
 	// Role is validator, full or seed; default: the group's name when it is
 	// one of those, else validator.
 	Role string `toml:"role" json:"role"`

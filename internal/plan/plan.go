@@ -35,6 +35,13 @@ type Testnet struct {
 	Network  manifest.Network `json:"network"`
 	Nodes    []*Node          `json:"nodes"`
 	Load     manifest.Load    `json:"load"`
+	// Kind is the nodes' kind (manifest.Kind*); "" is cometbft, so the
+	// plans of CometBFT testnets read as before.
+	Kind string `json:"kind,omitempty"`
+	// Publish and Gossipsub: a gossipsub testnet's workload and router
+	// parameters, every default filled in.
+	Publish   *manifest.Publish   `json:"publish,omitempty"`
+	Gossipsub *manifest.Gossipsub `json:"gossipsub,omitempty"`
 	// Edges is the undirected graph of a graph topology (line, ring,
 	// random-regular, barabasi-albert: internal/topology), node indices
 	// i < j, sorted; each edge is dialed by its lower node, which lists the
@@ -43,6 +50,18 @@ type Testnet struct {
 	// Genesis holds the manifest's genesis.json overrides by dotted key.
 	Genesis map[string]any `json:"genesis,omitempty"`
 }
+
+// NodeKind is the testnet's node kind, cometbft when unset.
+func (t *Testnet) NodeKind() string {
+	if t.Kind == "" {
+		return manifest.KindCometBFT
+	}
+	return t.Kind
+}
+
+// GossipRelease is what a gossipsub node runs: benchnet's own host on the
+// pinned go-libp2p-pubsub.
+var GossipRelease = Release{Name: "gossipsub", Version: "v0.15.0"}
 
 // Node is one resolved node.
 type Node struct {
@@ -97,6 +116,10 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 		Topology: m.Network.Topology, Network: m.Network, Load: m.Load,
 		Genesis: m.Genesis,
 	}
+	if m.Kind() == manifest.KindGossipsub {
+		pub, gs := m.Publish, m.Gossipsub
+		t.Kind, t.Publish, t.Gossipsub = manifest.KindGossipsub, &pub, &gs
+	}
 	if p := m.ZonesPath(); p != "" {
 		// The emulator opens the CSV the manifest named, from wherever it runs.
 		t.Network.Zones = p
@@ -112,6 +135,10 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 		name, version, ok := manifest.ParseRelease(g.Release)
 		if !ok {
 			return nil, fmt.Errorf("resolve node.%s.release: %q", gname, g.Release)
+		}
+		app := g.App
+		if t.Kind == manifest.KindGossipsub {
+			name, version, app = GossipRelease.Name, GossipRelease.Version, ""
 		}
 		for i := 0; i < g.Count; i++ {
 			addr = addr.Next()
@@ -130,7 +157,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 			}
 			t.Nodes = append(t.Nodes, &Node{
 				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
-				Zone: zone, Release: Release{name, version}, App: g.App, Addr: addr,
+				Zone: zone, Release: Release{name, version}, App: app, Addr: addr,
 				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
 				StartDelay: g.StartDelay.Duration, Config: g.Config,
 			})
@@ -200,29 +227,6 @@ func (t *Testnet) connect(rng *rand.Rand) error {
 	return nil
 }
 
-// Neighbours returns the names of every node linked with name, whichever
-// side dials (it lists the other, or the other lists it), in plan order.
-func (t *Testnet) Neighbours(name string) []string {
-	linked := map[string]bool{}
-	for _, n := range t.Nodes {
-		for _, p := range n.PersistentPeers {
-			if n.Name == name {
-				linked[p] = true
-			}
-			if p == name {
-				linked[n.Name] = true
-			}
-		}
-	}
-	var out []string
-	for _, n := range t.Nodes {
-		if linked[n.Name] {
-			out = append(out, n.Name)
-		}
-	}
-	return out
-}
-
 // RandomDials builds a random graph of n nodes in which every node has at
 // least k links (k <= n-1): a random path through all nodes first (so the
 // graph is connected), then each node short of k links dials nodes drawn
@@ -262,6 +266,29 @@ func RandomDials(n, k int, rng *rand.Rand) [][]int {
 		sort.Ints(dials[a])
 	}
 	return dials
+}
+
+// Neighbours returns the names of every node linked with name, whichever
+// side dials (it lists the other, or the other lists it), in plan order.
+func (t *Testnet) Neighbours(name string) []string {
+	linked := map[string]bool{}
+	for _, n := range t.Nodes {
+		for _, p := range n.PersistentPeers {
+			if n.Name == name {
+				linked[p] = true
+			}
+			if p == name {
+				linked[n.Name] = true
+			}
+		}
+	}
+	var out []string
+	for _, n := range t.Nodes {
+		if linked[n.Name] {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }
 
 // Validators returns the validator nodes in plan order.

@@ -41,6 +41,9 @@ type Outcome struct {
 // directory as it happens; on an interrupt or a failure after up it still
 // analyzes what it has, renders the report and tears down.
 func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcome, err error) {
+	if m.Kind() == manifest.KindGossipsub {
+		return Gossip(ctx, m, opts)
+	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}

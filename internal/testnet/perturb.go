@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -124,7 +125,7 @@ func (t *Testnet) StartNode(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := t.startNode(ctx, n, t.bins[n.Release], t.appBins[n.Release]); err != nil {
+	if err := t.startNode(ctx, n, t.bins, t.env); err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -150,7 +151,7 @@ func (t *Testnet) Wipe(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := resetHome(ctx, t.bins[n.Release], t.Dir.Join(rundir.Homes, name)); err != nil {
+	if err := resetHome(ctx, node.Find(t.bins, n.Release, "cometbft"), t.Dir.Join(rundir.Homes, name)); err != nil {
 		return fmt.Errorf("wipe %s: %w", name, err)
 	}
 	t.event("node_wipe", name, "home reset to genesis")

@@ -19,13 +19,14 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/binaries"
-	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/node/cometbft"
+	"github.com/benchnet/benchnet/internal/node/gossipsub"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -41,6 +42,23 @@ type Options struct {
 	// pulling the testnet from under it. Only for a process whose SIGTERM
 	// handler tears down (the CLI); a test binary has none.
 	Harness bool
+	// Driver runs the nodes; default by the plan's kind (cometbft ready at
+	// ReadyHeight, gossipsub with HostExecutable).
+	Driver node.Driver
+	// HostExecutable is the benchnet binary gossipsub hosts run (default:
+	// this process's own executable).
+	HostExecutable string
+}
+
+// DriverFor is the driver of p's node kind.
+func DriverFor(p *plan.Testnet, opts Options) node.Driver {
+	if opts.Driver != nil {
+		return opts.Driver
+	}
+	if p.NodeKind() == manifest.KindGossipsub {
+		return &gossipsub.Driver{Executable: opts.HostExecutable}
+	}
+	return &cometbft.Driver{ReadyHeight: opts.ReadyHeight}
 }
 
 // Testnet is a running testnet.
@@ -49,6 +67,7 @@ type Testnet struct {
 	Dir    *rundir.Dir
 	RunID  string
 	Runner infra.Runner
+	Driver node.Driver
 
 	log     io.Writer
 	mu      sync.Mutex
@@ -59,10 +78,12 @@ type Testnet struct {
 	// can reach the run directory (a home under a 0700 directory cannot be).
 	unprivileged bool
 
-	// bins and appBins are the binaries by release, kept for restarts;
-	// absent lists nodes Up did not start (ephemeral nodes started later).
-	bins, appBins map[plan.Release]string
-	absent        map[string]bool
+	// bins and env are what the driver started the nodes with, kept for
+	// restarts; absent lists nodes Up did not start (ephemeral nodes
+	// started later).
+	bins   []node.Binary
+	env    node.Env
+	absent map[string]bool
 
 	links linkem.Backend // nil: links not emulated
 	model *linkem.Model
@@ -89,7 +110,8 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	if err != nil {
 		return nil, err
 	}
-	bins, appBins, err := ensureBinaries(ctx, p, opts.Log)
+	drv := DriverFor(p, opts)
+	bins, err := drv.Binaries(ctx, p, opts.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -97,10 +119,10 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	if err != nil {
 		return nil, err
 	}
-	t := &Testnet{Plan: p, Dir: dir, RunID: NewRunID(), log: opts.Log, pids: map[string]int{},
-		bins: bins, appBins: appBins, absent: notStartedByUp(m, p)}
+	t := &Testnet{Plan: p, Dir: dir, RunID: NewRunID(), Driver: drv, log: opts.Log, pids: map[string]int{},
+		bins: bins, absent: notStartedByUp(m, p)}
 	fmt.Fprintf(opts.Log, "run %s: %s\n", t.RunID, dir.Path)
-	if err := t.writeInputs(m, bins, appBins); err != nil {
+	if err := t.writeInputs(m, bins); err != nil {
 		return nil, err
 	}
 	homes := dir.Join(rundir.Homes)
@@ -109,7 +131,9 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	} else {
 		t.unprivileged = true
 	}
-	if err := cometbft.GenerateHomes(ctx, p, bins, homes); err != nil {
+	env := node.Env{Dir: dir, Homes: homes, Unprivileged: t.unprivileged}
+	t.env = env
+	if err := drv.Homes(ctx, p, bins, env); err != nil {
 		return nil, fmt.Errorf("generate node homes: %w", err)
 	}
 
@@ -162,7 +186,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 			continue
 		}
 		if n.StartDelay == 0 {
-			if err := t.startNode(ctx, n, bins[n.Release], appBins[n.Release]); err != nil {
+			if err := t.startNode(ctx, n, bins, env); err != nil {
 				return nil, err
 			}
 			continue
@@ -180,16 +204,16 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 			if testHookDelayedStart != nil {
 				testHookDelayedStart(n.Name)
 			}
-			if err := t.startNode(startCtx, n, bins[n.Release], appBins[n.Release]); err != nil {
+			if err := t.startNode(startCtx, n, bins, env); err != nil {
 				startErr <- err
 			}
 		}(n)
 	}
-	if err := t.waitReady(ctx, opts.ReadyHeight, opts.ReadyTimeout, startErr); err != nil {
+	if err := t.waitReady(ctx, opts.ReadyTimeout, startErr); err != nil {
 		return nil, err
 	}
 	wg.Wait()
-	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes at height >= %d in %s\n", p.Name, len(p.Nodes), opts.ReadyHeight, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(p.Nodes), drv.Waiting(), time.Since(start).Round(time.Millisecond))
 	_ = dir.Event("testnet_ready", "", "")
 	return t, nil
 }
@@ -198,26 +222,9 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 // goroutine just before the node is started.
 var testHookDelayedStart func(node string)
 
-func ensureBinaries(ctx context.Context, p *plan.Testnet, log io.Writer) (bins, appBins map[plan.Release]string, err error) {
-	bins, appBins = map[plan.Release]string{}, map[plan.Release]string{}
-	for _, n := range p.Nodes {
-		if _, ok := bins[n.Release]; !ok {
-			if bins[n.Release], err = binaries.Ensure(ctx, n.Release, "cometbft", log); err != nil {
-				return nil, nil, err
-			}
-		}
-		if _, ok := appBins[n.Release]; !ok && n.App == "kvstore-socket" {
-			if appBins[n.Release], err = binaries.Ensure(ctx, n.Release, "abci-cli", log); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	return bins, appBins, nil
-}
-
 // writeInputs records what the run is made of: the manifest as given, the
 // plan, and the provenance of every binary.
-func (t *Testnet) writeInputs(m *manifest.Manifest, bins, appBins map[plan.Release]string) error {
+func (t *Testnet) writeInputs(m *manifest.Manifest, bins []node.Binary) error {
 	if err := t.Dir.WriteFile(rundir.Manifest, m.Raw); err != nil {
 		return err
 	}
@@ -238,37 +245,32 @@ func (t *Testnet) writeInputs(m *manifest.Manifest, bins, appBins map[plan.Relea
 	if err := os.MkdirAll(t.Dir.Join("provenance"), 0o755); err != nil {
 		return err
 	}
-	for _, set := range []map[plan.Release]string{bins, appBins} {
-		for rel, bin := range set {
-			prov, err := binaries.Provenance(bin)
-			if err != nil {
-				return fmt.Errorf("provenance of %s: %w", rel, err)
-			}
-			name := rel.String() + "-" + filepath.Base(bin) + ".txt"
-			if err := t.Dir.WriteFile(filepath.Join("provenance", name), []byte(prov)); err != nil {
-				return err
-			}
+	for _, b := range bins {
+		prov, err := binaries.Provenance(b.Path)
+		if err != nil {
+			return fmt.Errorf("provenance of %s: %w", b.Release, err)
+		}
+		name := b.Release.String() + "-" + b.Program + ".txt"
+		if err := t.Dir.WriteFile(filepath.Join("provenance", name), []byte(prov)); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bin, appBin string) error {
-	home := t.Dir.Join(rundir.Homes, n.Name)
-	if n.App == "kvstore-socket" {
-		if _, err := t.Runner.Start(ctx, infra.Process{
-			Node: n.Name, Name: "app", Argv: cometbft.AppArgv(appBin, home), Dir: home, ChownDirs: []string{home},
-			LogPath: t.Dir.Join(rundir.Logs, n.Name+"-app.log"), Unprivileged: t.unprivileged,
-		}); err != nil {
-			return fmt.Errorf("start %s app: %w", n.Name, err)
+func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bins []node.Binary, env node.Env) error {
+	var pid int
+	for _, proc := range t.Driver.Processes(n, bins, env) {
+		p, err := t.Runner.Start(ctx, proc)
+		if err != nil {
+			if proc.Name != "node" {
+				return fmt.Errorf("start %s %s: %w", n.Name, proc.Name, err)
+			}
+			return fmt.Errorf("start %s: %w", n.Name, err)
 		}
-	}
-	pid, err := t.Runner.Start(ctx, infra.Process{
-		Node: n.Name, Name: "node", Argv: cometbft.NodeArgv(bin, home), Dir: home,
-		LogPath: t.Dir.Join(rundir.Logs, n.Name+".log"), Unprivileged: t.unprivileged, ChownDirs: []string{home},
-	})
-	if err != nil {
-		return fmt.Errorf("start %s: %w", n.Name, err)
+		if proc.Name == "node" {
+			pid = p
+		}
 	}
 	t.mu.Lock()
 	t.pids[n.Name] = pid
@@ -277,34 +279,24 @@ func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bin, appBin strin
 	return nil
 }
 
-// waitReady polls every node until all are at height >= h. On timeout the
-// error states the timeout, which nodes were short, and the end of the first
-// failing node's log.
-func (t *Testnet) waitReady(ctx context.Context, h int64, timeout time.Duration, startErr <-chan error) error {
+// waitReady polls every node until the driver finds all ready. On timeout
+// the error states the timeout, which nodes were short, and the end of the
+// first failing node's log.
+func (t *Testnet) waitReady(ctx context.Context, timeout time.Duration, startErr <-chan error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	heights := map[string]int64{}
-	lastErr := map[string]error{}
-	clients := map[string]*cometrpc.Client{}
-	for _, n := range t.Plan.Nodes {
-		clients[n.Name] = cometrpc.New(n.RPCURL())
-	}
+	ready := map[string]bool{}
+	status := map[string]string{}
 	for {
 		short := []string{}
 		for _, n := range t.Plan.Nodes {
-			if heights[n.Name] >= h || t.absent[n.Name] {
+			if ready[n.Name] || t.absent[n.Name] {
 				continue
 			}
-			st, err := clients[n.Name].Status(ctx)
-			if err != nil {
-				lastErr[n.Name] = err
-				short = append(short, n.Name)
-				continue
-			}
-			heights[n.Name] = st.Height
-			if st.Height < h {
+			ready[n.Name], status[n.Name] = t.Driver.Ready(ctx, n)
+			if !ready[n.Name] {
 				short = append(short, n.Name)
 			}
 		}
@@ -322,12 +314,8 @@ func (t *Testnet) waitReady(ctx context.Context, h int64, timeout time.Duration,
 				return parent
 			}
 			first := short[0]
-			reason := fmt.Sprintf("at height %d", heights[first])
-			if e := lastErr[first]; e != nil && heights[first] == 0 {
-				reason = "RPC not answering: " + e.Error()
-			}
-			return fmt.Errorf("testnet not ready within %s: %d of %d nodes below height %d (%s); %s %s\n%s",
-				timeout, len(short), len(t.Plan.Nodes), h, strings.Join(short, ", "), first, reason, t.tail(first, "node"))
+			return fmt.Errorf("testnet not ready within %s: %d of %d nodes not %s (%s); %s %s\n%s",
+				timeout, len(short), len(t.Plan.Nodes), t.Driver.Waiting(), strings.Join(short, ", "), first, status[first], t.tail(first, "node"))
 		}
 	}
 }

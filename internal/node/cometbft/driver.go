@@ -1,0 +1,94 @@
+package cometbft
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/node"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Driver is the CometBFT node kind: any pinned release, in-process kvstore
+// or abci-cli's over a socket; ready at a block height.
+type Driver struct {
+	ReadyHeight int64
+	clients     map[string]*cometrpc.Client // by node; Ready is called from one goroutine
+}
+
+// Binaries builds (or finds in the cache) cometbft, and abci-cli for the
+// releases of socket-app nodes.
+func (d *Driver) Binaries(ctx context.Context, p *plan.Testnet, log io.Writer) ([]node.Binary, error) {
+	var out []node.Binary
+	have := func(rel plan.Release, prog string) bool { return node.Find(out, rel, prog) != "" }
+	for _, n := range p.Nodes {
+		progs := []string{"cometbft"}
+		if n.App == "kvstore-socket" {
+			progs = append(progs, "abci-cli")
+		}
+		for _, prog := range progs {
+			if have(n.Release, prog) {
+				continue
+			}
+			path, err := binaries.Ensure(ctx, n.Release, prog, log)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, node.Binary{Release: n.Release, Program: prog, Path: path})
+		}
+	}
+	return out, nil
+}
+
+// Homes runs `cometbft testnet` per release and patches every config.
+func (d *Driver) Homes(ctx context.Context, p *plan.Testnet, bins []node.Binary, env node.Env) error {
+	byRel := map[plan.Release]string{}
+	for _, b := range bins {
+		if b.Program == "cometbft" {
+			byRel[b.Release] = b.Path
+		}
+	}
+	return GenerateHomes(ctx, p, byRel, env.Homes)
+}
+
+// Processes: the socket app first (the node connects to it), then the node.
+func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []infra.Process {
+	home := env.Dir.Join(rundir.Homes, n.Name)
+	var procs []infra.Process
+	if n.App == "kvstore-socket" {
+		procs = append(procs, infra.Process{
+			Node: n.Name, Name: "app", Argv: AppArgv(node.Find(bins, n.Release, "abci-cli"), home), Dir: home, ChownDirs: []string{home},
+			LogPath: env.Dir.Join(rundir.Logs, n.Name+"-app.log"), Unprivileged: env.Unprivileged,
+		})
+	}
+	return append(procs, infra.Process{
+		Node: n.Name, Name: "node", Argv: NodeArgv(node.Find(bins, n.Release, "cometbft"), home), Dir: home,
+		LogPath: env.Dir.Join(rundir.Logs, n.Name+".log"), Unprivileged: env.Unprivileged, ChownDirs: []string{home},
+	})
+}
+
+// Ready: the node's RPC answers at height >= ReadyHeight.
+func (d *Driver) Ready(ctx context.Context, n *plan.Node) (bool, string) {
+	if d.clients == nil {
+		d.clients = map[string]*cometrpc.Client{}
+	}
+	c, ok := d.clients[n.Name]
+	if !ok {
+		c = cometrpc.New(n.RPCURL())
+		d.clients[n.Name] = c
+	}
+	st, err := c.Status(ctx)
+	if err != nil {
+		return false, "RPC not answering: " + err.Error()
+	}
+	return st.Height >= d.ReadyHeight, fmt.Sprintf("at height %d", st.Height)
+}
+
+// Waiting implements node.Driver.
+func (d *Driver) Waiting() string { return fmt.Sprintf("at height >= %d", d.ReadyHeight) }
+
+var _ node.Driver = (*Driver)(nil)

@@ -1,0 +1,209 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/analyze/gossip"
+	"github.com/benchnet/benchnet/internal/load"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node/gossipsub"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testnet"
+)
+
+// Gossip is `benchnet run` for a gossipsub testnet: up (every host peered
+// with its planned neighbours) → collectors → warm-up → publish → cool-down
+// → down (the hosts flush their traces) → analysis → report. Like Steady it leaves
+// everything in the run directory as it happens and always tears down.
+func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcome, err error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.ScrapeInterval == 0 {
+		opts.ScrapeInterval = time.Second
+	}
+	if opts.Up.Log == nil {
+		opts.Up.Log = opts.Log
+	}
+	if opts.Up.ReadyTimeout == 0 {
+		opts.Up.ReadyTimeout = 2 * time.Minute
+	}
+	upStart := time.Now()
+	tn, err := testnet.Up(ctx, m, opts.Up)
+	if err != nil {
+		return out, err
+	}
+	out.RunDir = tn.Dir.Path
+	fmt.Fprintf(opts.Log, "%d hosts up and peered in %s\n", len(tn.Plan.Nodes), time.Since(upStart).Round(time.Millisecond))
+	_ = tn.Dir.Event("gossip_up", "", time.Since(upStart).Round(time.Millisecond).String())
+
+	perr := gossipUp(ctx, tn, opts)
+	// Analysis and report after the teardown: the hosts have flushed their
+	// traces, and the report is a pure function of the finished directory
+	// (`benchnet analyze` and `benchnet report` later give the same).
+	res, aerr := gossip.Run(tn.Dir)
+	if aerr != nil {
+		return out, errors.Join(perr, aerr)
+	}
+	fmt.Fprint(opts.Log, GossipSummary(res))
+	files, rerr := report.Render(tn.Dir.Path, "")
+	out.Report = files
+	if rerr != nil {
+		perr = errors.Join(perr, fmt.Errorf("report: %w", rerr))
+	}
+	return out, perr
+}
+
+// GossipSummary is the few lines a gossip run prints at its end.
+func GossipSummary(res *rundir.Results) string {
+	var b strings.Builder
+	g := res.Gossip
+	if g == nil {
+		return ""
+	}
+	valid := "valid"
+	if !res.Valid {
+		valid = "NOT VALID: " + strings.Join(res.Invalid, "; ")
+	}
+	fmt.Fprintf(&b, "\ngossip run: %s\n", valid)
+	fmt.Fprintf(&b, "  %d hosts, %d messages: MDR %.4f (%d of %d deliveries)", g.Nodes, g.Messages, g.MDR, g.Delivered, g.Expected)
+	if len(g.Missing) > 0 {
+		fmt.Fprintf(&b, ", missing %v", g.Missing)
+	}
+	d, l := g.Dissemination, g.LastDelivery
+	fmt.Fprintf(&b, "\n  dissemination ms: mean %.1f p50 %.1f p99 %.1f max %.1f; last delivery ms: mean %.1f p99 %.1f max %.1f\n", d.Avg, d.P50, d.P99, d.Max, l.Avg, l.P99, l.Max)
+	fmt.Fprintf(&b, "  last-delivery hop p50 %.0f max %.0f; longest chain p50 %.0f max %.0f; duplicates per delivery %.2f\n",
+		g.LastDeliveryHop.P50, g.LastDeliveryHop.Max, g.MaxHop.P50, g.MaxHop.Max, g.Duplicates.Avg)
+	return b.String()
+}
+
+// gossipUp is the part of Gossip while the hosts run, teardown included.
+func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options) (err error) {
+	bg := context.WithoutCancel(ctx)
+	defer func() {
+		if opts.Preserve {
+			fmt.Fprintf(opts.Log, "testnet left up (--preserve): benchnet down %s\n", tn.Dir.Path)
+			return
+		}
+		dctx, cancel := context.WithTimeout(bg, time.Minute)
+		defer cancel()
+		if derr := tn.Down(dctx); derr != nil {
+			err = errors.Join(err, fmt.Errorf("down: %w", derr))
+		} else {
+			fmt.Fprintf(opts.Log, "testnet down (traces in %s)\n", tn.Dir.Join(rundir.GossipTraceDir))
+		}
+	}()
+	watchDone := watchExits(tn, opts.Log)
+	defer watchDone()
+	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, opts.ScrapeInterval, opts.Log)
+	defer stopCollector()
+
+	sum, err := Publish(ctx, tn.Dir, tn.Plan, opts.Log)
+	if sum != nil {
+		if werr := tn.Dir.WriteLoad(sum); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	return err
+}
+
+// Publish runs a gossip testnet's [publish] workload against hosts that are
+// up: warm-up, the schedule, cool-down. It writes published.csv and returns
+// the generator's summary (for load.json), harness CPU included in the log.
+func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, log io.Writer) (*rundir.LoadSummary, error) {
+	if p.Publish == nil {
+		return nil, fmt.Errorf("publish: the plan has no [publish] table (not a gossipsub testnet)")
+	}
+	cfg := *p.Publish
+	var names []string
+	byName := map[string]*plan.Node{}
+	for _, n := range p.Nodes {
+		names = append(names, n.Name)
+		byName[n.Name] = n
+	}
+	sched, err := load.PublishSchedule(cfg, p.Seed, names)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "warm-up %s (meshes form over heartbeats)\n", cfg.Warmup.Duration)
+	if err := sleep(ctx, cfg.Warmup.Duration); err != nil {
+		return nil, err
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64, IdleConnTimeout: time.Minute}}
+	defer client.CloseIdleConnections()
+	publish := func(ctx context.Context, node, id string, size int) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, gossipsub.ControlURL(byName[node])+"/publish?id="+id+"&size="+strconv.Itoa(size), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			b := make([]byte, 200)
+			k, _ := resp.Body.Read(b)
+			return fmt.Errorf("%s: %s", resp.Status, b[:k])
+		}
+		return nil
+	}
+	w, err := rundir.PublishedCSV.Create(rundir.PublishedCSV.Path(dir))
+	if err != nil {
+		return nil, err
+	}
+	w.StartFlushing(time.Second)
+	fmt.Fprintf(log, "publishing %d messages of %d B at %v msg/s from %s\n", len(sched), cfg.Size, cfg.Rate, cfg.Source)
+	_ = dir.Event("publish_start", "", fmt.Sprintf("%d messages", len(sched)))
+	cpu0, wall0 := selfCPU(), time.Now()
+	sum, perr := load.RunPublish(ctx, nil, time.Now().Add(100*time.Millisecond), sched, cfg.Size, publish, w)
+	cpu, wall := selfCPU()-cpu0, time.Since(wall0)
+	if cerr := w.Close(); cerr != nil {
+		perr = errors.Join(perr, cerr)
+	}
+	_ = dir.Event("publish_done", "", "")
+	if sum != nil && len(sum.Conns) == 1 {
+		c := sum.Conns[0]
+		fmt.Fprintf(log, "published %d (%d errors): %.1f msg/s of %.1f, lag p50 %.2f ms p99 %.2f ms max %.2f ms; harness CPU %.1f%% of one core\n",
+			sum.OK, sum.SendErrors, c.Achieved, c.TargetRate, c.LagP50Ms, c.LagP99Ms, c.LagMaxMs, 100*cpu.Seconds()/wall.Seconds())
+		if !sum.Valid {
+			fmt.Fprintf(log, "INVALID RUN: %v\n", sum.Invalid)
+		}
+		_ = dir.Event("harness_cpu", "", fmt.Sprintf("%.1f%% of one core while publishing", 100*cpu.Seconds()/wall.Seconds()))
+	}
+	if perr != nil {
+		return sum, perr
+	}
+	fmt.Fprintf(log, "cool-down %s\n", cfg.Cooldown.Duration)
+	return sum, sleep(ctx, cfg.Cooldown.Duration)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// selfCPU is this process's user + system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
