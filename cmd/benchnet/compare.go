@@ -27,7 +27,6 @@ func newCompareCmd() *cobra.Command {
 		repeats   int
 		threshold float64
 		failOn    string
-		force     bool
 		cooldown  time.Duration
 		scrape    time.Duration
 	)
@@ -48,7 +47,8 @@ DIR/<time>-<name>-compare/runs/; the first variant (or [variants] base) is the
 base. With directories, each argument is one variant: a finished run
 directory, or several joined by commas (repeats of one variant; a name may
 lead: name=DIR1,DIR2). Their manifests must differ only in releases, node
-config, app and genesis unless --force; a different machine is a warning.
+config, app and genesis unless --force (which also lets a testnet past the
+capacity estimate start); a different machine is a warning.
 Either way DIR/<time>-<name>-compare/ gets compare.json, compare.md and
 compare.html ('benchnet report' re-renders them).`,
 		Example: `  benchnet compare examples/compare-releases.toml --repeats 3
@@ -83,7 +83,7 @@ compare.html ('benchnet report' re-renders them).`,
 				if err != nil {
 					return usageError{err}
 				}
-				root, idx, err = experiment.CompareDirs(vars, cfg, up.output, force, time.Now())
+				root, idx, err = experiment.CompareDirs(vars, cfg, up.output, up.force, time.Now())
 				var refused *experiment.RefusedError
 				if errors.As(err, &refused) {
 					return usageError{err}
@@ -148,7 +148,6 @@ compare.html ('benchnet report' re-renders them).`,
 	c.Flags().IntVar(&repeats, "repeats", 3, "runs per variant (with a manifest)")
 	c.Flags().Float64Var(&threshold, "threshold", judge.DefaultThreshold, "regression threshold in %")
 	c.Flags().StringVar(&failOn, "fail-on", "all", "metrics whose regression fails the comparison (exit 3), comma-separated: "+strings.Join(judge.MetricKeys(), ", "))
-	c.Flags().BoolVar(&force, "force", false, "compare run directories whose manifests differ beyond variant keys")
 	c.Flags().DurationVar(&cooldown, "cooldown", 5*time.Second, "pause between runs")
 	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
 	return c
