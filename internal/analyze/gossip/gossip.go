@@ -19,11 +19,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -617,32 +617,9 @@ func procStats(rows []rundir.Proc) map[string]*rundir.ProcStats {
 // summarize is analyze.Summarize's definition (nearest-rank percentiles,
 // sample std, three decimals), kept here so analyze can dispatch to this
 // package without an import cycle.
-func summarize(v []float64) rundir.Stats {
-	n := len(v)
-	if n == 0 {
-		return rundir.Stats{}
-	}
-	slices.Sort(v)
-	var sum float64
-	for _, x := range v {
-		sum += x
-	}
-	mean := sum / float64(n)
-	var ss float64
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	std := 0.0
-	if n > 1 {
-		std = math.Sqrt(ss / float64(n-1))
-	}
-	pct := func(p float64) float64 {
-		rank := int(math.Ceil(p/100*float64(n) - 1e-9))
-		return v[min(max(rank, 1), n)-1]
-	}
-	return rundir.Stats{N: n, Avg: round3(mean), Std: round3(std), Min: round3(v[0]),
-		P50: round3(pct(50)), P95: round3(pct(95)), P99: round3(pct(99)), Max: round3(v[n-1])}
-}
+// summarize is the tx analysis' Summarize: the same nearest-rank
+// percentiles and rounding for delivery times as for tx latencies.
+func summarize(v []float64) rundir.Stats { return analyze.Summarize(v) }
 
 func ms(ns int64) float64      { return float64(ns) / 1e6 }
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
