@@ -197,8 +197,9 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	}()
 	wait := map[string]bool{} // the nodes Up waits for
 	var late []string
+	rotating := maps.Clone(t.absent) // read here while delayed starts change t.absent
 	for _, n := range p.Nodes {
-		if t.absent[n.Name] {
+		if rotating[n.Name] {
 			continue
 		}
 		if n.StartDelay == 0 {
@@ -215,7 +216,9 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		}
 		// Pending until started: readiness checks, the load's node lists
 		// and the height poller skip it (NotStarted).
+		t.mu.Lock()
 		t.absent[n.Name] = true
+		t.mu.Unlock()
 		t.starts.Add(1)
 		go t.delayedStart(startCtx, n, startErr)
 	}
@@ -227,7 +230,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	} else {
 		t.starts.Wait()
 	}
-	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(p.Nodes), drv.Waiting(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(wait), drv.Waiting(), time.Since(start).Round(time.Millisecond))
 	_ = dir.Event("testnet_ready", "", "")
 	return t, nil
 }
