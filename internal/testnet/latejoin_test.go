@@ -12,17 +12,29 @@ import (
 	"github.com/benchnet/benchnet/internal/testenv"
 )
 
-// seedsWithDelay is examples/seeds.toml (a seed, 4 validators, 2 full nodes
-// that find peers through PEX) on its own subnet with the full nodes'
-// start_delay set to delay.
-func seedsWithDelay(t *testing.T, subnet string, delay time.Duration) *manifest.Manifest {
+// lateJoinManifest: four validators and two full nodes whose start is
+// delayed by %DELAY% (examples/seeds.toml has delayed full nodes too, but its
+// PEX bootstrap takes about 30 s to be ready, longer than a short delay).
+const lateJoinManifest = `
+name = "latejoin"
+seed = 1
+
+[network]
+subnet = "%SUBNET%"
+
+[node.validator]
+count = 4
+
+[node.full]
+role = "full"
+count = 2
+start_delay = "%DELAY%"
+`
+
+func lateJoin(t *testing.T, subnet string, delay time.Duration) *manifest.Manifest {
 	t.Helper()
-	m := loadExample(t, "seeds.toml", subnet)
-	raw := strings.Replace(string(m.Raw), `start_delay = "5s"`, `start_delay = "`+delay.String()+`"`, 1)
-	if raw == string(m.Raw) {
-		t.Fatal(`examples/seeds.toml no longer has start_delay = "5s": update this test`)
-	}
-	m, err := manifest.Parse("seeds.toml", []byte(raw))
+	raw := strings.NewReplacer("%SUBNET%", subnet, "%DELAY%", delay.String()).Replace(lateJoinManifest)
+	m, err := manifest.Parse("latejoin.toml", []byte(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +47,7 @@ func seedsWithDelay(t *testing.T, subnet string, delay time.Duration) *manifest.
 func TestLateStartJoins(t *testing.T) {
 	needRelease(t, "v1.0.1")
 	const delay = 10 * time.Second
-	m := seedsWithDelay(t, "10.213.171.0/24", delay)
+	m := lateJoin(t, "10.213.171.0/24", delay)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -122,7 +134,7 @@ func TestLateStartJoins(t *testing.T) {
 func TestDownCancelsLateStarts(t *testing.T) {
 	needRelease(t, "v1.0.1")
 	const delay = 20 * time.Second
-	m := seedsWithDelay(t, "10.213.172.0/24", delay)
+	m := lateJoin(t, "10.213.172.0/24", delay)
 	var down atomic.Bool
 	var late atomic.Int32
 	testHookDelayedStart = func(string) {
