@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
@@ -44,20 +45,26 @@ func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string
 // MeasureLoad is Measure with the load given rather than read from the
 // plan: one measurement of an experiment (a sweep cell, a search probe).
 func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer) (*analyze.Results, error) {
-	return measure(ctx, dir, p, l, runID, log, progressOut, nil)
+	return measure(ctx, dir, p, l, runID, log, progressOut, nil, nil)
 }
 
 // measure is MeasureLoad with faults (nil: none) run during the load; a halt
 // they detect ends the load like an interrupt, with the halt as the cause.
-func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, faults *Faults) (*analyze.Results, error) {
+// notStarted (nil: every node runs) names the nodes not running when the
+// load begins (rotating nodes, late starts): the warm-up, the load, the
+// mempool poller and the drain leave them out.
+func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, faults *Faults, notStarted func(string) bool) (*analyze.Results, error) {
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	cfg := load.FromManifest(l, runID)
+	running := func(name string) bool { return notStarted == nil || !notStarted(name) }
 	var targets []load.Target
 	for _, n := range p.Validators() {
-		targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
+		if running(n.Name) {
+			targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
+		}
 	}
-	nodes := faults.live(harvest.Nodes(p))
+	nodes := slices.DeleteFunc(harvest.Nodes(p), func(n harvest.Node) bool { return !running(n.Name) })
 
 	// The warm-up proves every node commits txs before the clock starts.
 	if err := warmUp(ctx, cfg, targets, nodes, l.Warmup.Duration, log); err != nil {

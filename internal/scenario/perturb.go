@@ -58,14 +58,6 @@ func NewFaults(m *manifest.Manifest, tn *testnet.Testnet, log io.Writer) (*Fault
 	return &Faults{tn: tn, steps: steps, rotate: m.Rotate, halt: m.HaltLimit.Duration, log: log, latest: map[string]rundir.HeightSample{}}, nil
 }
 
-// live returns the nodes that run now (not left stopped for rotation).
-func (f *Faults) live(nodes []harvest.Node) []harvest.Node {
-	if f == nil {
-		return nodes
-	}
-	return slices.DeleteFunc(slices.Clone(nodes), func(n harvest.Node) bool { return f.tn.NotStarted(n.Name) })
-}
-
 // Start runs the poller, the perturbation steps and the rotation from t0
 // (the load's start). fail ends the load with a cause (the halt). The
 // returned stop ends everything and waits for it; steps not yet due are

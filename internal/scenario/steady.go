@@ -57,6 +57,9 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	if _, err := load.NewCodec(load.FromManifest(m.Load, "000000")); err != nil {
 		return out, fmt.Errorf("load: %w", err)
 	}
+	// Delayed full and seed nodes join during the load, as they would in a
+	// real network (Faults' height poller and the events show when).
+	opts.Up.LateStarts = true
 	tn, err := testnet.Up(ctx, m, opts.Up)
 	if err != nil {
 		return out, err
@@ -124,7 +127,7 @@ func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Fa
 		_ = tn.Dir.Event("prometheus", "", ps.URL)
 	}
 
-	res, err = measure(ctx, tn.Dir, tn.Plan, tn.Plan.Load, tn.RunID, opts.Log, opts.Progress, faults)
+	res, err = measure(ctx, tn.Dir, tn.Plan, tn.Plan.Load, tn.RunID, opts.Log, opts.Progress, faults, tn.NotStarted)
 	stopCollector()
 	if res != nil {
 		fmt.Fprintln(opts.Log)

@@ -33,7 +33,8 @@ func notStartedByUp(m *manifest.Manifest, p *plan.Testnet) map[string]bool {
 	return out
 }
 
-// NotStarted reports whether Up left the node stopped (a rotating node).
+// NotStarted reports whether the node is not running as Up left it: a
+// rotating node, or a late start (Options.LateStarts) not yet due.
 func (t *Testnet) NotStarted(node string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -48,6 +48,13 @@ type Options struct {
 	// HostExecutable is the benchnet binary gossipsub hosts run (default:
 	// this process's own executable).
 	HostExecutable string
+	// LateStarts lets nodes with a start_delay that are not validators join
+	// after Up returned (during the load): Up waits only for the others,
+	// and their starts keep running, timed from Up's node starts, until
+	// Down. Without it (`benchnet up`, experiments) Up waits for every node.
+	// Delayed validators are always awaited: the load targets them and the
+	// chain may need their votes.
+	LateStarts bool
 }
 
 // DriverFor is the driver of p's node kind.
@@ -84,6 +91,11 @@ type Testnet struct {
 	bins   []node.Binary
 	env    node.Env
 	absent map[string]bool
+
+	// stopStarts cancels the delayed starts still pending; Down calls it
+	// and waits for starts (a start in progress ends before the cleanup).
+	stopStarts context.CancelFunc
+	starts     sync.WaitGroup
 
 	links linkem.Backend // nil: links not emulated
 	model *linkem.Model
@@ -172,50 +184,96 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	_ = dir.Event("network_up", "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
 
 	startErr := make(chan error, len(p.Nodes))
-	// Delayed starts end before Up returns: on failure they are cancelled
-	// and awaited before the teardown above runs (defers run last-in first),
-	// so no start can race the cleanup and leave a node behind.
-	startCtx, stopStarts := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	// Delayed starts run in goroutines timed from here. On failure they are
+	// cancelled and awaited before the teardown above runs (defers run
+	// last-in first), so no start can race the cleanup and leave a node
+	// behind; on success the late ones (opts.LateStarts) go on until Down.
+	startCtx, stopStarts := context.WithCancel(context.WithoutCancel(ctx))
+	t.stopStarts = stopStarts
 	defer func() {
-		stopStarts()
-		wg.Wait()
+		if err != nil {
+			t.awaitStarts()
+		}
 	}()
+	wait := map[string]bool{} // the nodes Up waits for
+	var late []string
+	rotating := maps.Clone(t.absent) // read here while delayed starts change t.absent
 	for _, n := range p.Nodes {
-		if t.absent[n.Name] {
+		if rotating[n.Name] {
 			continue
 		}
 		if n.StartDelay == 0 {
 			if err := t.startNode(ctx, n, bins, env); err != nil {
 				return nil, err
 			}
+			wait[n.Name] = true
 			continue
 		}
-		wg.Add(1)
-		go func(n *plan.Node) {
-			defer wg.Done()
-			timer := time.NewTimer(n.StartDelay)
-			defer timer.Stop()
-			select {
-			case <-startCtx.Done():
-				return
-			case <-timer.C:
-			}
-			if testHookDelayedStart != nil {
-				testHookDelayedStart(n.Name)
-			}
-			if err := t.startNode(startCtx, n, bins, env); err != nil {
-				startErr <- err
-			}
-		}(n)
+		if opts.LateStarts && n.Role != "validator" {
+			late = append(late, n.Name)
+		} else {
+			wait[n.Name] = true
+		}
+		// Pending until started: readiness checks, the load's node lists
+		// and the height poller skip it (NotStarted).
+		t.mu.Lock()
+		t.absent[n.Name] = true
+		t.mu.Unlock()
+		t.starts.Add(1)
+		go t.delayedStart(startCtx, n, startErr)
 	}
-	if err := t.waitReady(ctx, opts.ReadyTimeout, startErr); err != nil {
+	if err := t.waitReady(ctx, opts.ReadyTimeout, wait, startErr); err != nil {
 		return nil, err
 	}
-	wg.Wait()
-	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(p.Nodes), drv.Waiting(), time.Since(start).Round(time.Millisecond))
+	if len(late) > 0 {
+		fmt.Fprintf(opts.Log, "joining later (start_delay): %s\n", strings.Join(late, ", "))
+	} else {
+		t.starts.Wait()
+	}
+	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(wait), drv.Waiting(), time.Since(start).Round(time.Millisecond))
 	_ = dir.Event("testnet_ready", "", "")
 	return t, nil
+}
+
+// delayedStart starts n after its start_delay unless ctx ends first. A
+// failure goes to startErr (read while Up waits) and, once Up returned, to
+// the log and the events.
+func (t *Testnet) delayedStart(ctx context.Context, n *plan.Node, startErr chan<- error) {
+	defer t.starts.Done()
+	timer := time.NewTimer(n.StartDelay)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-timer.C:
+	}
+	if testHookDelayedStart != nil {
+		testHookDelayedStart(n.Name)
+	}
+	if err := t.startNode(ctx, n, t.bins, t.env); err != nil {
+		if ctx.Err() != nil {
+			return // Down or a failed Up cancelled it
+		}
+		fmt.Fprintf(t.log, "\ndelayed start of %s failed: %v\n", n.Name, err)
+		_ = t.Dir.Event("node_start_failed", n.Name, err.Error())
+		select {
+		case startErr <- err:
+		default:
+		}
+		return
+	}
+	t.mu.Lock()
+	delete(t.absent, n.Name)
+	t.mu.Unlock()
+}
+
+// awaitStarts cancels the delayed starts not yet due and waits for those in
+// progress.
+func (t *Testnet) awaitStarts() {
+	if t.stopStarts != nil {
+		t.stopStarts()
+	}
+	t.starts.Wait()
 }
 
 // testHookDelayedStart, when set by a test, runs in a delayed start's
@@ -275,14 +333,19 @@ func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bins []node.Binar
 	t.mu.Lock()
 	t.pids[n.Name] = pid
 	t.mu.Unlock()
-	_ = t.Dir.Event("node_started", n.Name, fmt.Sprintf("pid %d, %s", pid, n.Release))
+	detail := fmt.Sprintf("pid %d, %s", pid, n.Release)
+	if n.StartDelay > 0 {
+		detail += ", start_delay " + n.StartDelay.String()
+	}
+	_ = t.Dir.Event("node_started", n.Name, detail)
 	return nil
 }
 
-// waitReady polls every node until the driver finds all ready. On timeout
+// waitReady polls the nodes in wait until the driver finds all ready (a
+// delayed one once it started). On timeout
 // the error states the timeout, which nodes were short, and the end of the
 // first failing node's log.
-func (t *Testnet) waitReady(ctx context.Context, timeout time.Duration, startErr <-chan error) error {
+func (t *Testnet) waitReady(ctx context.Context, timeout time.Duration, wait map[string]bool, startErr <-chan error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -292,7 +355,12 @@ func (t *Testnet) waitReady(ctx context.Context, timeout time.Duration, startErr
 	for {
 		short := []string{}
 		for _, n := range t.Plan.Nodes {
-			if ready[n.Name] || t.absent[n.Name] {
+			if ready[n.Name] || !wait[n.Name] {
+				continue
+			}
+			if t.NotStarted(n.Name) { // a delayed start not yet due
+				short = append(short, n.Name)
+				status[n.Name] = "not started yet (start_delay)"
 				continue
 			}
 			ready[n.Name], status[n.Name] = t.Driver.Ready(ctx, n)
@@ -404,6 +472,8 @@ func (t *Testnet) Down(ctx context.Context) error {
 	if t.stopped {
 		return nil
 	}
+	// No delayed start may run during or after the cleanup.
+	t.awaitStarts()
 	err := errors.Join(t.Runner.Cleanup(ctx), t.closeLinks())
 	t.stopped = err == nil
 	_ = t.Dir.Event("testnet_down", "", errString(err))
