@@ -13,9 +13,8 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// FaultsFile is the effect of a run's perturbations and rotating nodes
-// (written by FaultEffects' caller after the analysis, read by the report).
-const FaultsFile = "faults.json"
+// FaultsFile is rundir's faults.json.
+const FaultsFile = rundir.FaultsFile
 
 // StepEvent is the detail of a perturb_step event: the resolved step and
 // the testnet call made for it (kill, stop, start, wipe, pause, resume,
@@ -153,13 +152,9 @@ func FaultEffects(dir string) (*FaultResults, error) {
 	if res == nil {
 		return nil, nil
 	}
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return nil, err
-	}
 	d := &rundir.Dir{Path: dir}
-	if err := os.WriteFile(d.Join(FaultsFile), append(data, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("write %s: %w", FaultsFile, err)
+	if err := d.WriteJSON(FaultsFile, res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

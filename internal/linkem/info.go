@@ -1,19 +1,16 @@
 package linkem
 
-// DirName is the run directory's folder for the link emulation.
-const DirName = "linkem"
+import "github.com/benchnet/benchnet/internal/rundir"
 
-// Files a run directory keeps under linkem/: what the link emulation was.
+// DirName and the file names under it are the run directory's (rundir owns
+// them); these names are kept for the package's callers.
 const (
-	InfoFile     = "linkem.json"   // Info
-	MatrixFile   = "matrix.csv"    // the zone matrix, CometBFT's CSV format
-	CountersFile = "counters.prom" // userspace switch counters and lateness histogram (rewritten while it runs)
-	// LatenessSeriesFile is the userspace switch's own lateness record
-	// (LatenessSample lines), written by the switch while it runs.
-	LatenessSeriesFile = "lateness.jsonl"
-	// LatenessFile is the check of the measured window against the bound
-	// (LatenessCheck), written by the analysis from the series.
-	LatenessFile = "lateness.json"
+	DirName            = rundir.LinkemDir
+	InfoFile           = rundir.LinkemInfoFile
+	MatrixFile         = rundir.LinkemMatrixFile
+	CountersFile       = rundir.LinkemCountersFile
+	LatenessSeriesFile = rundir.LinkemLatenessSeriesFile
+	LatenessFile       = rundir.LinkemLatenessFile
 )
 
 // Info is linkem/linkem.json.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Output names of a comparison, in its directory.
@@ -55,25 +52,7 @@ func RenderCompare(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("compare report: %w", err)
-	}
-	md, htmlPath := filepath.Join(dir, CompareMarkdownFile), filepath.Join(dir, CompareHTMLFile)
-	written := []string{md, htmlPath}
-	for _, name := range sortedKeys(pngs) {
-		p := filepath.Join(dir, PlotsDir, name)
-		if err := rundir.WriteAtomic(p, pngs[name]); err != nil {
-			return nil, fmt.Errorf("compare report: %w", err)
-		}
-		written = append(written, p)
-	}
-	if err := rundir.WriteAtomic(md, markdown(blocks)); err != nil {
-		return nil, fmt.Errorf("compare report: %w", err)
-	}
-	if err := rundir.WriteAtomic(htmlPath, htmlDoc(compareTitle(idx), blocks)); err != nil {
-		return nil, fmt.Errorf("compare report: %w", err)
-	}
-	return written, nil
+	return writeDoc("compare report", dir, CompareMarkdownFile, CompareHTMLFile, compareTitle(idx), blocks, pngs)
 }
 
 func compareTitle(idx *experiment.CompareIndex) string {
@@ -378,36 +357,6 @@ func plotCmpLatencyCDF(idx *experiment.CompareIndex, runs map[string][]*run) ([]
 	return b, "", err
 }
 
-// blockLatencies: (seconds since the load's start, mean latency) per block.
-func (r *run) blockLatencies() plotter.XYs {
-	btime := map[int64]int64{}
-	for _, b := range r.blocks {
-		btime[b.height] = b.timeNs
-	}
-	sum, n := map[int64]float64{}, map[int64]int{}
-	for _, t := range r.txs {
-		if t.state != "committed" || !t.hasLatency {
-			continue
-		}
-		sum[t.height] += t.latency
-		n[t.height]++
-		if _, ok := btime[t.height]; !ok && t.blockTimeNs > 0 {
-			btime[t.height] = t.blockTimeNs
-		}
-	}
-	heights := make([]int64, 0, len(n))
-	for h := range n {
-		heights = append(heights, h)
-	}
-	sort.Slice(heights, func(i, j int) bool { return heights[i] < heights[j] })
-	t0 := r.loadStart()
-	xy := make(plotter.XYs, 0, len(heights))
-	for _, h := range heights {
-		xy = append(xy, plotter.XY{X: float64(btime[h]-t0) / 1e9, Y: sum[h] / float64(n[h])})
-	}
-	return xy
-}
-
 func plotCmpLatencyPerBlock(idx *experiment.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
 	var plots []*plot.Plot
 	var xmax, ymax float64
@@ -415,7 +364,7 @@ func plotCmpLatencyPerBlock(idx *experiment.CompareIndex, runs map[string][]*run
 		if len(runs[v]) == 0 {
 			continue
 		}
-		xy := runs[v][0].blockLatencies()
+		xy := runs[v][0].blockLatencies(runs[v][0].loadStart())
 		if len(xy) == 0 {
 			continue
 		}

@@ -4,9 +4,13 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // A report is built once as a list of blocks and written twice: Markdown
@@ -170,4 +174,29 @@ func htmlDoc(title string, blocks []block) []byte {
 	}
 	b.WriteString("</body>\n</html>\n")
 	return []byte(b.String())
+}
+
+// writeDoc writes a report's plots into outDir/plots/, then its Markdown and
+// self-contained HTML as mdName and htmlName; what prefixes errors. It
+// returns the files written, Markdown and HTML first.
+func writeDoc(what, outDir, mdName, htmlName, title string, blocks []block, pngs map[string][]byte) ([]string, error) {
+	if err := os.MkdirAll(filepath.Join(outDir, PlotsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	md, htmlPath := filepath.Join(outDir, mdName), filepath.Join(outDir, htmlName)
+	written := []string{md, htmlPath}
+	for _, name := range sortedKeys(pngs) {
+		p := filepath.Join(outDir, PlotsDir, name)
+		if err := rundir.WriteAtomic(p, pngs[name]); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		written = append(written, p)
+	}
+	if err := rundir.WriteAtomic(md, markdown(blocks)); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := rundir.WriteAtomic(htmlPath, htmlDoc(title, blocks)); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return written, nil
 }

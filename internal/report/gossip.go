@@ -167,25 +167,7 @@ func labels(runs []*gossipRun) []string {
 
 // writeReport writes blocks and plots as the run report does.
 func writeReport(outDir, title string, blocks []block, pngs map[string][]byte) ([]string, error) {
-	if err := os.MkdirAll(filepath.Join(outDir, PlotsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	md, htmlPath := filepath.Join(outDir, MarkdownFile), filepath.Join(outDir, HTMLFile)
-	written := []string{md, htmlPath}
-	for _, name := range sortedKeys(pngs) {
-		p := filepath.Join(outDir, PlotsDir, name)
-		if err := rundir.WriteAtomic(p, pngs[name]); err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
-		written = append(written, p)
-	}
-	if err := rundir.WriteAtomic(md, markdown(blocks)); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	if err := rundir.WriteAtomic(htmlPath, htmlDoc(title, blocks)); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	return written, nil
+	return writeDoc("report", outDir, MarkdownFile, HTMLFile, title, blocks, pngs)
 }
 
 type gossipFigure struct {

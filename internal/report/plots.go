@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/benchnet/benchnet/internal/collect"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // figure is one plot of the report. Build returns nil when the run has no
@@ -87,32 +89,9 @@ const timeAxis = "time since start (s)"
 // --- latency ---
 
 func plotLatencyPerBlock(r *run) (*plot.Plot, string) {
-	btime := map[int64]int64{}
-	for _, b := range r.blocks {
-		btime[b.height] = b.timeNs
-	}
-	sum, n := map[int64]float64{}, map[int64]int{}
-	for _, t := range r.txs {
-		if t.state != "committed" || !t.hasLatency {
-			continue
-		}
-		sum[t.height] += t.latency
-		n[t.height]++
-		if _, ok := btime[t.height]; !ok && t.blockTimeNs > 0 {
-			btime[t.height] = t.blockTimeNs
-		}
-	}
-	if len(n) == 0 {
+	xy := r.blockLatencies(r.t0)
+	if len(xy) == 0 {
 		return nil, "no committed tx with a latency in txs.csv"
-	}
-	heights := make([]int64, 0, len(n))
-	for h := range n {
-		heights = append(heights, h)
-	}
-	sort.Slice(heights, func(i, j int) bool { return heights[i] < heights[j] })
-	xy := make(plotter.XYs, 0, len(heights))
-	for _, h := range heights {
-		xy = append(xy, plotter.XY{X: r.sec(btime[h]), Y: sum[h] / float64(n[h])})
 	}
 	p := newPlot("Latency per block ("+r.latencyBlockName()+")", timeAxis+" — block time", "mean latency of the block's txs (ms)")
 	s, _ := plotter.NewScatter(xy)
@@ -389,7 +368,7 @@ func (r *run) procSeries(f func(prev, cur procRow) (float64, bool)) ([]string, m
 
 func plotRSS(r *run) (*plot.Plot, string) {
 	nodes, series := r.procSeries(func(_, cur procRow) (float64, bool) { return cur.rssBytes / (1 << 20), true })
-	src := "proc.csv"
+	src := filepath.Base(rundir.ProcCSV.Name)
 	if len(nodes) == 0 {
 		src = "process_resident_memory_bytes"
 		nodes, series = r.byNode(r.samples[src])
@@ -544,4 +523,34 @@ func makeRoom(p *plot.Plot) {
 		span = math.Max(1, math.Abs(p.Y.Max))
 	}
 	p.Y.Max += span * (0.09*float64(n) + 0.04)
+}
+
+// blockLatencies is the mean latency of each block's committed txs against
+// the block's time in seconds since t0, in height order.
+func (r *run) blockLatencies(t0 int64) plotter.XYs {
+	btime := map[int64]int64{}
+	for _, b := range r.blocks {
+		btime[b.height] = b.timeNs
+	}
+	sum, n := map[int64]float64{}, map[int64]int{}
+	for _, t := range r.txs {
+		if t.state != "committed" || !t.hasLatency {
+			continue
+		}
+		sum[t.height] += t.latency
+		n[t.height]++
+		if _, ok := btime[t.height]; !ok && t.blockTimeNs > 0 {
+			btime[t.height] = t.blockTimeNs
+		}
+	}
+	heights := make([]int64, 0, len(n))
+	for h := range n {
+		heights = append(heights, h)
+	}
+	sort.Slice(heights, func(i, j int) bool { return heights[i] < heights[j] })
+	xy := make(plotter.XYs, 0, len(heights))
+	for _, h := range heights {
+		xy = append(xy, plotter.XY{X: float64(btime[h]-t0) / 1e9, Y: sum[h] / float64(n[h])})
+	}
+	return xy
 }

@@ -17,7 +17,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -47,29 +46,11 @@ func Render(runDir, outDir string) ([]string, error) {
 	if outDir == "" {
 		outDir = r.dir.Path
 	}
-	if err := os.MkdirAll(filepath.Join(outDir, PlotsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
 	blocks, pngs, err := r.build()
 	if err != nil {
 		return nil, err
 	}
-	md, htmlPath := filepath.Join(outDir, MarkdownFile), filepath.Join(outDir, HTMLFile)
-	written := []string{md, htmlPath}
-	for _, name := range sortedKeys(pngs) {
-		p := filepath.Join(outDir, PlotsDir, name)
-		if err := rundir.WriteAtomic(p, pngs[name]); err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
-		written = append(written, p)
-	}
-	if err := rundir.WriteAtomic(md, markdown(blocks)); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	if err := rundir.WriteAtomic(htmlPath, htmlDoc(r.title(), blocks)); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	return written, nil
+	return writeDoc("report", outDir, MarkdownFile, HTMLFile, r.title(), blocks, pngs)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

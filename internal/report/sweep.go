@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +17,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Output names of a sweep's report, relative to the sweep directory.
@@ -55,25 +52,7 @@ func RenderSweep(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("sweep report: %w", err)
-	}
-	md, htmlPath := filepath.Join(dir, SweepMarkdownFile), filepath.Join(dir, SweepHTMLFile)
-	written := []string{md, htmlPath}
-	for _, name := range sortedKeys(pngs) {
-		p := filepath.Join(dir, PlotsDir, name)
-		if err := rundir.WriteAtomic(p, pngs[name]); err != nil {
-			return nil, fmt.Errorf("sweep report: %w", err)
-		}
-		written = append(written, p)
-	}
-	if err := rundir.WriteAtomic(md, markdown(blocks)); err != nil {
-		return nil, fmt.Errorf("sweep report: %w", err)
-	}
-	if err := rundir.WriteAtomic(htmlPath, htmlDoc(sweepTitle(x), blocks)); err != nil {
-		return nil, fmt.Errorf("sweep report: %w", err)
-	}
-	return written, nil
+	return writeDoc("sweep report", dir, SweepMarkdownFile, SweepHTMLFile, sweepTitle(x), blocks, pngs)
 }
 
 func sweepTitle(x *experiment.Index) string {

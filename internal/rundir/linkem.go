@@ -2,6 +2,27 @@ package rundir
 
 import "time"
 
+// LinkemDir is the run directory's folder for the link emulation; the
+// files below live in it (written by linkem, the check by analyze).
+const LinkemDir = "linkem"
+
+// Files under LinkemDir.
+const (
+	LinkemInfoFile     = "linkem.json"   // linkem.Info: backend and conditions
+	LinkemMatrixFile   = "matrix.csv"    // the zone matrix, CometBFT's CSV format
+	LinkemCountersFile = "counters.prom" // userspace switch counters and lateness histogram (rewritten while it runs)
+	// LinkemLatenessSeriesFile is the userspace switch's own lateness
+	// record (linkem.LatenessSample lines), written while it runs.
+	LinkemLatenessSeriesFile = "lateness.jsonl"
+	// LinkemLatenessFile is the check of the measured window against the
+	// bound (LinkLateness), written by the analysis from the series.
+	LinkemLatenessFile = "lateness.json"
+)
+
+// FaultsFile is faults.json: each perturbation's effect and each rotate
+// cycle (analyze.FaultEffects), written by the analysis.
+const FaultsFile = "faults.json"
+
 // LinkLateness is linkem/lateness.json: the userspace switch's lateness
 // over a run's measured window, against LatenessBound. When Met is false the
 // emulated delays were longer than configured by more than the bound, and

@@ -125,16 +125,33 @@ func (d *Dir) WriteFile(name string, data []byte) error {
 	return WriteAtomic(d.Join(name), data)
 }
 
-// WriteAtomic writes data to path via a temp file and rename.
-func WriteAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+// WriteAtomic replaces path with data through a temporary file of its own
+// and a rename: readers never see half a file, and two processes writing the
+// same file at once (a harness and `benchnet down` on state.json) cannot
+// rename each other's temporary file away.
+func WriteAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	defer func() {
+		if err != nil {
+			_ = os.Remove(f.Name())
+			err = fmt.Errorf("write %s: %w", filepath.Base(path), err)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
 	}
-	return nil
+	if err := f.Chmod(0o644); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // WriteJSON writes v as indented JSON.

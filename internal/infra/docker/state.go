@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // The state file has the local runner's shape (run id, runner, harness,
@@ -73,24 +74,8 @@ func (s *stateFile) saveLocked() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".*.tmp")
-	if err != nil {
+	if err := rundir.WriteAtomic(s.path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write state: %w", err)
-	}
-	_, werr := f.Write(append(data, '\n'))
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), s.path)
-	}
-	if werr != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("write state: %w", werr)
 	}
 	return nil
 }

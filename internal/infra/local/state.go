@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Resource kinds, in the order Setup creates them.
@@ -91,37 +93,7 @@ func (s *stateFile) saveLocked() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
-	return writeAtomicUnique(s.path, append(data, '\n'))
-}
-
-// writeAtomicUnique replaces path with data through a temporary file of its
-// own: two processes (a harness and `benchnet down`) may write the same state
-// file at once, and a shared temporary name makes one rename fail.
-func writeAtomicUnique(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
+	return rundir.WriteAtomic(s.path, append(data, '\n'))
 }
 
 // setHarness records the run's owning process (written with the next save).
@@ -227,7 +199,7 @@ func register(runID, statePath string) error {
 	if err := os.MkdirAll(activeDir(), 0o755); err != nil {
 		return fmt.Errorf("register run %s: %w", runID, err)
 	}
-	return writeAtomicUnique(filepath.Join(activeDir(), runID), []byte(abs+"\n"))
+	return rundir.WriteAtomic(filepath.Join(activeDir(), runID), []byte(abs+"\n"))
 }
 
 func unregister(runID string) error {
