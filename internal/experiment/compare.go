@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -52,9 +53,10 @@ func (c *Compare) Validate() []error {
 	if !(c.Threshold > 0 && c.Threshold < 1000) {
 		errs = append(errs, &manifest.FieldError{Field: "threshold", Msg: fmt.Sprintf("%v: want a percentage above 0", c.Threshold)})
 	}
+	known := AllMetricKeys()
 	for _, k := range c.FailOn {
-		if _, ok := judge.MetricByKey(k); !ok {
-			errs = append(errs, &manifest.FieldError{Field: "fail_on", Msg: fmt.Sprintf("unknown metric %q (known: %s)", k, strings.Join(judge.MetricKeys(), ", "))})
+		if !slices.Contains(known, k) {
+			errs = append(errs, &manifest.FieldError{Field: "fail_on", Msg: fmt.Sprintf("unknown metric %q (known: %s)", k, strings.Join(known, ", "))})
 		}
 	}
 	return errs
@@ -84,8 +86,11 @@ type CompareIndex struct {
 	Name          string `json:"name"`
 	// Source is "manifest" (this command ran the variants) or "dirs"
 	// (finished run directories given on the command line).
-	Source   string   `json:"source"`
-	Manifest string   `json:"manifest,omitempty"`
+	Source   string `json:"source"`
+	Manifest string `json:"manifest,omitempty"`
+	// NodeKind is the runs' node kind: it picks the metrics judged and the
+	// report's tables and plots ("" in older files: cometbft).
+	NodeKind string   `json:"node_kind,omitempty"`
 	Base     string   `json:"base"`
 	Variants []string `json:"variants"` // the base first
 	// BaseOf names another base for some variants: two sweeps compared
@@ -184,11 +189,11 @@ func CompareOrder(variants []string, repeats int) []CompareRun {
 	return runs
 }
 
-// RuleText states the verdict rule as the report prints it.
+// RuleText states the verdict rule of a CometBFT comparison as the report
+// prints it (KindRuleText for another kind).
 func RuleText(threshold float64) string {
-	return fmt.Sprintf("Δ = (variant − base)/base, 95 %% CI by bootstrap (two-stage: runs, then blocks within each run; run values alone for peak mempool, RSS and CPU). "+
-		"regression: worse by more than %[1]g %% with the whole CI beyond %[1]g %%; improvement: likewise better; "+
-		"same: the CI within ±%[1]g %%; inconclusive: the CI straddles ±%[1]g %%, or a metric without blocks has fewer than %[2]d runs per side.", threshold, MinRuns)
+	nm, _ := NodeMetricsFor(manifest.KindCometBFT)
+	return KindRuleText(threshold, nm)
 }
 
 // CompareOptions are what RunCompare needs besides the manifest.
@@ -216,6 +221,13 @@ func RunCompare(ctx context.Context, m *manifest.Manifest, cfg *Compare, opts Co
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	nm, err := NodeMetricsFor(m.Kind())
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkFailOn(m.Kind(), cfg.FailOn); err != nil {
+		return "", nil, err
+	}
 	names := m.VariantNames()
 	if len(names) < 2 {
 		return "", nil, fmt.Errorf("%s declares no [variants.<name>] tables: compare needs two or more (or give finished run directories)", m.File)
@@ -241,8 +253,8 @@ func RunCompare(ctx context.Context, m *manifest.Manifest, cfg *Compare, opts Co
 		return "", nil, fmt.Errorf("create compare directory: %w", err)
 	}
 	idx := &CompareIndex{
-		SchemaVersion: CompareSchema, Kind: "compare", Name: m.Name, Source: "manifest", Manifest: m.File,
-		Base: names[0], Variants: names, Config: *cfg, Seed: CompareSeed, Rule: RuleText(cfg.Threshold),
+		SchemaVersion: CompareSchema, Kind: "compare", Name: m.Name, Source: "manifest", Manifest: m.File, NodeKind: m.Kind(),
+		Base: names[0], Variants: names, Config: *cfg, Seed: CompareSeed, Rule: KindRuleText(cfg.Threshold, nm),
 		Started: opts.Now().UTC().Format(time.RFC3339), Runs: CompareOrder(names, cfg.Repeats),
 	}
 	if err := os.WriteFile(filepath.Join(root, rundir.Manifest), m.Raw, 0o644); err != nil {
@@ -331,12 +343,16 @@ func RunPath(root string, r CompareRun) string {
 // Verdicts, Regressions and ExitCode. Deterministic: the same run
 // directories give the same index.
 func JudgeCompare(root string, idx *CompareIndex) error {
+	nm, err := NodeMetricsFor(idx.NodeKind)
+	if err != nil {
+		return err
+	}
 	figs := map[string][]*RunFigures{}
 	for _, r := range idx.Runs {
 		if r.Status != RunDone {
 			continue
 		}
-		f, err := ReadRunFigures(RunPath(root, r))
+		f, err := nm.ReadFigures(RunPath(root, r))
 		if err != nil {
 			idx.Warnings = appendOnce(idx.Warnings, fmt.Sprintf("run %d (%s): %v: left out", r.Order, r.Variant, err))
 			continue
@@ -349,7 +365,7 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 	idx.Summary, idx.Verdicts, idx.Regressions = nil, nil, nil
 	for _, v := range idx.Variants {
 		s := VariantSummary{Variant: v, Runs: len(figs[v]), Values: map[string]float64{}}
-		for _, m := range judge.Metrics {
+		for _, m := range nm.Metrics() {
 			if xs := values(figs[v], m.Key); len(xs) > 0 {
 				s.Values[m.Key] = round6(mean(xs))
 			}
@@ -363,8 +379,8 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 			continue
 		}
 		vv := VariantVerdicts{Variant: v, Base: idx.baseFor(v)}
-		for _, m := range judge.Metrics {
-			j := judgeMetric(rule, m, figs[vv.Base], figs[v])
+		for _, m := range nm.Metrics() {
+			j := judgeMetric(rule, m, nm.Unit(), figs[vv.Base], figs[v])
 			vv.Judgements = append(vv.Judgements, j)
 			if j.Verdict == judge.OutcomeRegression && judge.ExitCode([]judge.Judgement{j}, idx.Config.FailOn) != 0 {
 				idx.Regressions = append(idx.Regressions, v+": "+m.Key)
@@ -374,10 +390,8 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 		idx.Verdicts = append(idx.Verdicts, vv)
 	}
 	for _, j := range all {
-		if j.Basis == "blocks" {
-			idx.Warnings = appendOnce(idx.Warnings, "one run per side: the intervals cover the noise between blocks of a run, "+
-				"not between runs; such a pair of one configuration with itself regressed in 9 of 153 comparisons on the "+
-				"development machine (none with 2 or more runs per side): repeat the runs before trusting a regression")
+		if j.Basis == nm.Unit()+"s" {
+			idx.Warnings = appendOnce(idx.Warnings, oneRunWarning(nm.Unit()))
 			break
 		}
 	}
@@ -385,17 +399,30 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 	return nil
 }
 
-// judgeMetric: where the metric has a per-block form, a two-stage
-// bootstrap (runs, then blocks within them; blocks alone for one run per
-// side); else over run values, which needs judge's MinRuns per side.
-func judgeMetric(rule judge.RegressionRule, m judge.Metric, base, variant []*RunFigures) judge.Judgement {
+// oneRunWarning: with one run per side the interval sees no run-to-run
+// noise (the A/A figures were measured on CometBFT blocks).
+func oneRunWarning(unit string) string {
+	if unit == "block" {
+		return "one run per side: the intervals cover the noise between blocks of a run, " +
+			"not between runs; such a pair of one configuration with itself regressed in 9 of 153 comparisons on the " +
+			"development machine (none with 2 or more runs per side): repeat the runs before trusting a regression"
+	}
+	return fmt.Sprintf("one run per side: the intervals cover the noise between %[1]ss of a run, not between runs "+
+		"(for blocks, such a pair of one configuration with itself regressed in 9 of 153 comparisons on the development machine): "+
+		"repeat the runs before trusting a regression", unit)
+}
+
+// judgeMetric: where the metric has a per-unit form (blocks, messages), a
+// two-stage bootstrap (runs, then units within them; units alone for one
+// run per side); else over run values, which needs judge's MinRuns per side.
+func judgeMetric(rule judge.RegressionRule, m judge.Metric, unit string, base, variant []*RunFigures) judge.Judgement {
 	if bn, ok := nestedUnits(base, m.Key); ok {
 		if vn, ok := nestedUnits(variant, m.Key); ok {
 			r := rule
-			r.Resamples = 2000 // each replicate recomputes every drawn run from its blocks
-			basis := "runs+blocks"
+			r.Resamples = 2000 // each replicate recomputes every drawn run from its units
+			basis := "runs+" + unit + "s"
 			if bn.N == 1 || vn.N == 1 {
-				basis = "blocks"
+				basis = unit + "s"
 			}
 			return r.Compare(m, basis, bn, vn)
 		}
@@ -403,12 +430,15 @@ func judgeMetric(rule judge.RegressionRule, m judge.Metric, base, variant []*Run
 	return rule.Compare(m, "runs", judge.RunUnits(values(base, m.Key)), judge.RunUnits(values(variant, m.Key)))
 }
 
-// nestedUnits gives every run's blocks as its inner units; ok is false when
-// a run has no blocks or the metric has no per-block form.
+// nestedUnits gives every run's units (blocks, messages) as its inner
+// units; ok is false when a run has none or the metric has no per-unit form.
 func nestedUnits(figs []*RunFigures, key string) (judge.Units, bool) {
 	var runs []judge.Units
 	for _, f := range figs {
-		u, ok := blockUnits(f.Blocks, key)
+		if f.Inner == nil {
+			return judge.Units{}, false
+		}
+		u, ok := f.Inner(key)
 		if !ok {
 			return judge.Units{}, false
 		}
@@ -487,12 +517,19 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 	if len(vars) < 2 {
 		return "", nil, errors.New("compare needs two or more run directories")
 	}
-	idx := &CompareIndex{SchemaVersion: CompareSchema, Kind: "compare", Source: "dirs", Config: *cfg, Seed: CompareSeed,
-		Rule: RuleText(cfg.Threshold), Complete: true}
+	idx := &CompareIndex{SchemaVersion: CompareSchema, Kind: "compare", Source: "dirs", Config: *cfg, Seed: CompareSeed, Complete: true}
 	vars, err := expandSweeps(vars, idx)
 	if err != nil {
 		return "", nil, err
 	}
+	nm, err := dirsKind(vars, idx)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkFailOn(idx.NodeKind, cfg.FailOn); err != nil {
+		return "", nil, err
+	}
+	idx.Rule = KindRuleText(cfg.Threshold, nm)
 	seen := map[string]bool{}
 	for i, v := range vars {
 		if seen[v.Name] {
@@ -530,7 +567,7 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 			}
 			if doc == nil || baseDoc == nil {
 				idx.Warnings = appendOnce(idx.Warnings, "some run directories have no manifest.toml: their manifests were not compared")
-			} else if diff := manifestDiff(baseDoc, doc); len(diff) > 0 {
+			} else if diff := manifestDiff(baseDoc, doc, nm.VariantKey); len(diff) > 0 {
 				refused = append(refused, fmt.Sprintf("%s vs %s: %s", d, baseDir, strings.Join(diff, ", ")))
 			}
 			if m := readMachine(d); !reflect.DeepEqual(m, baseMachine) {
@@ -540,7 +577,7 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 		}
 	}
 	if len(refused) > 0 {
-		msg := "the manifests differ beyond the keys a variant changes (releases, node config, app, genesis):\n  " + strings.Join(refused, "\n  ")
+		msg := "the manifests differ beyond the keys a variant changes (" + nm.VariantKeys() + "):\n  " + strings.Join(refused, "\n  ")
 		if !force {
 			return "", nil, &RefusedError{msg + "\nuse --force to compare anyway"}
 		}
@@ -685,9 +722,31 @@ func nameOf(doc map[string]any, dir string) string {
 	return filepath.Base(dir)
 }
 
-// variantKey reports whether a dotted manifest path is one a variant exists
-// to change.
-func variantKey(path string) bool {
+// dirsKind finds the node kind of every run directory: one kind for all, or
+// a refusal naming the odd one.
+func dirsKind(vars []DirVariant, idx *CompareIndex) (NodeMetrics, error) {
+	first := ""
+	for _, v := range vars {
+		for _, d := range v.Dirs {
+			k, err := RunKind(d)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case first == "":
+				first = k
+			case k != first:
+				return nil, &RefusedError{fmt.Sprintf("%s is a %s run, %s a %s run: compare runs of one node kind", d, k, vars[0].Dirs[0], first)}
+			}
+		}
+	}
+	idx.NodeKind = first
+	return NodeMetricsFor(first)
+}
+
+// chainVariantKey reports whether a dotted manifest path is one a variant
+// of a CometBFT testnet exists to change.
+func chainVariantKey(path string) bool {
 	parts := strings.Split(path, ".")
 	switch {
 	case parts[0] == "name" || parts[0] == "genesis" || parts[0] == "variants":
@@ -700,7 +759,7 @@ func variantKey(path string) bool {
 
 // manifestDiff lists the dotted paths where a and b differ, variant keys
 // left out.
-func manifestDiff(a, b map[string]any) []string {
+func manifestDiff(a, b map[string]any, variantKey func(string) bool) []string {
 	var out []string
 	var walk func(prefix string, x, y any)
 	walk = func(prefix string, x, y any) {

@@ -6,15 +6,34 @@ import (
 	"sort"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// RunFigures are one finished run's values of every judged metric
-// (judge.Metrics), read from its run directory alone, and its blocks for a
-// bootstrap within the run.
+func init() { RegisterNodeMetrics(manifest.KindCometBFT, chainMetrics{}) }
+
+// chainMetrics: a CometBFT run's figures are judge.Metrics, per block.
+type chainMetrics struct{}
+
+func (chainMetrics) Metrics() []judge.Metric                     { return judge.Metrics }
+func (chainMetrics) ReadFigures(dir string) (*RunFigures, error) { return ReadRunFigures(dir) }
+func (chainMetrics) Unit() string                                { return "block" }
+func (chainMetrics) VariantKey(path string) bool                 { return chainVariantKey(path) }
+func (chainMetrics) VariantKeys() string                         { return "releases, node config, app, genesis" }
+func (chainMetrics) Resampling() string {
+	return "two-stage: runs, then blocks within each run; run values alone for peak mempool, RSS and CPU"
+}
+
+// RunFigures are one finished run's values of every judged metric of its
+// kind, read from its run directory alone, and the units inside the run
+// (blocks, messages) for a bootstrap within it.
 type RunFigures struct {
 	Dir    string
 	Values map[string]float64 // metric key -> value; a metric without data is absent
+	// Inner gives the run's units for metric key, the statistic recomputed
+	// from a resample of them; ok is false for a metric without a per-unit
+	// form (it is then judged over run values). Nil: none.
+	Inner  func(key string) (u judge.Units, ok bool)
 	Blocks []BlockFigures
 	// LatencyBlock is "H" or "H+1", the results' headline latency.
 	LatencyBlock string
@@ -66,6 +85,7 @@ func ReadRunFigures(path string) (*RunFigures, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	f.Inner = func(key string) (judge.Units, bool) { return blockUnits(f.Blocks, key) }
 	return f, nil
 }
 
@@ -162,42 +182,11 @@ func blockUnits(blocks []BlockFigures, key string) (judge.Units, bool) {
 		}
 		return
 	}
-	// Percentiles of the resampled blocks' latencies without re-sorting:
-	// every latency sorted once with its block; a resample weighs each
-	// block by how often it was drawn, and the nearest-rank percentile is
-	// where the cumulative weight reaches the rank.
-	type latOf struct {
-		ms    float64
-		block int
-	}
-	var pooled []latOf
+	lists := make([][]float64, n)
 	for b := range blocks {
-		for _, l := range blocks[b].Latencies {
-			pooled = append(pooled, latOf{l, b})
-		}
+		lists[b] = blocks[b].Latencies
 	}
-	sort.SliceStable(pooled, func(i, j int) bool { return pooled[i].ms < pooled[j].ms })
-	pct := func(p float64) func(idx []int) float64 {
-		return func(idx []int) float64 {
-			w := make([]int, n)
-			total := 0
-			for _, i := range idx {
-				w[i]++
-				total += len(blocks[i].Latencies)
-			}
-			if total == 0 {
-				return math.NaN()
-			}
-			rank := max(1, int(math.Ceil(p/100*float64(total)-1e-9)))
-			cum := 0
-			for _, l := range pooled {
-				if cum += w[l.block]; cum >= rank {
-					return l.ms
-				}
-			}
-			return pooled[len(pooled)-1].ms
-		}
-	}
+	pct := newPooled(lists).pct
 	var stat func(idx []int) float64
 	switch key {
 	case "tps":
@@ -242,4 +231,58 @@ func blockUnits(blocks []BlockFigures, key string) (judge.Units, bool) {
 		return judge.Units{}, false
 	}
 	return judge.Units{N: n, Stat: stat}, n > 0
+}
+
+// pooled holds every unit's values sorted once, each with its unit, so a
+// resample's percentile needs no re-sorting: it weighs each unit by how
+// often it was drawn, and the nearest-rank percentile is where the
+// cumulative weight reaches the rank.
+type pooled struct {
+	vals  []float64
+	unit  []int
+	count []int // values per unit
+}
+
+func newPooled(lists [][]float64) *pooled {
+	type valOf struct {
+		v    float64
+		unit int
+	}
+	var all []valOf
+	p := &pooled{count: make([]int, len(lists))}
+	for u, l := range lists {
+		p.count[u] = len(l)
+		for _, v := range l {
+			all = append(all, valOf{v, u})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].v < all[j].v })
+	p.vals, p.unit = make([]float64, len(all)), make([]int, len(all))
+	for i, a := range all {
+		p.vals[i], p.unit[i] = a.v, a.unit
+	}
+	return p
+}
+
+// pct is the statistic "nearest-rank percentile q of the drawn units' values".
+func (p *pooled) pct(q float64) func(idx []int) float64 {
+	return func(idx []int) float64 {
+		w := make([]int, len(p.count))
+		total := 0
+		for _, i := range idx {
+			w[i]++
+			total += p.count[i]
+		}
+		if total == 0 {
+			return math.NaN()
+		}
+		rank := max(1, int(math.Ceil(q/100*float64(total)-1e-9)))
+		cum := 0
+		for k, u := range p.unit {
+			if cum += w[u]; cum >= rank {
+				return p.vals[k]
+			}
+		}
+		return p.vals[len(p.vals)-1]
+	}
 }
