@@ -18,6 +18,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
 )
 
 // Output names of a comparison, in its directory.
@@ -35,24 +36,102 @@ func RenderCompare(dir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare report: %w", err)
 	}
-	runs := map[string][]*run{} // variant -> its done runs, in run order
+	kind := idx.NodeKind
+	if kind == "" {
+		kind = manifest.KindCometBFT
+	}
+	mk, ok := compareViews[kind]
+	if !ok {
+		return nil, fmt.Errorf("compare report: %s: no report for node kind %q", experiment.CompareFile, kind)
+	}
+	view := mk(idx)
 	var problems []string
 	for _, r := range idx.Runs {
 		if r.Status != experiment.RunDone {
 			continue
 		}
-		ld, err := load(experiment.RunPath(dir, r))
-		if err != nil {
+		if err := view.add(r, experiment.RunPath(dir, r)); err != nil {
 			problems = append(problems, fmt.Sprintf("run %d (%s): %v", r.Order, r.Variant, err))
-			continue
 		}
-		runs[r.Variant] = append(runs[r.Variant], ld)
 	}
-	blocks, pngs, err := compareBlocks(idx, runs, problems)
+	blocks, pngs, err := compareBlocks(idx, view, problems)
 	if err != nil {
 		return nil, err
 	}
 	return writeDoc("compare report", dir, CompareMarkdownFile, CompareHTMLFile, compareTitle(idx), blocks, pngs)
+}
+
+// compareView is the part of a comparison report that depends on the runs'
+// node kind: what it reads of each run, its variants tables, its plots and
+// its columns of the runs table. RenderCompare takes the one registered for
+// compare.json's node_kind.
+type compareView interface {
+	// add reads one done run.
+	add(r experiment.CompareRun, dir string) error
+	// variants are the blocks of the "Variants" section.
+	variants() []block
+	// plotsIntro says how the overlays use the runs.
+	plotsIntro() string
+	figures() []cmpFigure
+	// runHead and runCells are the runs table's columns between status
+	// and run directory.
+	runHead() []string
+	runCells(r experiment.CompareRun) []string
+}
+
+var compareViews = map[string]func(*experiment.CompareIndex) compareView{
+	manifest.KindCometBFT:  func(idx *experiment.CompareIndex) compareView { return &chainView{idx: idx, runs: map[string][]*run{}} },
+	manifest.KindGossipsub: newGossipView,
+}
+
+// cmpFigure is one plot of a comparison.
+type cmpFigure struct {
+	name, title, what string
+	build             func() ([]byte, string, error)
+}
+
+// chainView: a CometBFT comparison (latency, mempool, throughput).
+type chainView struct {
+	idx  *experiment.CompareIndex
+	runs map[string][]*run // variant -> its done runs, in run order
+}
+
+func (c *chainView) add(r experiment.CompareRun, dir string) error {
+	ld, err := load(dir)
+	if err != nil {
+		return err
+	}
+	c.runs[r.Variant] = append(c.runs[r.Variant], ld)
+	return nil
+}
+
+func (c *chainView) variants() []block {
+	return []block{para{"Means over each variant's runs; \"vs base\" is the change against the base's mean."}, initiaTable(c.idx)}
+}
+
+func (c *chainView) plotsIntro() string {
+	return "Overlays use each variant's first run (the CDF pools all its runs); time axes start at the load's start."
+}
+
+func (c *chainView) figures() []cmpFigure {
+	var out []cmpFigure
+	for _, f := range compareFigures {
+		if f.name == "cmp_sweep_throughput" && len(c.idx.Sweeps) == 0 {
+			continue
+		}
+		out = append(out, cmpFigure{f.name, f.title, f.what, func() ([]byte, string, error) { return f.build(c.idx, c.runs) }})
+	}
+	return out
+}
+
+func (c *chainView) runHead() []string { return []string{"TPS", "p50 (ms)", "p95 (ms)"} }
+
+func (c *chainView) runCells(r experiment.CompareRun) []string {
+	tps, p50, p95 := "—", "—", "—"
+	if rr := findRun(c.runs[r.Variant], c.idx, r); rr != nil && rr.results != nil {
+		tps, p50, p95 = fmtF(rr.results.TxPerSecond, 1), fmtMs(rr.results.Latency.P50), fmtMs(rr.results.Latency.P95)
+	}
+	return []string{tps, p50, p95}
 }
 
 func compareTitle(idx *experiment.CompareIndex) string {
@@ -100,7 +179,7 @@ func verdictTable(idx *experiment.CompareIndex) table {
 	t := table{head: []string{"variant", "metric", "base", "variant value", "Δ", "95 % CI of Δ", "basis", "verdict", "why"}}
 	for _, vv := range idx.Verdicts {
 		for _, j := range vv.Judgements {
-			m, _ := judge.MetricByKey(j.Metric)
+			m, _ := experiment.MetricOf(idx.NodeKind, j.Metric)
 			ci := "—"
 			if j.CILo != nil && j.CIHi != nil {
 				ci = "[" + cmpPct(*j.CILo) + ", " + cmpPct(*j.CIHi) + "]"
@@ -110,8 +189,8 @@ func verdictTable(idx *experiment.CompareIndex) table {
 				verdict = "**REGRESSION**"
 			}
 			why := j.Reason
-			if j.RepeatsNeeded > 0 && j.Basis == "blocks" {
-				why += fmt.Sprintf("; ~%d blocks per side would decide: longer runs, or repeats", j.RepeatsNeeded)
+			if j.RepeatsNeeded > 0 && j.Basis != "runs" && !strings.HasPrefix(j.Basis, "runs+") {
+				why += fmt.Sprintf("; ~%d %s per side would decide: longer runs, or repeats", j.RepeatsNeeded, j.Basis)
 			} else if j.RepeatsNeeded > 0 {
 				why += fmt.Sprintf("; ~%d repeats per side would decide", j.RepeatsNeeded)
 			} else if j.RepeatsNeeded < 0 {
@@ -181,7 +260,28 @@ func initiaTable(idx *experiment.CompareIndex) table {
 	return t
 }
 
-func compareBlocks(idx *experiment.CompareIndex, runs map[string][]*run, problems []string) ([]block, map[string][]byte, error) {
+// directionText names the metrics of idx's kind where higher is better.
+func directionText(idx *experiment.CompareIndex) string {
+	nm, err := experiment.NodeMetricsFor(idx.NodeKind)
+	if err != nil {
+		return ""
+	}
+	var higher []string
+	for _, m := range nm.Metrics() {
+		if m.Better == judge.HigherIsBetter {
+			higher = append(higher, m.Name)
+		}
+	}
+	switch len(higher) {
+	case 0:
+		return " Direction: lower is better for every metric."
+	case 1:
+		return " Direction: higher is better for " + higher[0] + ", lower for every other metric."
+	}
+	return " Direction: higher is better for " + strings.Join(higher[:len(higher)-1], ", ") + " and " + higher[len(higher)-1] + ", lower for every other metric."
+}
+
+func compareBlocks(idx *experiment.CompareIndex, view compareView, problems []string) ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{1, compareTitle(idx), ""})
@@ -196,7 +296,7 @@ func compareBlocks(idx *experiment.CompareIndex, runs map[string][]*run, problem
 	} else {
 		add(verdictTable(idx))
 	}
-	add(para{"Rule: " + idx.Rule + " Direction: higher is better for committed TPS and blocks/min, lower for every other metric."})
+	add(para{"Rule: " + idx.Rule + directionText(idx)})
 	if len(idx.Warnings) > 0 {
 		t := table{head: []string{"warning"}}
 		for _, w := range idx.Warnings {
@@ -205,24 +305,14 @@ func compareBlocks(idx *experiment.CompareIndex, runs map[string][]*run, problem
 		add(t)
 	}
 	add(heading{2, "Variants", "variants"})
-	add(para{"Means over each variant's runs; \"vs base\" is the change against the base's mean."})
-	add(initiaTable(idx))
+	add(view.variants()...)
 
 	pngs := map[string][]byte{}
 	add(heading{2, "Plots", "plots"})
-	add(para{"Overlays use each variant's first run (the CDF pools all its runs); time axes start at the load's start."})
-	figs := compareFigures
-	if len(idx.Sweeps) == 0 {
-		figs = nil
-		for _, f := range compareFigures {
-			if f.name != "cmp_sweep_throughput" {
-				figs = append(figs, f)
-			}
-		}
-	}
-	for i, f := range figs {
+	add(para{view.plotsIntro()})
+	for i, f := range view.figures() {
 		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
-		img, reason, err := f.build(idx, runs)
+		img, reason, err := f.build()
 		if err != nil {
 			return nil, nil, fmt.Errorf("compare report: plot %s: %w", f.name, err)
 		}
@@ -238,17 +328,14 @@ func compareBlocks(idx *experiment.CompareIndex, runs map[string][]*run, problem
 
 	add(heading{2, "Runs", "runs"})
 	add(para{"In the order they ran: interleaved, so the drift of a shared machine spreads over every variant."})
-	rt := table{head: []string{"#", "variant", "repeat", "status", "TPS", "p50 (ms)", "p95 (ms)", "run directory"}}
+	rt := table{head: append(append([]string{"#", "variant", "repeat", "status"}, view.runHead()...), "run directory")}
 	for _, r := range idx.Runs {
-		tps, p50, p95 := "—", "—", "—"
-		if rr := findRun(runs[r.Variant], idx, r); rr != nil && rr.results != nil {
-			tps, p50, p95 = fmtF(rr.results.TxPerSecond, 1), fmtMs(rr.results.Latency.P50), fmtMs(rr.results.Latency.P95)
-		}
 		status := r.Status
 		if r.Error != "" {
 			status += ": " + r.Error
 		}
-		rt.rows = append(rt.rows, []string{strconv.Itoa(r.Order), r.Variant, strconv.Itoa(r.Repeat), status, tps, p50, p95, r.RunDir})
+		row := append([]string{strconv.Itoa(r.Order), r.Variant, strconv.Itoa(r.Repeat), status}, view.runCells(r)...)
+		rt.rows = append(rt.rows, append(row, r.RunDir))
 	}
 	add(rt)
 	if len(problems) > 0 {

@@ -112,59 +112,6 @@ func RenderGossip(runDir, outDir string) ([]string, error) {
 	return writeReport(outDir, title, blocks, pngs)
 }
 
-// RenderGossipSeries writes a report comparing gossip runs (a Whiteblock
-// series: one run per m, delay …) into outDir: a table of the headline
-// figures and the histograms overlaid, runs in the order given.
-func RenderGossipSeries(outDir string, runDirs ...string) ([]string, error) {
-	if len(runDirs) == 0 {
-		return nil, errors.New("gossip series report: no run directories")
-	}
-	var runs []*gossipRun
-	for _, d := range runDirs {
-		g, err := loadGossip(d)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, g)
-	}
-	title := "benchnet gossip series: " + strings.Join(labels(runs), ", ")
-	var bs []block
-	bs = append(bs, heading{1, title, ""})
-	bs = append(bs, para{"One row per run, in the order given. MDR = deliveries / (messages × (N − 1)); dissemination is publish → each delivery (Whiteblock's TotalNanoTime); last-delivery hop is the depth of each message's last delivery in its first-delivery tree, max hop the tree's depth (Whiteblock's definition)."})
-	t := table{head: []string{"run", "topology", "valid", "nodes", "messages", "MDR %", "missing", "dissemination mean ms", "p50", "p99", "max", "last delivery p99 ms", "last-delivery hop p50 / max", "max hop p50 / max", "duplicates avg"}}
-	for _, g := range runs {
-		r := g.res.Gossip
-		t.rows = append(t.rows, []string{g.label, g.topology(), validWord(g.res), itoa(r.Nodes), itoa(r.Messages), fmtF(100*r.MDR, 3),
-			itoa(r.Expected - r.Delivered), fmtMs(r.Dissemination.Avg), fmtMs(r.Dissemination.P50), fmtMs(r.Dissemination.P99), fmtMs(r.Dissemination.Max),
-			fmtMs(r.LastDelivery.P99), fmtF(r.LastDeliveryHop.P50, 0) + " / " + fmtF(r.LastDeliveryHop.Max, 0),
-			fmtF(r.MaxHop.P50, 0) + " / " + fmtF(r.MaxHop.Max, 0), fmtF(r.Duplicates.Avg, 2)})
-	}
-	bs = append(bs, t)
-	pngs := map[string][]byte{}
-	figs := []gossipFigure{
-		{"gossip_series_dissemination", "Dissemination time, overlaid", "Share of deliveries per bin of publish → delivery time, one line per run (Whiteblock's Graph 3).", func() (*plot.Plot, string) {
-			return histOverlay(runs, "Dissemination time", "publish → delivery (ms)", func(g *gossipRun) []float64 { return g.dissemMs })
-		}},
-		{"gossip_series_last_delivery_hop", "Last-delivery hop, overlaid", "Share of messages per last-delivery hop, one line per run (Whiteblock's Graph 2).", func() (*plot.Plot, string) {
-			return hopOverlay(runs, "Last-delivery hop", func(r *rundir.GossipResults) []int { return r.LastDeliveryHopHist })
-		}},
-	}
-	fb, err := renderFigures(figs, pngs)
-	if err != nil {
-		return nil, err
-	}
-	bs = append(bs, fb...)
-	return writeReport(outDir, title, bs, pngs)
-}
-
-func labels(runs []*gossipRun) []string {
-	var out []string
-	for _, g := range runs {
-		out = append(out, g.label)
-	}
-	return out
-}
-
 // writeReport writes blocks and plots as the run report does.
 func writeReport(outDir, title string, blocks []block, pngs map[string][]byte) ([]string, error) {
 	return writeDoc("report", outDir, MarkdownFile, HTMLFile, title, blocks, pngs)

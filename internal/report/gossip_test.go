@@ -94,25 +94,6 @@ func TestRenderGossipGolden(t *testing.T) {
 	}
 }
 
-func TestRenderGossipSeries(t *testing.T) {
-	a, b := gossipRunDir(t, 2), gossipRunDir(t, 6)
-	out := t.TempDir()
-	written, err := RenderGossipSeries(out, a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, _ := os.ReadFile(written[0])
-	if got := strings.Count(string(md), "| synthetic | synthetic |"); got != 2 {
-		t.Errorf("series table has %d run rows, want 2:\n%s", got, md)
-	}
-	if len(written) != 4 {
-		t.Errorf("written %v, want report.md, report.html and 2 overlay plots", written)
-	}
-	if _, err := RenderGossipSeries(out, a, t.TempDir()); err == nil {
-		t.Errorf("a directory without results.json must fail the series")
-	}
-}
-
 func TestGossipChromium(t *testing.T) {
 	bin := Browser()
 	if bin == "" {

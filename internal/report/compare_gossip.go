@@ -1,0 +1,315 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// gossipView: a gossip comparison, the Whiteblock report's series (one
+// variant per m, delay, loss …): its headline table and MDR table, and
+// the dissemination-time and hop histograms overlaid across variants,
+// each variant's valid runs pooled. Invalid runs are listed, never drawn:
+// their publisher or machine, not the protocol, set their figures.
+type gossipView struct {
+	idx  *experiment.CompareIndex
+	runs map[string][]*gossipRun // variant -> its done runs, in run order
+	byRD map[string]*gossipRun   // CompareRun.RunDir -> run
+}
+
+func newGossipView(idx *experiment.CompareIndex) compareView {
+	return &gossipView{idx: idx, runs: map[string][]*gossipRun{}, byRD: map[string]*gossipRun{}}
+}
+
+func (g *gossipView) add(r experiment.CompareRun, dir string) error {
+	gr, err := loadGossip(dir)
+	if err != nil {
+		return err
+	}
+	gr.label = r.Variant
+	g.runs[r.Variant] = append(g.runs[r.Variant], gr)
+	g.byRD[r.RunDir] = gr
+	return nil
+}
+
+// valid are a variant's valid runs.
+func (g *gossipView) valid(v string) []*gossipRun {
+	var out []*gossipRun
+	for _, r := range g.runs[v] {
+		if r.res.Valid {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// pooled is one variant's valid runs as one: deliveries and hop counts
+// summed, so each histogram is the share over all of them.
+func (g *gossipView) pooled() []*gossipRun {
+	var out []*gossipRun
+	for _, v := range g.idx.Variants {
+		runs := g.valid(v)
+		if len(runs) == 0 {
+			continue
+		}
+		p := &gossipRun{label: v, plan: runs[0].plan, res: &rundir.Results{Valid: true, Gossip: &rundir.GossipResults{}}}
+		pg := p.res.Gossip
+		for _, r := range runs {
+			p.dissemMs = append(p.dissemMs, r.dissemMs...)
+			p.lastMs = append(p.lastMs, r.lastMs...)
+			rg := r.res.Gossip
+			pg.LastDeliveryHopHist = addHist(pg.LastDeliveryHopHist, rg.LastDeliveryHopHist)
+			pg.MaxHopHist = addHist(pg.MaxHopHist, rg.MaxHopHist)
+			pg.Messages += rg.Messages
+			pg.Expected += rg.Expected
+			pg.Delivered += rg.Delivered
+			pg.DroppedRPC += rg.DroppedRPC
+			pg.Undeliverable += rg.Undeliverable
+			for k, n := range rg.Missing {
+				if pg.Missing == nil {
+					pg.Missing = map[string]int{}
+				}
+				pg.Missing[k] += n
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func addHist(a, b []int) []int {
+	for len(a) < len(b) {
+		a = append(a, 0)
+	}
+	for i, c := range b {
+		a[i] += c
+	}
+	return a
+}
+
+func (g *gossipView) summary(v string) experiment.VariantSummary {
+	for _, s := range g.idx.Summary {
+		if s.Variant == v {
+			return s
+		}
+	}
+	return experiment.VariantSummary{Variant: v}
+}
+
+func (g *gossipView) variants() []block {
+	base := g.summary(g.idx.Base)
+	cell := func(s experiment.VariantSummary, k string, prec int) string {
+		if v, ok := s.Values[k]; ok {
+			return fmtF(v, prec)
+		}
+		return "—"
+	}
+	vs := func(s experiment.VariantSummary, k string) string {
+		if s.Variant == g.idx.Base {
+			return "base"
+		}
+		b, okB := base.Values[k]
+		v, okV := s.Values[k]
+		return cmpDelta(b, v, okB, okV)
+	}
+	t := table{head: []string{"variant", "valid runs", "topology, links", "MDR %", "vs base", "dissemination mean (ms)", "vs base", "p50", "p99", "vs base",
+		"last delivery p99 (ms)", "last-delivery hop", "max hop", "duplicates", "host CPU avg (%)", "host RSS max (MiB)"}}
+	for _, v := range g.idx.Variants {
+		s := g.summary(v)
+		topo := "?"
+		if len(g.runs[v]) > 0 {
+			topo = g.runs[v][0].topology()
+		}
+		t.rows = append(t.rows, []string{v, fmt.Sprintf("%d of %d", len(g.valid(v)), len(g.runs[v])), topo,
+			cell(s, "mdr", 3), vs(s, "mdr"), cell(s, "dissemination_avg", 1), vs(s, "dissemination_avg"),
+			cell(s, "dissemination_p50", 1), cell(s, "dissemination_p99", 1), vs(s, "dissemination_p99"),
+			cell(s, "last_delivery_p99", 1), cell(s, "last_delivery_hop", 2), cell(s, "max_hop", 2), cell(s, "duplicates", 2),
+			cell(s, "host_cpu_avg", 1), cell(s, "host_rss_max", 1)})
+	}
+	out := []block{
+		para{"Means over each variant's valid runs (the Whiteblock report's figures); \"vs base\" is the change against the base's mean. " +
+			"MDR = deliveries / (messages × (N − 1)); dissemination is publish → each delivery (Whiteblock's TotalNanoTime); " +
+			"last-delivery hop is the depth of each message's last delivery in its first-delivery tree, max hop the tree's depth " +
+			"(the longest sender-to-recipient chain, Whiteblock's \"last delivery hop\"); duplicates are copies after the first per delivery."},
+		t,
+		heading{3, "Message delivery ratio", "mdr"},
+	}
+	mt := table{head: []string{"variant", "messages", "expected deliveries", "delivered", "MDR %", "missing by reason", "dropped RPCs", "undeliverable"}}
+	for _, p := range g.pooled() {
+		r := p.res.Gossip
+		var miss []string
+		for _, k := range sortedKeys(r.Missing) {
+			miss = append(miss, fmt.Sprintf("%s %d", k, r.Missing[k]))
+		}
+		mdr := "—"
+		if r.Expected > 0 {
+			mdr = fmtF(100*float64(r.Delivered)/float64(r.Expected), 3)
+		}
+		mt.rows = append(mt.rows, []string{p.label, itoa(r.Messages), itoa(r.Expected), itoa(r.Delivered), mdr,
+			dashIfEmpty(strings.Join(miss, ", ")), itoa(r.DroppedRPC), itoa(r.Undeliverable)})
+	}
+	if len(mt.rows) == 0 {
+		return append(out, noData{"no valid run"})
+	}
+	return append(out, para{"Summed over each variant's valid runs; every missing delivery attributed where the traces allow."}, mt)
+}
+
+func (g *gossipView) plotsIntro() string {
+	return "Each variant's valid runs pooled; histograms as shares, so variants with different message counts overlay."
+}
+
+func (g *gossipView) figures() []cmpFigure {
+	pool := g.pooled()
+	return []cmpFigure{
+		{"cmp_gossip_dissemination", "Dissemination time, overlaid",
+			"Share of deliveries per bin of publish → delivery time, one line per variant (Whiteblock's Graphs 3–9): an initial spike, then lobes about one link delay apart.",
+			func() ([]byte, string, error) {
+				return overlayPNG(pool, "Dissemination time", "publish → delivery (ms)", func(r *gossipRun) []float64 { return r.dissemMs })
+			}},
+		{"cmp_gossip_last_delivery", "Time to the last delivery, overlaid",
+			"Share of messages per bin of publish → last delivery: how long a message takes to reach every host.",
+			func() ([]byte, string, error) {
+				return overlayPNG(pool, "Time to the last delivery", "publish → last delivery (ms)", func(r *gossipRun) []float64 { return r.lastMs })
+			}},
+		{"cmp_gossip_last_delivery_hop", "Last-delivery hop, overlaid",
+			"Share of messages per depth of their last delivery in the delivery tree.",
+			func() ([]byte, string, error) {
+				return hopPNG(pool, "Last-delivery hop (delivery tree)", func(r *rundir.GossipResults) []int { return r.LastDeliveryHopHist })
+			}},
+		{"cmp_gossip_max_hop", "Max hop (Whiteblock's last-delivery hop), overlaid",
+			"Share of messages per depth of their delivery tree: the longest sender-to-recipient chain, the report's Graph 2.",
+			func() ([]byte, string, error) {
+				return hopPNG(pool, "Max hop (longest chain)", func(r *rundir.GossipResults) []int { return r.MaxHopHist })
+			}},
+		{"cmp_gossip_cpu", "CPU per host",
+			"Average CPU of each host over the run (% of one core), one line per variant (its first valid run), hosts in plan order; dashed: the harness's own average.",
+			func() ([]byte, string, error) {
+				return g.perHostPNG("CPU per host", "CPU avg (% of one core)", func(p rundir.ProcStats) float64 { return p.CPUAvgPct }, true)
+			}},
+		{"cmp_gossip_rss", "Resident memory per host",
+			"Largest RSS of each host, one line per variant (its first valid run).",
+			func() ([]byte, string, error) {
+				return g.perHostPNG("Resident memory per host", "RSS max (MiB)", func(p rundir.ProcStats) float64 { return p.RSSMaxMB }, false)
+			}},
+	}
+}
+
+// overlayPNG draws the histogram overlay up to the largest p99.9 of the
+// variants (a tail of a few late deliveries would squash every spike into
+// the first bin); the title says how much lies beyond.
+func overlayPNG(runs []*gossipRun, title, x string, values func(*gossipRun) []float64) ([]byte, string, error) {
+	hi, total, beyond := 0.0, 0, 0
+	for _, r := range runs {
+		if v := values(r); len(v) > 0 {
+			s := slices.Clone(v)
+			slices.Sort(s)
+			hi = math.Max(hi, percentile(s, 0.999))
+		}
+	}
+	var clipped []*gossipRun
+	for _, r := range runs {
+		v := values(r)
+		c := &gossipRun{label: r.label, res: r.res}
+		for _, x := range v {
+			total++
+			if x > hi {
+				beyond++
+				continue
+			}
+			c.dissemMs = append(c.dissemMs, x)
+		}
+		clipped = append(clipped, c)
+	}
+	p, reason := histOverlay(clipped, title, x, func(r *gossipRun) []float64 { return r.dissemMs })
+	if p == nil {
+		return nil, "no valid run with a delivered message: " + reason, nil
+	}
+	if beyond > 0 {
+		p.Title.Text += fmt.Sprintf(" (%d of %d beyond %s ms not drawn)", beyond, total, fmtMs(hi))
+	}
+	p.Legend.Top = true
+	b, err := renderPNG(p)
+	return b, "", err
+}
+
+func hopPNG(runs []*gossipRun, title string, hist func(*rundir.GossipResults) []int) ([]byte, string, error) {
+	p, reason := hopOverlay(runs, title, hist)
+	if p == nil {
+		return nil, "no valid run: " + reason, nil
+	}
+	p.Legend.Top = true
+	b, err := renderPNG(p)
+	return b, "", err
+}
+
+func (g *gossipView) perHostPNG(title, y string, f func(rundir.ProcStats) float64, harness bool) ([]byte, string, error) {
+	p := newPlot(title, "host (plan order)", y)
+	n := 0
+	for i, v := range g.idx.Variants {
+		runs := g.valid(v)
+		if len(runs) == 0 {
+			continue
+		}
+		r := runs[0].res.Gossip
+		var xy plotter.XYs
+		for k, h := range r.HostNodes {
+			if h.Proc.Samples > 0 {
+				xy = append(xy, plotter.XY{X: float64(k), Y: f(h.Proc)})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, pts, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, "", err
+		}
+		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		l.Width = vg.Points(1.2)
+		p.Add(l, pts)
+		addLegend(p, v, l, pts)
+		if harness && r.Harness != nil {
+			hl, err := plotter.NewLine(plotter.XYs{{X: 0, Y: r.Harness.CPUAvgPct}, {X: float64(len(r.HostNodes) - 1), Y: r.Harness.CPUAvgPct}})
+			if err == nil {
+				hl.Color = plotutil.Color(i)
+				hl.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				p.Add(hl)
+			}
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, "no metrics/proc.csv samples of the hosts in any valid run", nil
+	}
+	p.Y.Min = 0
+	p.Legend.Top = true
+	b, err := renderPNG(p)
+	return b, "", err
+}
+
+func (g *gossipView) runHead() []string {
+	return []string{"valid", "MDR %", "dissemination mean / p99 (ms)", "last-delivery hop p50 / max", "max hop p50 / max", "publish lag p99 (ms)", "machine CPU busy"}
+}
+
+func (g *gossipView) runCells(r experiment.CompareRun) []string {
+	gr := g.byRD[r.RunDir]
+	if gr == nil {
+		return []string{"—", "—", "—", "—", "—", "—", "—"}
+	}
+	res := gr.res.Gossip
+	valid := validWord(gr.res)
+	if !gr.res.Valid {
+		valid += ": " + strings.Join(gr.res.Invalid, "; ")
+	}
+	return []string{valid, fmtF(100*res.MDR, 3), fmtMs(res.Dissemination.Avg) + " / " + fmtMs(res.Dissemination.P99),
+		fmtF(res.LastDeliveryHop.P50, 0) + " / " + fmtF(res.LastDeliveryHop.Max, 0), fmtF(res.MaxHop.P50, 0) + " / " + fmtF(res.MaxHop.Max, 0),
+		fmtMs(res.Publish.LagP99Ms), gr.machineCPU()}
+}
