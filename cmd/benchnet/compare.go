@@ -33,9 +33,12 @@ func newCompareCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "compare [manifest.toml | DIR_A DIR_B [DIR_C...]]",
 		Short: "Run a manifest's variants (or take finished runs) and judge them against the base",
-		Long: `compare judges variants against a base, metric by metric: committed TPS,
-latency avg/p50/p95/p99/max, peak mempool, blocks/min, RSS peak and CPU per
-committed tx, each with its change in % and a 95 % bootstrap interval of it.
+		Long: `compare judges variants against a base, metric by metric, each with its
+change in % and a 95 % bootstrap interval of it. The metrics are the node
+kind's: for CometBFT committed TPS, latency avg/p50/p95/p99/max, peak
+mempool, blocks/min, RSS peak and CPU per committed tx; for gossipsub MDR,
+dissemination avg/p50/p95/p99/max, time to the last delivery, last-delivery
+and max hop, duplicates, host CPU and RSS (invalid gossip runs are left out).
 A metric regresses when it is worse by more than --threshold and the whole
 interval lies beyond the threshold; an interval that straddles it is
 "inconclusive" (with the repeats that would decide). Exit code 3 when a
@@ -48,15 +51,19 @@ base. With directories, each argument is one variant: a finished run
 directory, or several joined by commas (repeats of one variant; a name may
 lead: name=DIR1,DIR2). Their manifests must differ only in releases, node
 config, app and genesis unless --force (which also lets a testnet past the
-capacity estimate start); a different machine is a warning.
+capacity estimate start); a different machine is a warning. For gossipsub
+runs the keys a variant changes are [network] topology, m, degree, peers and
+link conditions, [gossipsub] and [publish] rate, and --rate, --duration,
+--count, --size and --warmup set [publish] (rate in msg/s network-wide).
 Either way DIR/<time>-<name>-compare/ gets compare.json, compare.md and
 compare.html ('benchnet report' re-renders them).`,
 		Example: `  benchnet compare examples/compare-releases.toml --repeats 3
   benchnet compare examples/compare-app.toml --duration 20s --fail-on tps,latency_p95
+  benchnet compare examples/gossip-series1.toml --repeats 2 --rate 5 --scrape-interval 5s
   benchnet compare runs/20261123-101500-v038 runs/20261123-103000-quickstart
   benchnet compare old=runs/a1,runs/a2,runs/a3 new=runs/b1,runs/b2,runs/b3 --threshold 5`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fo, err := judge.ParseFailOn(failOn)
+			fo, err := experiment.ParseFailOn(failOn)
 			if err != nil {
 				return usageError{err}
 			}
@@ -122,6 +129,10 @@ compare.html ('benchnet report' re-renders them).`,
 					},
 				})
 				if idx == nil {
+					var refused *experiment.RefusedError
+					if errors.As(runErr, &refused) {
+						return usageError{runErr}
+					}
 					return runErr
 				}
 				if runErr != nil {
@@ -147,7 +158,7 @@ compare.html ('benchnet report' re-renders them).`,
 	lf.register(c.Flags())
 	c.Flags().IntVar(&repeats, "repeats", 3, "runs per variant (with a manifest)")
 	c.Flags().Float64Var(&threshold, "threshold", judge.DefaultThreshold, "regression threshold in %")
-	c.Flags().StringVar(&failOn, "fail-on", "all", "metrics whose regression fails the comparison (exit 3), comma-separated: "+strings.Join(judge.MetricKeys(), ", "))
+	c.Flags().StringVar(&failOn, "fail-on", "all", "metrics whose regression fails the comparison (exit 3), comma-separated: "+strings.Join(experiment.AllMetricKeys(), ", "))
 	c.Flags().DurationVar(&cooldown, "cooldown", 5*time.Second, "pause between runs")
 	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
 	return c

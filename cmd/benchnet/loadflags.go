@@ -57,9 +57,12 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 // apply copies the flags the user set into m.Load and revalidates; errors
 // caused by a flag name the flag, not the manifest line.
 func (f *loadFlags) apply(cmd *cobra.Command, m *manifest.Manifest) error {
-	l := &m.Load
 	set := map[string]bool{}
 	cmd.Flags().Visit(func(fl *pflag.Flag) { set[fl.Name] = true })
+	if m.Kind() == manifest.KindGossipsub {
+		return f.applyPublish(set, m)
+	}
+	l := &m.Load
 	copyIf := func(name string, apply func()) {
 		if set[name] {
 			apply()
@@ -86,6 +89,65 @@ func (f *loadFlags) apply(cmd *cobra.Command, m *manifest.Manifest) error {
 	}
 	var fromFlags []string
 	for name, field := range f.fields {
+		if !set[name] {
+			continue
+		}
+		for _, e := range errs {
+			if e.Field == field {
+				e.File, e.Line, e.Field = "", 0, "--"+name
+				fromFlags = append(fromFlags, e.Error())
+			}
+		}
+	}
+	if len(fromFlags) == len(errs) {
+		sort.Strings(fromFlags)
+		return usageError{fmt.Errorf("invalid flag %s", strings.Join(fromFlags, "; "))}
+	}
+	return usageError{errs}
+}
+
+// publishFlags are the load flags a gossipsub testnet's [publish] table
+// takes (rate in msg/s network-wide); the others are the tx load's.
+var publishFlags = map[string]string{"rate": "publish.rate", "duration": "publish.duration", "count": "publish.count",
+	"size": "publish.size", "warmup": "publish.warmup"}
+
+// applyPublish copies the flags the user set into m.Publish and
+// revalidates; a tx-load flag is refused by name.
+func (f *loadFlags) applyPublish(set map[string]bool, m *manifest.Manifest) error {
+	var refused []string
+	for name := range set {
+		if _, isLoad := f.fields[name]; isLoad {
+			if _, ok := publishFlags[name]; !ok {
+				refused = append(refused, "--"+name)
+			}
+		}
+	}
+	if len(refused) > 0 {
+		sort.Strings(refused)
+		return usageError{fmt.Errorf("%s: not for a gossipsub testnet (its [publish] takes --rate, --duration, --count, --size and --warmup)", strings.Join(refused, ", "))}
+	}
+	p := &m.Publish
+	if set["rate"] {
+		p.Rate = f.l.Rate
+	}
+	if set["duration"] {
+		p.Duration, p.Count = f.l.Duration, 0
+	}
+	if set["count"] {
+		p.Count = f.l.Count
+	}
+	if set["size"] {
+		p.Size = f.l.Size
+	}
+	if set["warmup"] {
+		p.Warmup = f.l.Warmup
+	}
+	errs := m.Validate()
+	if len(errs) == 0 {
+		return nil
+	}
+	var fromFlags []string
+	for name, field := range publishFlags {
 		if !set[name] {
 			continue
 		}
