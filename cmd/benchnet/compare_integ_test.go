@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -133,4 +134,100 @@ func compareFiles(t *testing.T, dir string) map[string][]byte {
 		files[n] = b
 	}
 	return files
+}
+
+// gossipCompareManifest: 8 gossipsub hosts, 10 ms one-way per link, on a
+// line (the base: every message from gossip0 crosses 7 hops) and on a full
+// mesh (every host one hop from the publisher).
+const gossipCompareManifest = `name = "gcmpinteg"
+seed = 42
+[network]
+subnet = "10.77.48.0/24"
+topology = "line"
+delay = "10ms"
+[node.gossip]
+kind = "gossipsub"
+count = 8
+[publish]
+rate = 20
+count = 40
+size = 1000
+source = "gossip0"
+warmup = "3s"
+cooldown = "2s"
+
+[variants.line]
+[variants.full]
+network.topology = "full"
+`
+
+// TestCompareGossip: `benchnet compare` on real gossipsub hosts, two
+// variants, two repeats each: compare.json judges the gossip metrics (the
+// full mesh's hops are an improvement over the line's, MDR the same), the
+// report has the series overlays, and `benchnet report` re-renders it
+// byte for byte from the directory alone.
+func TestCompareGossip(t *testing.T) {
+	testenv.NeedRoot(t)
+	bin := benchnetBinary(t)
+	out := testenv.OutputDir(t)
+	m := filepath.Join(t.TempDir(), "gcmp.toml")
+	if err := os.WriteFile(m, []byte(gossipCompareManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A full mesh carries more duplicates than a line: judged, not failed on.
+	b, err := exec.Command(bin, "compare", m, "--repeats", "2", "--cooldown", "1s", "--fail-on", "mdr,max_hop,last_delivery_hop",
+		"--output", out).CombinedOutput()
+	if code := exitOf(err); code != exitOK {
+		t.Fatalf("benchnet compare: exit %d, want 0\n%s", code, lastLines(string(b), 40))
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-gcmpinteg-compare"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one compare directory, got %v", dirs)
+	}
+	idx, err := experiment.ReadCompareIndex(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.NodeKind != "gossipsub" || len(idx.Runs) != 4 {
+		t.Fatalf("compare.json: node kind %q, %d runs; want gossipsub, 4", idx.NodeKind, len(idx.Runs))
+	}
+	for _, r := range idx.Runs {
+		if r.Status != experiment.RunDone {
+			t.Fatalf("run %d (%s): %s %s", r.Order, r.Variant, r.Status, r.Error)
+		}
+	}
+	if len(idx.Verdicts) != 1 || idx.Verdicts[0].Variant != "full" {
+		t.Fatalf("verdicts %+v, want the full mesh judged against the line", idx.Verdicts)
+	}
+	got := map[string]judge.Judgement{}
+	for _, j := range idx.Verdicts[0].Judgements {
+		got[j.Metric] = j
+	}
+	for _, metric := range experiment.GossipMetrics {
+		if _, ok := got[metric.Key]; !ok {
+			t.Errorf("compare.json does not judge %s", metric.Key)
+		}
+	}
+	if j := got["max_hop"]; j.Verdict != judge.OutcomeImprovement || j.Base < 6 || j.Variant > 2 {
+		t.Errorf("max hop, full vs line: %+v; want an improvement from ~7 hops to <= 2", j)
+	}
+	if j := got["mdr"]; j.Verdict != judge.OutcomeSame || j.Base != 100 {
+		t.Errorf("MDR, full vs line: %+v; want the same, 100 %%", j)
+	}
+	md, _ := os.ReadFile(filepath.Join(dirs[0], "compare.md"))
+	for _, s := range []string{"Dissemination time, overlaid", "Last-delivery hop, overlaid", "### Message delivery ratio", "| line | 2 of 2 | line, delay 10ms |"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("compare.md lacks %q", s)
+		}
+	}
+	before := compareFiles(t, dirs[0])
+	if b, err := exec.Command(bin, "report", dirs[0]).CombinedOutput(); err != nil {
+		t.Fatalf("benchnet report: %v\n%s", err, b)
+	}
+	after := compareFiles(t, dirs[0])
+	for name, want := range before {
+		if string(after[name]) != string(want) {
+			t.Errorf("re-render: %s differs", name)
+		}
+	}
 }
