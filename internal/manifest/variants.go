@@ -283,6 +283,18 @@ func (m *Manifest) render(header string) ([]byte, error) {
 	}
 	pruneZeros(doc)
 	groups, _ := doc["node"].(map[string]any)
+	if m.Kind() == KindGossipsub {
+		// The CometBFT defaults a gossipsub testnet does not take: left in,
+		// the rendered manifest would not parse back.
+		delete(doc, "load")
+		for _, g := range groups {
+			if g, ok := g.(map[string]any); ok {
+				for _, k := range gossipKeysNotFor {
+					delete(g, k)
+				}
+			}
+		}
+	}
 	delete(doc, "node")
 	top, err := toml.Marshal(doc)
 	if err != nil {

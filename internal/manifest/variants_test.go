@@ -145,3 +145,35 @@ func TestVariantsInvalid(t *testing.T) {
 		})
 	}
 }
+
+// A gossipsub variant's rendered manifest (its run directory's
+// manifest.toml) parses back: no CometBFT defaults the kind refuses.
+func TestGossipVariantRawParses(t *testing.T) {
+	m, err := Parse("g.toml", []byte(`name = "g"
+[network]
+topology = "barabasi-albert"
+m = 2
+[node.gossip]
+kind = "gossipsub"
+count = 8
+[publish]
+rate = 5
+[variants.m2]
+[variants.m6]
+network.m = 6
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := m.Variant("m6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("back.toml", v.Raw)
+	if err != nil {
+		t.Fatalf("variant's Raw does not parse: %v\n%s", err, v.Raw)
+	}
+	if back.Network.M != 6 || back.Kind() != KindGossipsub || back.Publish.Rate != 5 {
+		t.Errorf("round trip lost something:\n%s", v.Raw)
+	}
+}
