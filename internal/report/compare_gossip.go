@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -174,6 +175,11 @@ func (g *gossipView) figures() []cmpFigure {
 			func() ([]byte, string, error) {
 				return overlayPNG(pool, "Dissemination time", "publish → delivery (ms)", func(r *gossipRun) []float64 { return r.dissemMs })
 			}},
+		{"cmp_gossip_dissemination_log", "Dissemination time, log scale",
+			"The same deliveries on log-spaced bins up to the slowest: the spike and every variant's tail.",
+			func() ([]byte, string, error) {
+				return logOverlayPNG(pool, "Dissemination time (all deliveries)", "publish → delivery (ms)", func(r *gossipRun) []float64 { return r.dissemMs })
+			}},
 		{"cmp_gossip_last_delivery", "Time to the last delivery, overlaid",
 			"Share of messages per bin of publish → last delivery: how long a message takes to reach every host.",
 			func() ([]byte, string, error) {
@@ -202,23 +208,29 @@ func (g *gossipView) figures() []cmpFigure {
 	}
 }
 
-// overlayPNG draws the histogram overlay up to the largest p99.9 of the
-// variants (a tail of a few late deliveries would squash every spike into
-// the first bin); the title says how much lies beyond.
+// overlayPNG draws the histogram overlay on a linear axis up to the upper
+// median of the variants' p99.9: one variant's tail of late deliveries
+// would squash every other variant's spike into the first bin (the log
+// plot shows the tails); the title says how much lies beyond.
 func overlayPNG(runs []*gossipRun, title, x string, values func(*gossipRun) []float64) ([]byte, string, error) {
-	hi, total, beyond := 0.0, 0, 0
+	var tails []float64
 	for _, r := range runs {
 		if v := values(r); len(v) > 0 {
 			s := slices.Clone(v)
 			slices.Sort(s)
-			hi = math.Max(hi, percentile(s, 0.999))
+			tails = append(tails, percentile(s, 0.999))
 		}
 	}
+	if len(tails) == 0 {
+		return nil, "no valid run with a delivered message", nil
+	}
+	slices.Sort(tails)
+	hi := tails[len(tails)/2]
+	total, beyond := 0, 0
 	var clipped []*gossipRun
 	for _, r := range runs {
-		v := values(r)
 		c := &gossipRun{label: r.label, res: r.res}
-		for _, x := range v {
+		for _, x := range values(r) {
 			total++
 			if x > hi {
 				beyond++
@@ -233,8 +245,59 @@ func overlayPNG(runs []*gossipRun, title, x string, values func(*gossipRun) []fl
 		return nil, "no valid run with a delivered message: " + reason, nil
 	}
 	if beyond > 0 {
-		p.Title.Text += fmt.Sprintf(" (%d of %d beyond %s ms not drawn)", beyond, total, fmtMs(hi))
+		p.Title.Text += fmt.Sprintf(" (%d of %d beyond %s ms: log plot)", beyond, total, fmtMs(hi))
 	}
+	p.Legend.Top = true
+	b, err := renderPNG(p)
+	return b, "", err
+}
+
+// logOverlayPNG draws every value on 60 log-spaced bins from 0.1 ms (or
+// the smallest value) to the largest: spikes and tails of all variants.
+func logOverlayPNG(runs []*gossipRun, title, x string, values func(*gossipRun) []float64) ([]byte, string, error) {
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range runs {
+		for _, v := range values(r) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi <= 0 {
+		return nil, "no valid run with a delivered message", nil
+	}
+	lo = math.Max(lo, 0.1)
+	hi = math.Max(hi, lo*10)
+	const bins = 60
+	step := math.Log(hi/lo) / bins
+	p := newPlot(title, x+", log scale", "share (%)")
+	for i, r := range runs {
+		v := values(r)
+		if len(v) == 0 {
+			continue
+		}
+		counts := make([]float64, bins)
+		for _, x := range v {
+			k := 0
+			if x > lo {
+				k = min(int(math.Log(x/lo)/step), bins-1)
+			}
+			counts[k]++
+		}
+		var xy plotter.XYs
+		for k, c := range counts {
+			y := 100 * c / float64(len(v))
+			xy = append(xy, plotter.XY{X: lo * math.Exp(float64(k)*step), Y: y}, plotter.XY{X: lo * math.Exp(float64(k+1)*step), Y: y})
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, "", err
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = 1.5
+		p.Add(l)
+		addLegend(p, r.label, l)
+	}
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.X.Min, p.X.Max, p.Y.Min = lo, hi, 0
 	p.Legend.Top = true
 	b, err := renderPNG(p)
 	return b, "", err
