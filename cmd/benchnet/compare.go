@@ -106,6 +106,9 @@ compare.html ('benchnet report' re-renders them).`,
 				if err := lf.apply(cmd, m); err != nil {
 					return err
 				}
+				if err := experiment.CheckFailOn(m.Kind(), cfg.FailOn); err != nil {
+					return usageError{err}
+				}
 				if !m.HasVariants() {
 					return usageError{fmt.Errorf("%s has no [variants.<name>] tables: add two or more, or compare finished run directories", m.File)}
 				}

@@ -38,6 +38,11 @@ func TestCompareExitCodes(t *testing.T) {
 		{[]string{"compare", a, tmp}, exitUsage}, // not a run directory
 		{[]string{"compare", a}, exitUsage},      // one variant
 		{[]string{"compare", a, b, "--output", out}, exitOK},
+		// A gossip series: tx-load flags and tx metrics do not apply; a
+		// publish rate of 0 is refused by its flag.
+		{[]string{"compare", "--connections", "2", "../../examples/gossip-series1.toml"}, exitUsage},
+		{[]string{"compare", "--rate", "0", "../../examples/gossip-series1.toml"}, exitUsage},
+		{[]string{"compare", "--fail-on", "tps", "../../examples/gossip-series1.toml"}, exitUsage},
 	} {
 		if got := run(tc.args); got != tc.want {
 			t.Errorf("benchnet %s: exit %d, want %d", strings.Join(tc.args, " "), got, tc.want)

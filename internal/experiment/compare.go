@@ -225,7 +225,7 @@ func RunCompare(ctx context.Context, m *manifest.Manifest, cfg *Compare, opts Co
 	if err != nil {
 		return "", nil, err
 	}
-	if err := checkFailOn(m.Kind(), cfg.FailOn); err != nil {
+	if err := CheckFailOn(m.Kind(), cfg.FailOn); err != nil {
 		return "", nil, err
 	}
 	names := m.VariantNames()
@@ -526,7 +526,7 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 	if err != nil {
 		return "", nil, err
 	}
-	if err := checkFailOn(idx.NodeKind, cfg.FailOn); err != nil {
+	if err := CheckFailOn(idx.NodeKind, cfg.FailOn); err != nil {
 		return "", nil, err
 	}
 	idx.Rule = KindRuleText(cfg.Threshold, nm)

@@ -97,7 +97,7 @@ func AllMetricKeys() []string {
 }
 
 // ParseFailOn checks a --fail-on list ("tps,latency_p95"; "all" or "" =
-// every metric) against every kind's metrics; checkFailOn later holds it
+// every metric) against every kind's metrics; CheckFailOn later holds it
 // to the compared kind's.
 func ParseFailOn(s string) ([]string, error) {
 	s = strings.TrimSpace(s)
@@ -116,8 +116,8 @@ func ParseFailOn(s string) ([]string, error) {
 	return out, nil
 }
 
-// checkFailOn refuses fail_on keys the kind does not judge.
-func checkFailOn(kind string, failOn []string) error {
+// CheckFailOn refuses fail_on keys the kind does not judge.
+func CheckFailOn(kind string, failOn []string) error {
 	nm, err := NodeMetricsFor(kind)
 	if err != nil {
 		return err
