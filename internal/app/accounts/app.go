@@ -9,8 +9,8 @@ import (
 	"slices"
 	"sync"
 
-	abci "github.com/cometbft/cometbft/abci/types"
 	dbm "github.com/cometbft/cometbft-db"
+	abci "github.com/cometbft/cometbft/abci/types"
 )
 
 // InitialBalance is what an account holds before its first tx: accounts

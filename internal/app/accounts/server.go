@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
+	dbm "github.com/cometbft/cometbft-db"
 	"github.com/cometbft/cometbft/abci/server"
 	cmtlog "github.com/cometbft/cometbft/libs/log"
-	dbm "github.com/cometbft/cometbft-db"
 )
 
 // Backends are the store backends the app can use (cometbft-db's pure-Go ones).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/cometrpc"
@@ -17,6 +18,9 @@ import (
 // or abci-cli's over a socket; ready at a block height.
 type Driver struct {
 	ReadyHeight int64
+	// Executable is the benchnet binary that serves the accounts app
+	// (default: os.Executable(); tests build one).
+	Executable string
 	clients     map[string]*cometrpc.Client // by node; Ready is called from one goroutine
 }
 
@@ -29,6 +33,18 @@ func (d *Driver) Binaries(ctx context.Context, p *plan.Testnet, log io.Writer) (
 		progs := []string{"cometbft"}
 		if n.App == "kvstore-socket" {
 			progs = append(progs, "abci-cli")
+		}
+		if n.App == AccountsApp {
+			if !have(n.Release, AppProgram) {
+				exe := d.Executable
+				if exe == "" {
+					var err error
+					if exe, err = os.Executable(); err != nil {
+						return nil, fmt.Errorf("accounts app: own executable: %w", err)
+					}
+				}
+				out = append(out, node.Binary{Release: n.Release, Program: AppProgram, Path: exe})
+			}
 		}
 		for _, prog := range progs {
 			if have(n.Release, prog) {
@@ -51,6 +67,11 @@ func (d *Driver) Homes(ctx context.Context, p *plan.Testnet, bins []node.Binary,
 		if b.Program == "cometbft" {
 			byRel[b.Release] = b.Path
 		}
+		if b.Program == AppProgram {
+			if err := copyExecutable(b.Path, appBinPath(env.Dir.Path)); err != nil {
+				return err
+			}
+		}
 	}
 	return GenerateHomes(ctx, p, byRel, env.Homes)
 }
@@ -59,9 +80,13 @@ func (d *Driver) Homes(ctx context.Context, p *plan.Testnet, bins []node.Binary,
 func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []infra.Process {
 	home := env.Dir.Join(rundir.Homes, n.Name)
 	var procs []infra.Process
-	if n.App == "kvstore-socket" {
+	if HasAppProcess(n) {
+		argv := AppArgv(node.Find(bins, n.Release, "abci-cli"), home)
+		if n.App == AccountsApp {
+			argv = AccountsAppArgv(appBinPath(env.Dir.Path), home, n)
+		}
 		procs = append(procs, infra.Process{
-			Node: n.Name, Name: "app", Argv: AppArgv(node.Find(bins, n.Release, "abci-cli"), home), Dir: home, ChownDirs: []string{home},
+			Node: n.Name, Name: "app", Argv: argv, Dir: home, ChownDirs: []string{home},
 			LogPath: env.Dir.Join(rundir.Logs, n.Name+"-app.log"), Unprivileged: env.Unprivileged,
 		})
 	}
