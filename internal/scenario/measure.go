@@ -57,9 +57,14 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	cfg := load.FromManifest(l, runID)
+	cfg.Seed = p.Seed
 	running := func(name string) bool { return notStarted == nil || !notStarted(name) }
 	var targets []load.Target
-	for _, n := range p.Validators() {
+	loadNodes := p.Validators()
+	if l.Workload == manifest.WorkloadAccounts { // validators and full nodes
+		loadNodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n *plan.Node) bool { return n.Role == "seed" })
+	}
+	for _, n := range loadNodes {
 		if running(n.Name) {
 			targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
 		}
@@ -229,6 +234,7 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 	defer cancel()
 	wcfg := cfg
 	wcfg.RunID = cfg.RunID + "-warmup"
+	wcfg.Workload = manifest.WorkloadKV // every app takes kv txs; accounts txs need their order
 	codec, err := load.NewCodec(wcfg)
 	if err != nil {
 		return err

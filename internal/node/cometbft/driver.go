@@ -21,7 +21,7 @@ type Driver struct {
 	// Executable is the benchnet binary that serves the accounts app
 	// (default: os.Executable(); tests build one).
 	Executable string
-	clients     map[string]*cometrpc.Client // by node; Ready is called from one goroutine
+	clients    map[string]*cometrpc.Client // by node; Ready is called from one goroutine
 }
 
 // Binaries builds (or finds in the cache) cometbft, and abci-cli for the
