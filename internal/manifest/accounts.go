@@ -28,7 +28,8 @@ const (
 var AccountsBackends = []string{"goleveldb", "pebbledb"}
 
 func (l *Load) accountsDefaults() {
-	setStr(&l.Workload, WorkloadKV)
+	// Workload stays "" for kv, so plans and run directories of kv runs
+	// read as before.
 	if l.Workload != WorkloadAccounts {
 		return
 	}
