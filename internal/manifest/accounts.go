@@ -108,7 +108,11 @@ func (m *Manifest) validateAccounts(add func(field, format string, args ...any))
 			add(f+".app_mempool", "only the \"accounts\" app has an app-side mempool: set app = \"accounts\" or remove it")
 		}
 		if accountsLoad && g.Role != "seed" && g.App != AppAccounts && g.Kind != KindGossipsub {
-			add(f+".app", "%q: the accounts workload needs app = \"accounts\" on every node it may reach", g.App)
+			if m.pos.has(f + ".app") {
+				add(f+".app", "%q: the accounts workload needs app = \"accounts\" on every node it may reach", g.App)
+			} else {
+				add("load.workload", "\"accounts\" needs app = \"accounts\" on every node it may reach: [%s] runs %q (the default)", f, g.App)
+			}
 		}
 		if g.App != AppAccounts {
 			continue
