@@ -272,7 +272,7 @@ func CheckLoad(l Load, validators int) []*FieldError {
 	switch {
 	case l.Count < 0 || l.Count > MaxTxs:
 		add("load.count", "must be 0 to %d, got %d", MaxTxs, l.Count)
-	case l.Duration.Duration <= 0 && l.Count == 0 && durOK:
+	case l.Duration.Duration <= 0 && l.Count == 0 && durOK && l.Workload != WorkloadAccounts:
 		add("load.duration", "set a positive duration or count")
 	}
 	kvRules := checkAccountsLoad(l, add) // accounts.go
