@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/app/accounts"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
 
@@ -18,20 +19,28 @@ const subnetAccounts = "10.213.252.0/24"
 // [seq+2, seq, seq+1] and then sequentially. With the app-side queue every
 // tx is included; with the baseline (future sequences rejected in CheckTx)
 // the first tx and everything after the gap it leaves are rejected with
-// code 4, so exactly seq 0 and 1 of each account are included.
+// code 4, so exactly seq 0 and 1 of each account are included. The queue
+// runs again on v0.38.17: the same app serves both ABCI 2.0 releases.
 func TestAccountsOutOfOrder(t *testing.T) {
 	needRoot(t)
+	v038 := plan.Release{Name: "cometbft", Version: "v0.38.17"}
 	needTool(t, v101, "cometbft")
+	needTool(t, v038, "cometbft")
 	exe := benchnetExe(t)
 	const nAccounts, perAccount = 4, 20
-	for _, queue := range []bool{true, false} {
-		t.Run(fmt.Sprintf("app_mempool=%v", queue), func(t *testing.T) {
+	for _, tc := range []struct {
+		release plan.Release
+		queue   bool
+	}{{v101, true}, {v101, false}, {v038, true}} {
+		queue := tc.queue
+		t.Run(fmt.Sprintf("%s/app_mempool=%v", tc.release.Version, queue), func(t *testing.T) {
 			text := fmt.Sprintf(`name = "accounts-test"
 seed = 3
 [network]
 subnet = %q
 [node.validator]
 count = 4
+release = %q
 app = "accounts"
 app_mempool = %v
 [node.validator.config]
@@ -44,7 +53,7 @@ order = "out-of-order"
 rate = 20
 warmup = "20s"
 grace = "10s"
-`, subnetAccounts, queue, nAccounts, perAccount)
+`, subnetAccounts, tc.release.String(), queue, nAccounts, perAccount)
 			m, err := manifest.Parse("accounts-test.toml", []byte(text))
 			if err != nil {
 				t.Fatal(err)

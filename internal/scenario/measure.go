@@ -100,8 +100,13 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 		_ = sink.Close()
 		return nil, err
 	}
-	fmt.Fprintf(log, "load: %d txs of %d bytes, %s rate %g tx/s x %d connection(s), target %s, %s %s, format %s\n",
-		runner.Expected(), cfg.Size, cfg.Shape, cfg.Rate, cfg.Connections, cfg.Target, cfg.Transport, cfg.Method, cfg.Format)
+	if cfg.Workload == manifest.WorkloadAccounts {
+		fmt.Fprintf(log, "load: accounts workload, %d accounts x %d signed txs (%s, write_keys %d), %g tx/s per account, target %s, %s %s\n",
+			cfg.Accounts, cfg.TxsPerAccount, cfg.Order, cfg.WriteKeys, cfg.Rate, cfg.Target, cfg.Transport, cfg.Method)
+	} else {
+		fmt.Fprintf(log, "load: %d txs of %d bytes, %s rate %g tx/s x %d connection(s), target %s, %s %s, format %s\n",
+			runner.Expected(), cfg.Size, cfg.Shape, cfg.Rate, cfg.Connections, cfg.Target, cfg.Transport, cfg.Method, cfg.Format)
+	}
 	_ = dir.Event("load_start", "", fmt.Sprintf("%d txs", runner.Expected()))
 	prog := newProgress(progressOut, runner, hv, poller)
 	progDone := prog.start()
