@@ -1,8 +1,10 @@
 module github.com/benchnet/benchnet
 
-go 1.26.0
+go 1.24.0
 
 require (
+	github.com/cometbft/cometbft v1.0.1
+	github.com/cometbft/cometbft-db v1.0.1
 	github.com/gorilla/websocket v1.5.3
 	github.com/libp2p/go-libp2p v0.39.1
 	github.com/libp2p/go-libp2p-pubsub v0.15.0
@@ -15,7 +17,7 @@ require (
 	github.com/spf13/pflag v1.0.5
 	golang.org/x/sys v0.30.0
 	gonum.org/v1/plot v0.15.0
-	google.golang.org/protobuf v1.36.12
+	google.golang.org/protobuf v1.36.4
 )
 
 require (
@@ -32,8 +34,6 @@ require (
 	github.com/cockroachdb/pebble v1.1.2 // indirect
 	github.com/cockroachdb/redact v1.1.5 // indirect
 	github.com/cockroachdb/tokenbucket v0.0.0-20230807174530-cc333fc44b06 // indirect
-	github.com/cometbft/cometbft v1.0.1 // indirect
-	github.com/cometbft/cometbft-db v1.0.1 // indirect
 	github.com/cometbft/cometbft/api v1.0.0 // indirect
 	github.com/containerd/cgroups v1.1.0 // indirect
 	github.com/coreos/go-systemd/v22 v22.5.0 // indirect
@@ -160,7 +160,7 @@ require (
 	golang.org/x/sync v0.11.0 // indirect
 	golang.org/x/text v0.22.0 // indirect
 	golang.org/x/tools v0.29.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20261104224025-d1e00e9f33ab // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20241202173237-19429a94021a // indirect
 	google.golang.org/grpc v1.70.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	lukechampine.com/blake3 v1.3.0 // indirect
