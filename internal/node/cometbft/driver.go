@@ -96,7 +96,8 @@ func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []inf
 	})
 }
 
-// Ready: the node's RPC answers at height >= ReadyHeight.
+// Ready: the node's RPC answers at height >= ReadyHeight and the node is
+// not block-syncing.
 func (d *Driver) Ready(ctx context.Context, n *plan.Node) (bool, string) {
 	if d.clients == nil {
 		d.clients = map[string]*cometrpc.Client{}
@@ -109,6 +110,11 @@ func (d *Driver) Ready(ctx context.Context, n *plan.Node) (bool, string) {
 	st, err := c.Status(ctx)
 	if err != nil {
 		return false, "RPC not answering: " + err.Error()
+	}
+	if st.CatchingUp {
+		// Still block-syncing: its RPC refuses broadcasts ("endpoint is
+		// closed while node is catching up"), so a warm-up would fail.
+		return false, fmt.Sprintf("at height %d, catching up (block sync)", st.Height)
 	}
 	return st.Height >= d.ReadyHeight, fmt.Sprintf("at height %d", st.Height)
 }
