@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchnet/benchnet/internal/app/accounts"
 	"github.com/benchnet/benchnet/internal/node/gossipsub"
 )
 
@@ -28,6 +29,28 @@ func newNodeCmd() *cobra.Command {
 	}
 	g.Flags().StringVar(&config, "config", "", "host config (JSON, written by the testnet)")
 	_ = g.MarkFlagRequired("config")
-	c.AddCommand(g)
+	c.AddCommand(g, newAccountsAppCmd())
+	return c
+}
+
+// newAccountsAppCmd is the hidden `benchnet node accounts-app`: the
+// accounts ABCI app (internal/app/accounts) the cometbft driver starts next
+// to every node whose app is "accounts".
+func newAccountsAppCmd() *cobra.Command {
+	var cfg accounts.ServeConfig
+	c := &cobra.Command{
+		Use:   "accounts-app --addr ADDR --dir DIR [--db-backend B] [--app-mempool]",
+		Short: "benchnet's accounts ABCI app over a socket",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return accounts.Serve(cmd.Context(), cfg, os.Stderr)
+		},
+	}
+	c.Flags().StringVar(&cfg.Addr, "addr", "", "listen address, tcp://HOST:PORT or unix://PATH")
+	c.Flags().StringVar(&cfg.Dir, "dir", "", "the store's directory")
+	c.Flags().StringVar(&cfg.Backend, "db-backend", "goleveldb", "store backend: goleveldb or pebbledb")
+	c.Flags().BoolVar(&cfg.QueueMempool, "app-mempool", false, "hold future sequences and order them in PrepareProposal")
+	_ = c.MarkFlagRequired("addr")
+	_ = c.MarkFlagRequired("dir")
 	return c
 }

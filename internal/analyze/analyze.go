@@ -353,6 +353,7 @@ func Compute(in *Input) (*Results, []TxRow, error) {
 	}
 	res.Nodes, res.PeakMempool = nodeResults(in, rows)
 	res.Valid = len(res.Invalid) == 0
+	res.Accounts = accountsResults(in.Plan, rows) // accounts.go; nil for other workloads
 	return res, rows, nil
 }
 

@@ -94,6 +94,9 @@ func Summary(r *Results) string {
 	if r.NegativeLatencies > 0 {
 		fmt.Fprintf(&b, "  %d negative %s latencies (block time before send time)\n", r.NegativeLatencies, r.LatencyBlock)
 	}
+	if r.Accounts != nil {
+		b.WriteString(accountsSummary(r.Accounts)) // accounts.go
+	}
 	// tabwriter pads the last column; trailing blanks only make diffs noisy.
 	lines := strings.Split(b.String(), "\n")
 	for i, l := range lines {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/benchnet/benchnet/internal/manifest"
 )
 
 // Codec builds the bytes of one tx. Every tx it returns is exactly Size()
@@ -26,6 +28,9 @@ type Codec interface {
 // cfg.Size-byte txs, or an error naming the minimum size when cfg.Size is
 // too small for the payload.
 func NewCodec(cfg Config) (Codec, error) {
+	if cfg.Workload == manifest.WorkloadAccounts {
+		return newAccountsCodec(cfg) // signs every tx: call before the load starts
+	}
 	switch cfg.Format {
 	case "", "kv":
 		return newKV(cfg)

@@ -46,6 +46,15 @@ type Config struct {
 	Format      string // kv | loadtime
 	Keys        string // unique | fixed
 
+	// The accounts workload (accounts.go): Workload "accounts" replaces
+	// the payload and connection layout above.
+	Workload      string // kv | accounts
+	Accounts      int
+	TxsPerAccount int
+	Order         string // sequential | out-of-order
+	WriteKeys     int
+	Seed          int64 // the testnet's seed: account keys derive from it
+
 	// InFlight bounds concurrent HTTP requests per connection (default 16);
 	// when all are busy the next tx waits and its lag shows.
 	InFlight int
@@ -65,6 +74,7 @@ func FromManifest(l manifest.Load, runID string) Config {
 		RunID: runID, Rate: l.Rate, Connections: l.Connections, Duration: l.Duration.Duration,
 		Count: l.Count, Size: l.Size, Shape: l.Shape, RampFrom: l.RampFrom, Target: l.Target,
 		Transport: l.Transport, Method: l.Method, Format: l.Format, Keys: l.Keys,
+		Workload: l.Workload, Accounts: l.Accounts, TxsPerAccount: l.TxsPerAccount, Order: l.Order, WriteKeys: l.WriteKeys,
 	}
 }
 
@@ -86,6 +96,7 @@ func (c *Config) setDefaults() {
 	def(&c.Method, "async")
 	def(&c.Format, "kv")
 	def(&c.Keys, "unique")
+	def(&c.Workload, manifest.WorkloadKV)
 	if c.InFlight <= 0 {
 		c.InFlight = 16
 	}
@@ -106,6 +117,7 @@ func (c *Config) validate() error {
 		Rate: c.Rate, Connections: c.Connections, Duration: manifest.Duration{Duration: c.Duration},
 		Count: c.Count, Size: c.Size, Shape: c.Shape, RampFrom: c.RampFrom, Target: c.Target,
 		Transport: c.Transport, Method: c.Method, Format: c.Format, Keys: c.Keys,
+		Workload: c.Workload, Accounts: c.Accounts, TxsPerAccount: c.TxsPerAccount, Order: c.Order, WriteKeys: c.WriteKeys,
 		LatencyBlock: manifest.DefaultLatencyBlk, // not the generator's concern
 	}
 	if errs := manifest.CheckLoad(l, 1); len(errs) > 0 {
@@ -114,6 +126,9 @@ func (c *Config) validate() error {
 			msgs[i] = e.Error()
 		}
 		return fmt.Errorf("load: %s", strings.Join(msgs, "; "))
+	}
+	if c.Workload == manifest.WorkloadAccounts {
+		return nil // NewRunner signs; no payload size to check
 	}
 	_, err := NewCodec(*c)
 	return err
@@ -139,6 +154,9 @@ type connPlan struct {
 func (c *Config) plan(targets []Target) ([]connPlan, error) {
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("load: no targets")
+	}
+	if c.Workload == manifest.WorkloadAccounts {
+		return c.accountsPlan(targets)
 	}
 	var conns []connPlan
 	add := func(t Target) { conns = append(conns, connPlan{idx: len(conns), target: t}) }

@@ -75,6 +75,7 @@ func (m *Manifest) applyDefaults() {
 		l.Size = DefaultSize
 	}
 	setStr(&l.Shape, DefaultShape)
+	l.accountsDefaults()
 	setStr(&l.Target, DefaultTarget)
 	setStr(&l.Transport, DefaultTransport)
 	setStr(&l.Method, DefaultMethod)

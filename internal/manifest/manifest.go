@@ -123,9 +123,14 @@ type Group struct {
 	// zone of the set drawn from the seed.
 	Zone  string   `toml:"zone" json:"zone"`
 	Zones []string `toml:"zones" json:"zones"`
-	// App is "kvstore" (in-process) or "kvstore-socket" (abci-cli kvstore as a
-	// separate process over TCP).
+	// App is "kvstore" (in-process), "kvstore-socket" (abci-cli kvstore as a
+	// separate process over TCP) or "accounts" (benchnet's accounts app over
+	// TCP, docs/accounts.md; ABCI 2.0 releases only).
 	App string `toml:"app" json:"app"`
+	// AppMempool makes the accounts app hold future sequences and order
+	// each sender's txs in PrepareProposal (an app-side nonce queue);
+	// false rejects them in CheckTx, like a Cosmos SDK ante handler.
+	AppMempool bool `toml:"app_mempool" json:"app_mempool"`
 	// StartDelay starts the group this long after the others were started.
 	StartDelay Duration `toml:"start_delay" json:"start_delay"`
 	// Config overrides the node's config.toml by dotted key
@@ -164,6 +169,17 @@ type Load struct {
 	// LatencyBlock is "H" (header time of the committing block) or "H+1"
 	// (as CometBFT's loadtime report does).
 	LatencyBlock string `toml:"latency_block" json:"latency_block"`
+
+	// Workload is "kv" (the payload formats above) or "accounts": signed
+	// txs of Accounts accounts, TxsPerAccount each, one connection per
+	// account at Rate tx/s, in Order ("sequential" or "out-of-order"),
+	// transfers or, with WriteKeys > 0, writes of that many distinct keys
+	// (accounts.go, docs/accounts.md).
+	Workload      string `toml:"workload" json:"workload,omitempty"`
+	Accounts      int    `toml:"accounts" json:"accounts,omitempty"`
+	TxsPerAccount int    `toml:"txs_per_account" json:"txs_per_account,omitempty"`
+	Order         string `toml:"order" json:"order,omitempty"`
+	WriteKeys     int    `toml:"write_keys" json:"write_keys,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("500ms").

@@ -93,8 +93,8 @@ func (m *Manifest) Validate() Errors {
 		if _, _, ok := ParseRelease(g.Release); !ok {
 			add(f+".release", "%q: want cometbft@vMAJOR.MINOR.PATCH, e.g. %q", g.Release, DefaultRelease)
 		}
-		if !slices.Contains([]string{"kvstore", "kvstore-socket"}, g.App) {
-			add(f+".app", "%q: want \"kvstore\" or \"kvstore-socket\"", g.App)
+		if !slices.Contains([]string{"kvstore", "kvstore-socket", AppAccounts}, g.App) {
+			add(f+".app", "%q: want \"kvstore\", \"kvstore-socket\" or \"accounts\"", g.App)
 		}
 		m.validateGroupZones(f, g, zonesOK, add)
 		checkDuration(add, f+".start_delay", g.StartDelay.Duration, MaxStartDelay)
@@ -150,6 +150,7 @@ func (m *Manifest) Validate() Errors {
 	}
 	if !gossip {
 		errs = append(errs, m.validateLoad(validators)...)
+		m.validateAccounts(add) // accounts.go
 	}
 	errs = append(errs, m.validateGenesis()...)
 	errs = append(errs, m.validateVariants(errs)...) // variants.go
@@ -271,10 +272,12 @@ func CheckLoad(l Load, validators int) []*FieldError {
 	switch {
 	case l.Count < 0 || l.Count > MaxTxs:
 		add("load.count", "must be 0 to %d, got %d", MaxTxs, l.Count)
-	case l.Duration.Duration <= 0 && l.Count == 0 && durOK:
+	case l.Duration.Duration <= 0 && l.Count == 0 && durOK && l.Workload != WorkloadAccounts:
 		add("load.duration", "set a positive duration or count")
 	}
+	kvRules := checkAccountsLoad(l, add) // accounts.go
 	switch {
+	case !kvRules:
 	case l.Size < MinTxSize(l.Format):
 		add("load.size", "%d bytes is too small for the %q payload: want at least %d", l.Size, l.Format, MinTxSize(l.Format))
 	case l.Size > MaxTxSize:
@@ -288,7 +291,9 @@ func CheckLoad(l Load, validators int) []*FieldError {
 		}
 	}
 	enum("load.shape", l.Shape, "constant", "ramp")
-	enum("load.target", l.Target, "round-robin", "all", "single")
+	if kvRules {
+		enum("load.target", l.Target, "round-robin", "all", "single")
+	}
 	enum("load.transport", l.Transport, "websocket", "http")
 	enum("load.method", l.Method, "async", "sync")
 	enum("load.format", l.Format, "kv", "loadtime")
@@ -314,7 +319,7 @@ func CheckLoad(l Load, validators int) []*FieldError {
 
 	// The whole run's count, so that rate × connections × duration cannot
 	// ask for billions of txs one field at a time.
-	if rateOK && connsOK && durOK && l.Count == 0 && l.Duration.Duration > 0 {
+	if kvRules && rateOK && connsOK && durOK && l.Count == 0 && l.Duration.Duration > 0 {
 		conns := float64(l.Connections)
 		if l.Target == "all" {
 			conns *= float64(max(validators, 1))

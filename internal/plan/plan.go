@@ -65,14 +65,16 @@ var GossipRelease = Release{Name: "gossipsub", Version: "v0.15.0"}
 
 // Node is one resolved node.
 type Node struct {
-	Name    string     `json:"name"`
-	Index   int        `json:"index"` // position in Testnet.Nodes
-	Group   string     `json:"group"`
-	Role    string     `json:"role"`
-	Zone    string     `json:"zone"`
-	Release Release    `json:"release"`
-	App     string     `json:"app"`
-	Addr    netip.Addr `json:"addr"`
+	Name    string  `json:"name"`
+	Index   int     `json:"index"` // position in Testnet.Nodes
+	Group   string  `json:"group"`
+	Role    string  `json:"role"`
+	Zone    string  `json:"zone"`
+	Release Release `json:"release"`
+	App     string  `json:"app"`
+	// AppMempool: the accounts app holds future sequences (app_mempool).
+	AppMempool bool       `json:"app_mempool,omitempty"`
+	Addr       netip.Addr `json:"addr"`
 	// Ports on Addr (ABCI listens on the node's loopback).
 	P2PPort        int `json:"p2p_port"`
 	RPCPort        int `json:"rpc_port"`
@@ -157,7 +159,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 			}
 			t.Nodes = append(t.Nodes, &Node{
 				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
-				Zone: zone, Release: Release{name, version}, App: app, Addr: addr,
+				Zone: zone, Release: Release{name, version}, App: app, AppMempool: g.AppMempool, Addr: addr,
 				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
 				StartDelay: g.StartDelay.Duration, Config: g.Config,
 			})

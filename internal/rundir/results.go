@@ -69,6 +69,8 @@ type Results struct {
 	Nodes             []NodeResult `json:"nodes"`
 	// Gossip is set for gossip runs (internal/analyze/gossip).
 	Gossip *GossipResults `json:"gossip,omitempty"`
+	// Accounts is set for accounts workloads (accounts.go).
+	Accounts *AccountsResults `json:"accounts,omitempty"`
 }
 
 // Accounting: every sent tx ends in exactly one state.

@@ -57,9 +57,14 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	cfg := load.FromManifest(l, runID)
+	cfg.Seed = p.Seed
 	running := func(name string) bool { return notStarted == nil || !notStarted(name) }
 	var targets []load.Target
-	for _, n := range p.Validators() {
+	loadNodes := p.Validators()
+	if l.Workload == manifest.WorkloadAccounts { // validators and full nodes
+		loadNodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n *plan.Node) bool { return n.Role == "seed" })
+	}
+	for _, n := range loadNodes {
 		if running(n.Name) {
 			targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
 		}
@@ -95,8 +100,13 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 		_ = sink.Close()
 		return nil, err
 	}
-	fmt.Fprintf(log, "load: %d txs of %d bytes, %s rate %g tx/s x %d connection(s), target %s, %s %s, format %s\n",
-		runner.Expected(), cfg.Size, cfg.Shape, cfg.Rate, cfg.Connections, cfg.Target, cfg.Transport, cfg.Method, cfg.Format)
+	if cfg.Workload == manifest.WorkloadAccounts {
+		fmt.Fprintf(log, "load: accounts workload, %d accounts x %d signed txs (%s, write_keys %d), %g tx/s per account, target %s, %s %s\n",
+			cfg.Accounts, cfg.TxsPerAccount, cfg.Order, cfg.WriteKeys, cfg.Rate, cfg.Target, cfg.Transport, cfg.Method)
+	} else {
+		fmt.Fprintf(log, "load: %d txs of %d bytes, %s rate %g tx/s x %d connection(s), target %s, %s %s, format %s\n",
+			runner.Expected(), cfg.Size, cfg.Shape, cfg.Rate, cfg.Connections, cfg.Target, cfg.Transport, cfg.Method, cfg.Format)
+	}
 	_ = dir.Event("load_start", "", fmt.Sprintf("%d txs", runner.Expected()))
 	prog := newProgress(progressOut, runner, hv, poller)
 	progDone := prog.start()
@@ -229,6 +239,7 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 	defer cancel()
 	wcfg := cfg
 	wcfg.RunID = cfg.RunID + "-warmup"
+	wcfg.Workload = manifest.WorkloadKV // every app takes kv txs; accounts txs need their order
 	codec, err := load.NewCodec(wcfg)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
+	"github.com/benchnet/benchnet/internal/node/cometbft"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -51,7 +52,7 @@ func (t *Testnet) node(name string) (*plan.Node, error) {
 
 // processes are a node's processes, the node first.
 func processes(n *plan.Node) []string {
-	if n.App == "kvstore-socket" {
+	if cometbft.HasAppProcess(n) {
 		return []string{"node", "app"}
 	}
 	return []string{"node"}

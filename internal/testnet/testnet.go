@@ -45,8 +45,8 @@ type Options struct {
 	// Driver runs the nodes; default by the plan's kind (cometbft ready at
 	// ReadyHeight, gossipsub with HostExecutable).
 	Driver node.Driver
-	// HostExecutable is the benchnet binary gossipsub hosts run (default:
-	// this process's own executable).
+	// HostExecutable is the benchnet binary gossipsub hosts and the
+	// accounts app run (default: this process's own executable).
 	HostExecutable string
 	// LateStarts lets nodes with a start_delay that are not validators join
 	// after Up returned (during the load): Up waits only for the others,
@@ -65,7 +65,7 @@ func DriverFor(p *plan.Testnet, opts Options) node.Driver {
 	if p.NodeKind() == manifest.KindGossipsub {
 		return &gossipsub.Driver{Executable: opts.HostExecutable}
 	}
-	return &cometbft.Driver{ReadyHeight: opts.ReadyHeight}
+	return &cometbft.Driver{ReadyHeight: opts.ReadyHeight, Executable: opts.HostExecutable}
 }
 
 // Testnet is a running testnet.

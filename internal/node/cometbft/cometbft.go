@@ -199,10 +199,10 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 	switch n.App {
 	case "kvstore":
 		app = "kvstore" // built into the cometbft binary
-	case "kvstore-socket":
+	case "kvstore-socket", AccountsApp:
 		app = AppAddr
 	default:
-		return nil, fmt.Errorf("app %q: want kvstore or kvstore-socket", n.App)
+		return nil, fmt.Errorf("app %q: want kvstore, kvstore-socket or accounts", n.App)
 	}
 	set := []Setting{
 		{"moniker", n.Name},

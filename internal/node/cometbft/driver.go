@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/cometrpc"
@@ -17,7 +18,10 @@ import (
 // or abci-cli's over a socket; ready at a block height.
 type Driver struct {
 	ReadyHeight int64
-	clients     map[string]*cometrpc.Client // by node; Ready is called from one goroutine
+	// Executable is the benchnet binary that serves the accounts app
+	// (default: os.Executable(); tests build one).
+	Executable string
+	clients    map[string]*cometrpc.Client // by node; Ready is called from one goroutine
 }
 
 // Binaries builds (or finds in the cache) cometbft, and abci-cli for the
@@ -29,6 +33,18 @@ func (d *Driver) Binaries(ctx context.Context, p *plan.Testnet, log io.Writer) (
 		progs := []string{"cometbft"}
 		if n.App == "kvstore-socket" {
 			progs = append(progs, "abci-cli")
+		}
+		if n.App == AccountsApp {
+			if !have(n.Release, AppProgram) {
+				exe := d.Executable
+				if exe == "" {
+					var err error
+					if exe, err = os.Executable(); err != nil {
+						return nil, fmt.Errorf("accounts app: own executable: %w", err)
+					}
+				}
+				out = append(out, node.Binary{Release: n.Release, Program: AppProgram, Path: exe})
+			}
 		}
 		for _, prog := range progs {
 			if have(n.Release, prog) {
@@ -51,6 +67,11 @@ func (d *Driver) Homes(ctx context.Context, p *plan.Testnet, bins []node.Binary,
 		if b.Program == "cometbft" {
 			byRel[b.Release] = b.Path
 		}
+		if b.Program == AppProgram {
+			if err := copyExecutable(b.Path, appBinPath(env.Dir.Path)); err != nil {
+				return err
+			}
+		}
 	}
 	return GenerateHomes(ctx, p, byRel, env.Homes)
 }
@@ -59,9 +80,13 @@ func (d *Driver) Homes(ctx context.Context, p *plan.Testnet, bins []node.Binary,
 func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []infra.Process {
 	home := env.Dir.Join(rundir.Homes, n.Name)
 	var procs []infra.Process
-	if n.App == "kvstore-socket" {
+	if HasAppProcess(n) {
+		argv := AppArgv(node.Find(bins, n.Release, "abci-cli"), home)
+		if n.App == AccountsApp {
+			argv = AccountsAppArgv(appBinPath(env.Dir.Path), home, n)
+		}
 		procs = append(procs, infra.Process{
-			Node: n.Name, Name: "app", Argv: AppArgv(node.Find(bins, n.Release, "abci-cli"), home), Dir: home, ChownDirs: []string{home},
+			Node: n.Name, Name: "app", Argv: argv, Dir: home, ChownDirs: []string{home},
 			LogPath: env.Dir.Join(rundir.Logs, n.Name+"-app.log"), Unprivileged: env.Unprivileged,
 		})
 	}
@@ -71,7 +96,8 @@ func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []inf
 	})
 }
 
-// Ready: the node's RPC answers at height >= ReadyHeight.
+// Ready: the node's RPC answers at height >= ReadyHeight and the node is
+// not block-syncing.
 func (d *Driver) Ready(ctx context.Context, n *plan.Node) (bool, string) {
 	if d.clients == nil {
 		d.clients = map[string]*cometrpc.Client{}
@@ -84,6 +110,11 @@ func (d *Driver) Ready(ctx context.Context, n *plan.Node) (bool, string) {
 	st, err := c.Status(ctx)
 	if err != nil {
 		return false, "RPC not answering: " + err.Error()
+	}
+	if st.CatchingUp {
+		// Still block-syncing: its RPC refuses broadcasts ("endpoint is
+		// closed while node is catching up"), so a warm-up would fail.
+		return false, fmt.Sprintf("at height %d, catching up (block sync)", st.Height)
 	}
 	return st.Height >= d.ReadyHeight, fmt.Sprintf("at height %d", st.Height)
 }
