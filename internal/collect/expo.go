@@ -106,10 +106,13 @@ func parseExposition(r io.Reader, buf *sampleBuf) error {
 
 // comment records a "# TYPE name type" line; HELP and other comments are skipped.
 func (b *sampleBuf) comment(line []byte) {
-	f := bytes.Fields(line[1:])
-	if len(f) >= 3 && string(f[0]) == "TYPE" {
-		b.types[b.str(f[1])] = b.str(f[2])
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(line[1:], " \t"), []byte("TYPE"))
+	if !ok || len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t') {
+		return
 	}
+	rest = bytes.TrimLeft(rest, " \t")
+	name, typ, _ := bytes.Cut(rest, []byte(" "))
+	b.types[b.str(name)] = b.str(bytes.TrimSpace(typ))
 }
 
 // family is the histogram or summary a sample line belongs to, and which
@@ -192,13 +195,8 @@ func (b *sampleBuf) boundOf() float64 {
 
 // labelsWithout renders the last parsed pairs without label skip.
 func (b *sampleBuf) labelsWithout(skip string) string {
-	var ps []labelPair
-	for _, p := range b.pairs {
-		if p.name != skip {
-			ps = append(ps, p)
-		}
-	}
-	return string(appendLabels(nil, ps))
+	b.scratch = appendLabelsSkip(b.scratch[:0], b.pairs, skip)
+	return b.str(b.scratch)
 }
 
 // addInfBuckets adds the +Inf bucket of every histogram series that has a
@@ -338,13 +336,18 @@ func formatBound(v float64) string {
 }
 
 // appendLabels renders labels as in the text format: {a="x",b="y\"z"}.
-func appendLabels(dst []byte, pairs []labelPair) []byte {
-	if len(pairs) == 0 {
-		return dst
-	}
-	dst = append(dst, '{')
-	for i, p := range pairs {
-		if i > 0 {
+func appendLabels(dst []byte, pairs []labelPair) []byte { return appendLabelsSkip(dst, pairs, "") }
+
+// appendLabelsSkip is appendLabels without the label named skip.
+func appendLabelsSkip(dst []byte, pairs []labelPair, skip string) []byte {
+	n := 0
+	for _, p := range pairs {
+		if p.name == skip {
+			continue
+		}
+		if n++; n == 1 {
+			dst = append(dst, '{')
+		} else {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, p.name...)
@@ -362,6 +365,9 @@ func appendLabels(dst []byte, pairs []labelPair) []byte {
 			}
 		}
 		dst = append(dst, '"')
+	}
+	if n == 0 {
+		return dst
 	}
 	return append(dst, '}')
 }
