@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -141,6 +142,74 @@ func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
 func pacingThread() {
 	osched.LockThread()
 	_ = osched.SetRealtime()
+}
+
+// HarnessNice is the nice value a real-time run gives every thread of the
+// harness process. The pacing thread is real-time, but the goroutine it runs
+// is handed back to it by the Go scheduler's ordinary threads whenever it
+// was preempted or its P taken (see yielder), and the websocket readers,
+// collectors and GC run there too: at nice 0 they queue behind any busy
+// neighbour (a compile, another run) for milliseconds, which showed as lag.
+// At -10 they weigh 9548 against a neighbour's 1024 and the nodes' 335
+// (nice 5): they run first, and use about a tenth of a core.
+const HarnessNice = -10
+
+// raiseHarness gives the process HarnessNice once (best effort: without
+// CAP_SYS_NICE the lag in load.json shows what that cost).
+var raiseHarness = sync.OnceFunc(func() { _ = osched.RaiseProcess(HarnessNice) })
+
+// yieldEvery is how often a pacing goroutine gives its P back of its own
+// accord, at a moment with slack before its next tick. The Go scheduler
+// preempts a goroutine that has kept its P for 10 ms (sysmon's
+// forcePreemptNS, whether it was running or sleeping in a system call);
+// for a goroutine locked to a thread that means going through the global
+// run queue until an ordinary thread hands it back, wherever the schedule
+// is. Yielding first, when the next tick is at least yieldSlack away,
+// moves that round trip to where it costs nothing.
+const (
+	yieldEvery = 4 * time.Millisecond
+	yieldSlack = 400 * time.Microsecond
+)
+
+// yielder decides when a pacing goroutine yields (see yieldEvery).
+type yielder struct{ last time.Time }
+
+// after is called after a send at now, with the next tick's due time.
+func (y *yielder) after(now, next time.Time) {
+	if now.Sub(y.last) >= yieldEvery && next.Sub(now) >= yieldSlack {
+		runtime.Gosched()
+		y.last = time.Now()
+	}
+}
+
+// gcPercent raises the GC target while runs are in progress: a run
+// allocates a few MiB/s over a live heap of a few MiB, so at the default
+// (100) the collector ran every second or two, and every cycle's assists
+// and stop-the-world phases fall on the senders.
+var gcPercent struct {
+	sync.Mutex
+	runs, prev int
+}
+
+const runGCPercent = 400
+
+func raiseGC() (undo func()) {
+	gcPercent.Lock()
+	defer gcPercent.Unlock()
+	if gcPercent.runs == 0 {
+		gcPercent.prev = debug.SetGCPercent(runGCPercent)
+		if gcPercent.prev < 0 || gcPercent.prev > runGCPercent { // GOGC=off or higher: keep the user's
+			debug.SetGCPercent(gcPercent.prev)
+		}
+	}
+	gcPercent.runs++
+	return func() {
+		gcPercent.Lock()
+		defer gcPercent.Unlock()
+		if gcPercent.runs--; gcPercent.runs == 0 {
+			debug.SetGCPercent(gcPercent.prev)
+		}
+	}
 }
 
 // procs counts the Ps added for pacing threads by runs in progress.

@@ -164,7 +164,10 @@ func (b *backoff) ok() {
 type wsTransport struct {
 	url string
 	bo  backoff
-	buf []byte
+	// Used by the sending goroutine only.
+	buf, tx     []byte
+	deadlineSet time.Time
+	deadlineFor *wsSession
 
 	mu      sync.Mutex
 	sess    *wsSession     // nil: not connected
@@ -216,12 +219,17 @@ func (w *wsTransport) read(s *wsSession) {
 	defer w.readers.Done()
 	defer close(s.done)
 	var err error
+	var body bytes.Buffer // reused: one response is read at a time
 	for {
-		var msg []byte
-		_, msg, err = s.conn.ReadMessage()
-		if err != nil {
+		var mr io.Reader
+		if _, mr, err = s.conn.NextReader(); err != nil {
 			break
 		}
+		body.Reset()
+		if _, err = body.ReadFrom(mr); err != nil {
+			break
+		}
+		msg := body.Bytes()
 		ack := time.Now().UnixNano()
 		var r rpcResponse
 		seq, ok := fastAccepted(msg)
@@ -273,14 +281,14 @@ func (w *wsTransport) send(ctx context.Context, j *job) {
 	w.mu.Unlock()
 	if s == nil {
 		if down, err := w.bo.down(now); down {
-			j.c.build(j, now)
+			j.c.build(j, now, nil)
 			j.rec.Result, j.rec.Log = ResultSendError, fmt.Sprintf("not connected: %v", err)
 			j.c.finish(j)
 			return
 		}
 		if s = w.connect(ctx); s == nil {
 			_, err := w.bo.down(now)
-			j.c.build(j, time.Now())
+			j.c.build(j, time.Now(), nil)
 			j.rec.Result, j.rec.Log = ResultSendError, err.Error()
 			j.c.finish(j)
 			return
@@ -289,12 +297,18 @@ func (w *wsTransport) send(ctx context.Context, j *job) {
 		w.sess = s
 		w.mu.Unlock()
 	}
-	req := j.c.build(j, time.Now())
-	w.buf = appendRequest(w.buf[:0], j.rec.Seq, j.c.method, req)
+	now = time.Now()
+	w.tx = j.c.build(j, now, w.tx)
+	w.buf = appendRequest(w.buf[:0], j.rec.Seq, j.c.method, w.tx)
 	s.mu.Lock()
 	s.pending[j.rec.Seq] = j
 	s.mu.Unlock()
-	s.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	// The deadline guards against a node that stops reading; moving it
+	// once a second instead of per tx spares a timer update per send.
+	if now.Sub(w.deadlineSet) > time.Second || s != w.deadlineFor {
+		s.conn.SetWriteDeadline(now.Add(10 * time.Second))
+		w.deadlineSet, w.deadlineFor = now, s
+	}
 	if err := s.conn.WriteMessage(websocket.TextMessage, w.buf); err != nil {
 		s.mu.Lock()
 		_, mine := s.pending[j.rec.Seq]
@@ -378,16 +392,16 @@ func newHTTP(rpcURL string, inFlight int) *httpTransport {
 
 func (h *httpTransport) worker() {
 	defer h.wg.Done()
-	var buf []byte
+	var buf, tx []byte
 	for j := range h.jobs {
 		now := time.Now()
 		if down, err := h.bo.down(now); down {
-			j.c.build(j, now)
+			j.c.build(j, now, nil)
 			j.rec.Result, j.rec.Log = ResultSendError, fmt.Sprintf("not connected: %v", err)
 			j.c.finish(j)
 			continue
 		}
-		tx := j.c.build(j, now)
+		tx = j.c.build(j, now, tx)
 		buf = appendRequest(buf[:0], j.rec.Seq, j.c.method, tx)
 		j.rec.Result, j.rec.Code, j.rec.Log = h.post(buf, &j.rec)
 		j.c.finish(j)
@@ -427,7 +441,7 @@ func (h *httpTransport) send(ctx context.Context, j *job) {
 	select {
 	case h.jobs <- j:
 	case <-ctx.Done():
-		j.c.build(j, time.Now())
+		j.c.build(j, time.Now(), nil)
 		j.rec.Result, j.rec.Log = ResultSendError, fmt.Sprintf("not sent: %v", ctx.Err())
 		j.c.finish(j)
 	}
