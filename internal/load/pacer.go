@@ -154,9 +154,11 @@ func pacingThread() {
 // (nice 5): they run first, and use about a tenth of a core.
 const HarnessNice = -10
 
-// raiseHarness gives the process HarnessNice once (best effort: without
-// CAP_SYS_NICE the lag in load.json shows what that cost).
-var raiseHarness = sync.OnceFunc(func() { _ = osched.RaiseProcess(HarnessNice) })
+// raiseHarness gives the process HarnessNice at the start of every
+// real-time run (best effort: without CAP_SYS_NICE the lag in load.json
+// shows what that cost). It is not undone: the harness stays ahead of the
+// nodes it started for as long as it lives.
+func raiseHarness() { _ = osched.RaiseProcess(HarnessNice) }
 
 // yieldEvery is how often a pacing goroutine gives its P back of its own
 // accord, at a moment with slack before its next tick. The Go scheduler
@@ -172,13 +174,19 @@ const (
 )
 
 // yielder decides when a pacing goroutine yields (see yieldEvery).
-type yielder struct{ last time.Time }
+type yielder struct {
+	last  time.Time
+	yield func() time.Time // runtime.Gosched, then the time after it
+}
+
+func newYielder(now time.Time) *yielder {
+	return &yielder{last: now, yield: func() time.Time { runtime.Gosched(); return time.Now() }}
+}
 
 // after is called after a send at now, with the next tick's due time.
 func (y *yielder) after(now, next time.Time) {
 	if now.Sub(y.last) >= yieldEvery && next.Sub(now) >= yieldSlack {
-		runtime.Gosched()
-		y.last = time.Now()
+		y.last = y.yield()
 	}
 }
 

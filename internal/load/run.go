@@ -207,10 +207,10 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var y yielder
+			var y *yielder
 			if rt {
 				pacingThread()
-				y.last = time.Now()
+				y = newYielder(time.Now())
 			}
 			_, err := Pace(ctx, clk, t0, r.sched, c.plan.n, func(i int, due time.Time) {
 				c.attempted.Add(1)
