@@ -223,35 +223,12 @@ func raiseGC() (undo func()) {
 	}
 }
 
-// procs counts the Ps added for pacing threads by runs in progress.
-var procs struct {
-	sync.Mutex
-	base, extra int
-}
-
-// addProcs raises GOMAXPROCS by n while a run's n pacing threads live, and
-// undo lowers it back. A pacing thread sleeps in a system call between
-// ticks, holding its P; with no idle P the scheduler takes that P away for
-// the other goroutines, and every wake-up of the locked thread then waits
-// for another thread to hand a P back (futex round trips and context
-// switches per tx). With a spare P per pacing thread its P is usually still
-// there when it wakes (bench/load at 1400 tx/s: 19.3 and 17.3 % of a core
-// against 21.9 and 18.8 % without, interleaved runs on a busy machine).
-func addProcs(n int) (undo func()) {
-	procs.Lock()
-	defer procs.Unlock()
-	if procs.extra == 0 {
-		procs.base = runtime.GOMAXPROCS(0)
-	}
-	procs.extra += n
-	runtime.GOMAXPROCS(procs.base + procs.extra)
-	return func() {
-		procs.Lock()
-		defer procs.Unlock()
-		procs.extra -= n
-		runtime.GOMAXPROCS(procs.base + procs.extra)
-	}
-}
+// GOMAXPROCS is left alone. Runs used to add a P per pacing thread, so
+// that a thread waking from its sleep found its P still there; with spare
+// Ps every goroutine wake-up also woke an idle runtime thread to spin for
+// work, and at 2x700 tx/s on the quickstart the harness used 12.1 and 14.3 %
+// of a core with them against 9.8 and 9.8 % without (interleaved runs, lag
+// p99 0.10-0.18 ms either way).
 
 // Pace calls send(i, due) for i = 0..n−1 in order, each no earlier than
 // t0 + s.Offset(i). A sender that falls behind (slow send, GC pause, full

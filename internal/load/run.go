@@ -196,7 +196,6 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	rt := real && !r.cfg.Ordinary
 	if rt {
 		raiseHarness()
-		defer addProcs(len(r.conns))()
 		defer raiseGC()()
 	}
 	t0 := clk.Now().Add(5 * time.Millisecond)
