@@ -30,6 +30,7 @@ type frameWriter struct {
 	raw      syscall.RawConn
 	conn     net.Conn
 	maxQueue int
+	timeout  time.Duration // of one flusher write
 
 	mu       sync.Mutex
 	q, spare []byte
@@ -58,7 +59,7 @@ func newFrameWriter(c net.Conn) (*frameWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &frameWriter{raw: raw, conn: c, maxQueue: maxQueued, wake: make(chan struct{}, 1),
+	w := &frameWriter{raw: raw, conn: c, maxQueue: maxQueued, timeout: 10 * time.Second, wake: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{})}
 	w.space = sync.NewCond(&w.mu)
 	go w.flusher()
@@ -192,8 +193,12 @@ func (w *frameWriter) flusher() {
 			w.space.Broadcast()
 			w.mu.Unlock()
 
-			w.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
 			_, err := w.conn.Write(buf) // blocks in the netpoller, not on the pacer
+			// The deadline stays on the socket and also fails the pacer's
+			// non-blocking writes once it passes: clear it before the
+			// pacer may write again (it does only when flushing is false).
+			w.conn.SetWriteDeadline(time.Time{})
 			w.mu.Lock()
 			w.spare = buf[:0]
 			if err != nil {

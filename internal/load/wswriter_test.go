@@ -77,23 +77,33 @@ func TestFrameWriterNeverBlocks(t *testing.T) {
 	// 12 MiB is far beyond the socket buffers and within maxQueued.
 	payload := bytes.Repeat([]byte("0123456789abcdef"), 1024/16)
 	const frames = 12 << 10
-	var slowest time.Duration
-	for i := range frames {
-		binary.BigEndian.PutUint32(payload, uint32(i))
-		start := time.Now()
-		if err := fw.write(appendFrame(nil, opText, payload)); err != nil {
+	// A writer that waits for the peer would never finish here: the peer
+	// reads only after the last write returned.
+	wrote := make(chan error, 1)
+	go func() {
+		for i := range frames {
+			p := bytes.Clone(payload)
+			binary.BigEndian.PutUint32(p, uint32(i))
+			if err := fw.write(appendFrame(nil, opText, p)); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
 			t.Fatal(err)
 		}
-		slowest = max(slowest, time.Since(start))
+	case <-time.After(20 * time.Second):
+		t.Fatal("writes blocked while the peer did not read: the pacer would have waited")
 	}
 	fw.mu.Lock()
 	queued := len(fw.q)
 	fw.mu.Unlock()
 	if queued == 0 {
 		t.Fatal("nothing queued: the peer's socket took 12 MiB without reading; the test proves nothing")
-	}
-	if slowest > 50*time.Millisecond {
-		t.Errorf("a write took %v while the peer did not read: the pacer would have waited", slowest)
 	}
 
 	frameLen := len(appendFrame(nil, opText, payload))
@@ -107,6 +117,56 @@ func TestFrameWriterNeverBlocks(t *testing.T) {
 		if binary.BigEndian.Uint32(p) != uint32(i) || !bytes.Equal(p[4:], payload[4:]) {
 			t.Fatalf("frame %d out of order or corrupt", i)
 		}
+	}
+}
+
+// TestFrameWriterDeadlineCleared: the flusher's write deadline must not
+// outlive its write, or the pacer's next direct write fails with a timeout
+// long after the socket drained (seen on the quickstart: a session lost 10 s
+// after the node's last pause).
+func TestFrameWriterDeadlineCleared(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	peer := <-accepted
+	defer peer.Close()
+	go io.Copy(io.Discard, peer) // a peer that reads, but only after the queue formed
+	fw, err := newFrameWriter(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fw.retire()
+	fw.timeout = 50 * time.Millisecond
+	big := appendFrame(nil, opText, make([]byte, 8<<20)) // more than the socket takes at once
+	if err := fw.write(big); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fw.mu.Lock()
+		idle := len(fw.q) == 0 && !fw.flushing
+		fw.mu.Unlock()
+		if idle || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(3 * fw.timeout) // past the flusher's deadline
+	if err := fw.write(appendFrame(nil, opText, []byte("after"))); err != nil {
+		t.Fatalf("direct write after the flusher's deadline: %v", err)
 	}
 }
 
