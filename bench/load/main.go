@@ -35,6 +35,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/benchnet/benchnet/internal/load"
+	"github.com/benchnet/benchnet/internal/osched"
 )
 
 func main() {
@@ -47,6 +48,7 @@ func main() {
 	size := flag.Int("size", 1024, "tx size in bytes")
 	skipA := flag.Bool("skip-pacing", false, "skip (a)")
 	neighbour := flag.Int("neighbour", 2*runtime.NumCPU(), "(a) spinning processes (`yes`) started as a neighbour for the second and third pacing runs (0: idle run only)")
+	repeats := flag.Int("repeats", 1, "(a) run the conditions this many times, interleaved")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	flag.Parse()
 	ctx := context.Background()
@@ -77,9 +79,11 @@ func main() {
 		if *neighbour > 0 {
 			conds = append(conds, condition{*neighbour, false}, condition{*neighbour, true})
 		}
-		for _, c := range conds {
-			if err := pacingWith(ctx, srv.URL, *rate, *dur, *size, c.hogs, c.ordinary); err != nil {
-				log.Fatal(err)
+		for range *repeats {
+			for _, c := range conds {
+				if err := pacingWith(ctx, srv.URL, *rate, *dur, *size, c.hogs, c.ordinary); err != nil {
+					log.Fatal(err)
+				}
 			}
 		}
 	}
@@ -118,7 +122,13 @@ func main() {
 func pacingWith(ctx context.Context, url string, rate float64, dur time.Duration, size, hogs int, ordinary bool) error {
 	thread := "real-time pacing thread"
 	if ordinary {
-		thread = "ordinary pacing thread"
+		thread = "ordinary pacing thread, harness at nice 0"
+		// A real-time run before this one left the process at
+		// load.HarnessNice; the ordinary condition is the harness without
+		// any priority measure.
+		if err := osched.RaiseProcess(0); err != nil {
+			return err
+		}
 	}
 	cond := "idle"
 	if hogs > 0 {

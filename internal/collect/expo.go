@@ -1,15 +1,13 @@
 package collect
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 )
 
 // sample is one flattened series value: the row of samples.csv.gz without
@@ -20,90 +18,314 @@ type sample struct {
 	value  float64
 }
 
-// sampleBuf is reused between scrapes of one node to keep allocations low.
+// sampleBuf is reused between scrapes of one node, so that a scrape of the
+// same series as the last one allocates (almost) nothing: the body buffer,
+// the samples and the label scratch space are kept, and names and label
+// strings are interned across scrapes.
 type sampleBuf struct {
 	samples []sample
-	parser  expfmt.TextParser
+	body    bytes.Buffer
 	pairs   []labelPair
+	scratch []byte
+	intern  map[string]string
+	types   map[string]string // family name -> TYPE, this scrape
+	infs    map[string]bool   // histogram name+labels without le that have a +Inf bucket
 }
 
 type labelPair struct{ name, value string }
 
 func (b *sampleBuf) reset() { b.samples = b.samples[:0] }
 
-// parseExposition parses a Prometheus text exposition and appends every
-// series to buf, flattened the way the text format shows it (histograms as
-// _bucket{le}/_sum/_count, summaries as {quantile}/_sum/_count), sorted by
-// name then labels so a scrape always writes in the same order.
+// str returns s as a string shared with earlier scrapes: the lookup with a
+// converted []byte does not allocate, so only a series never seen before
+// costs a string.
+func (b *sampleBuf) str(s []byte) string {
+	if v, ok := b.intern[string(s)]; ok {
+		return v
+	}
+	if b.intern == nil || len(b.intern) > 1<<16 { // bounded: churning labels (peer ids) cannot grow it forever
+		b.intern = map[string]string{}
+	}
+	v := string(s)
+	b.intern[v] = v
+	return v
+}
+
+// parseExposition parses a Prometheus text exposition (format 0.0.4) and
+// appends every series to buf, flattened the way the text format shows it
+// (histograms as _bucket{le}/_sum/_count, summaries as
+// {quantile}/_sum/_count), sorted by name then labels so a scrape always
+// writes in the same order. It reads the lines as they are rather than
+// building expfmt's metric families and flattening them back: that was
+// 55 % of a scrape's CPU and 17.6 k allocations per CometBFT exposition.
+// The output is the same as the family round trip (a test holds the two
+// together): labels sorted, le and quantile bounds in Go's shortest float
+// form, and a histogram without an explicit +Inf bucket gets one equal to
+// its _count.
 func parseExposition(r io.Reader, buf *sampleBuf) error {
-	fams, err := buf.parser.TextToMetricFamilies(r)
-	if err != nil {
-		return fmt.Errorf("parse exposition: %w", err)
+	buf.body.Reset()
+	if _, err := buf.body.ReadFrom(r); err != nil {
+		return fmt.Errorf("parse exposition: read: %w", err)
 	}
-	names := make([]string, 0, len(fams))
-	for n := range fams {
-		names = append(names, n)
+	clear(buf.types)
+	clear(buf.infs)
+	if buf.types == nil {
+		buf.types, buf.infs = map[string]string{}, map[string]bool{}
 	}
-	sort.Strings(names)
 	start := len(buf.samples)
-	for _, n := range names {
-		buf.flatten(fams[n])
-	}
-	s := buf.samples[start:]
-	sort.SliceStable(s, func(i, j int) bool {
-		if s[i].name != s[j].name {
-			return s[i].name < s[j].name
+	data := buf.body.Bytes()
+	for ln := 1; len(data) > 0; ln++ {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
 		}
-		return s[i].labels < s[j].labels
+		line = bytes.TrimRight(line, " \t\r")
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == '#' {
+			buf.comment(line)
+			continue
+		}
+		if err := buf.line(line); err != nil {
+			return fmt.Errorf("parse exposition: line %d: %w", ln, err)
+		}
+	}
+	buf.addInfBuckets(start)
+	s := buf.samples[start:]
+	slices.SortFunc(s, func(a, b sample) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.labels, b.labels)
 	})
 	return nil
 }
 
-func (b *sampleBuf) flatten(f *dto.MetricFamily) {
-	name := f.GetName()
-	for _, m := range f.GetMetric() {
-		switch f.GetType() {
-		case dto.MetricType_COUNTER:
-			b.add(name, m, "", 0, m.GetCounter().GetValue())
-		case dto.MetricType_GAUGE:
-			b.add(name, m, "", 0, m.GetGauge().GetValue())
-		case dto.MetricType_UNTYPED:
-			b.add(name, m, "", 0, m.GetUntyped().GetValue())
-		case dto.MetricType_SUMMARY:
-			s := m.GetSummary()
-			for _, q := range s.GetQuantile() {
-				b.add(name, m, "quantile", q.GetQuantile(), q.GetValue())
+// comment records a "# TYPE name type" line; HELP and other comments are skipped.
+func (b *sampleBuf) comment(line []byte) {
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(line[1:], " \t"), []byte("TYPE"))
+	if !ok || len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t') {
+		return
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	name, typ, _ := bytes.Cut(rest, []byte(" "))
+	b.types[b.str(name)] = b.str(bytes.TrimSpace(typ))
+}
+
+// family is the histogram or summary a sample line belongs to, and which
+// part of it the line is ("bucket", "sum", "count", "" for a quantile).
+func (b *sampleBuf) family(name []byte) (typ, part string, base []byte) {
+	for _, suf := range [...]string{"_bucket", "_sum", "_count"} {
+		if n, ok := bytes.CutSuffix(name, []byte(suf)); ok {
+			if t := b.types[string(n)]; t == "histogram" || t == "gauge_histogram" || (t == "summary" && suf != "_bucket") {
+				return t, suf[1:], n
 			}
-			b.add(name+"_sum", m, "", 0, s.GetSampleSum())
-			b.add(name+"_count", m, "", 0, float64(s.GetSampleCount()))
-		case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-			h := m.GetHistogram()
-			inf := false
-			for _, bk := range h.GetBucket() {
-				inf = inf || math.IsInf(bk.GetUpperBound(), +1)
-				b.add(name+"_bucket", m, "le", bk.GetUpperBound(), float64(bk.GetCumulativeCount()))
-			}
-			if !inf { // the parser drops an explicit +Inf bucket; it equals _count
-				b.add(name+"_bucket", m, "le", math.Inf(+1), float64(h.GetSampleCount()))
-			}
-			b.add(name+"_sum", m, "", 0, h.GetSampleSum())
-			b.add(name+"_count", m, "", 0, float64(h.GetSampleCount()))
 		}
+	}
+	if b.types[string(name)] == "summary" {
+		return "summary", "", name
+	}
+	return "", "", name
+}
+
+// line parses `name{labels} value [timestamp]` into one sample.
+func (b *sampleBuf) line(l []byte) error {
+	i := 0
+	for i < len(l) && isNameChar(l[i], i == 0) {
+		i++
+	}
+	if i == 0 {
+		return fmt.Errorf("invalid metric name in %.80q", l)
+	}
+	name := l[:i]
+	typ, part, _ := b.family(name)
+	bound := "" // the label whose value is a float bound
+	switch {
+	case part == "bucket":
+		bound = "le"
+	case typ == "summary" && part == "":
+		bound = "quantile"
+	}
+	b.pairs = b.pairs[:0]
+	if i < len(l) && l[i] == '{' {
+		n, err := b.labels(l[i+1:], bound)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		i += 1 + n
+	}
+	rest := bytes.TrimLeft(l[i:], " \t")
+	if len(rest) == len(l[i:]) && len(rest) > 0 {
+		return fmt.Errorf("%s: want a space before the value in %.80q", name, l)
+	}
+	val := rest
+	if sp := bytes.IndexAny(rest, " \t"); sp >= 0 {
+		val = rest[:sp]
+		if _, err := strconv.ParseInt(string(bytes.TrimSpace(rest[sp:])), 10, 64); err != nil {
+			return fmt.Errorf("%s: bad timestamp %q", name, bytes.TrimSpace(rest[sp:]))
+		}
+	}
+	v, err := parseValue(val)
+	if err != nil {
+		return fmt.Errorf("%s: bad value %q", name, val)
+	}
+	slices.SortFunc(b.pairs, func(x, y labelPair) int { return strings.Compare(x.name, y.name) })
+	b.scratch = appendLabels(b.scratch[:0], b.pairs)
+	s := sample{name: b.str(name), labels: b.str(b.scratch), value: v}
+	b.samples = append(b.samples, s)
+	if part == "bucket" && math.IsInf(b.boundOf(), +1) {
+		b.infs[s.name+b.labelsWithout("le")] = true
+	}
+	return nil
+}
+
+// boundOf is the le of the last parsed pairs (0 when none).
+func (b *sampleBuf) boundOf() float64 {
+	for _, p := range b.pairs {
+		if p.name == "le" {
+			v, _ := strconv.ParseFloat(p.value, 64)
+			return v
+		}
+	}
+	return 0
+}
+
+// labelsWithout renders the last parsed pairs without label skip.
+func (b *sampleBuf) labelsWithout(skip string) string {
+	b.scratch = appendLabelsSkip(b.scratch[:0], b.pairs, skip)
+	return b.str(b.scratch)
+}
+
+// addInfBuckets adds the +Inf bucket of every histogram series that has a
+// _count but no explicit +Inf bucket (the format requires one; expfmt
+// tolerated its absence and so do we).
+func (b *sampleBuf) addInfBuckets(start int) {
+	n := len(b.samples)
+	for k := start; k < n; k++ {
+		s := b.samples[k]
+		base, ok := strings.CutSuffix(s.name, "_count")
+		if !ok {
+			continue
+		}
+		if t := b.types[base]; t != "histogram" && t != "gauge_histogram" {
+			continue
+		}
+		if b.infs[base+"_bucket"+s.labels] {
+			continue
+		}
+		pairs, err := labelPairs(s.labels)
+		if err != nil {
+			continue
+		}
+		pairs = append(pairs, labelPair{"le", "+Inf"})
+		slices.SortFunc(pairs, func(x, y labelPair) int { return strings.Compare(x.name, y.name) })
+		b.samples = append(b.samples, sample{name: base + "_bucket", labels: string(appendLabels(nil, pairs)), value: s.value})
 	}
 }
 
-// add appends one sample; extra names an additional label ("le",
-// "quantile") with the float value extraV.
-func (b *sampleBuf) add(name string, m *dto.Metric, extra string, extraV float64, v float64) {
-	b.pairs = b.pairs[:0]
-	for _, l := range m.GetLabel() {
-		b.pairs = append(b.pairs, labelPair{l.GetName(), l.GetValue()})
+func labelPairs(s string) ([]labelPair, error) {
+	m, err := ParseLabels(s)
+	if err != nil {
+		return nil, err
 	}
-	if extra != "" {
-		b.pairs = append(b.pairs, labelPair{extra, formatBound(extraV)})
+	var out []labelPair
+	for k, v := range m {
+		out = append(out, labelPair{k, v})
 	}
-	sort.Slice(b.pairs, func(i, j int) bool { return b.pairs[i].name < b.pairs[j].name })
-	b.samples = append(b.samples, sample{name: name, labels: formatLabels(b.pairs), value: v})
+	return out, nil
+}
+
+// labels parses `a="x",b="y"}` (after the opening brace) into b.pairs and
+// returns how many bytes it read, the closing brace included. The value of
+// label bound is a float, rewritten in Go's shortest form.
+func (b *sampleBuf) labels(l []byte, bound string) (int, error) {
+	i := 0
+	for {
+		for i < len(l) && (l[i] == ' ' || l[i] == ',') {
+			i++
+		}
+		if i < len(l) && l[i] == '}' {
+			return i + 1, nil
+		}
+		j := i
+		for j < len(l) && isNameChar(l[j], j == i) && l[j] != ':' {
+			j++
+		}
+		if j == i || j+1 >= len(l) || l[j] != '=' || l[j+1] != '"' {
+			return 0, fmt.Errorf("malformed labels near %.40q", l[i:])
+		}
+		name := b.str(l[i:j])
+		j += 2
+		val, n, err := b.quoted(l[j:])
+		if err != nil {
+			return 0, fmt.Errorf("label %s: %w", name, err)
+		}
+		if name == bound {
+			f, err := parseValue([]byte(val))
+			if err != nil {
+				return 0, fmt.Errorf("label %s: bad bound %q", name, val)
+			}
+			val = formatBound(f)
+		}
+		b.pairs = append(b.pairs, labelPair{name, val})
+		i = j + n
+	}
+}
+
+// quoted reads an escaped label value up to its closing quote and returns
+// the value and the bytes read (the quote included).
+func (b *sampleBuf) quoted(l []byte) (string, int, error) {
+	end := bytes.IndexByte(l, '"')
+	if end < 0 {
+		return "", 0, fmt.Errorf("unterminated value")
+	}
+	if bytes.IndexByte(l[:end], '\\') < 0 {
+		return b.str(l[:end]), end + 1, nil
+	}
+	var v []byte
+	for i := 0; i < len(l); i++ {
+		switch c := l[i]; c {
+		case '"':
+			return b.str(v), i + 1, nil
+		case '\\':
+			if i+1 >= len(l) {
+				return "", 0, fmt.Errorf("unterminated value")
+			}
+			i++
+			switch l[i] {
+			case 'n':
+				v = append(v, '\n')
+			case '\\', '"':
+				v = append(v, l[i])
+			default:
+				return "", 0, fmt.Errorf("invalid escape \\%c", l[i])
+			}
+		default:
+			v = append(v, c)
+		}
+	}
+	return "", 0, fmt.Errorf("unterminated value")
+}
+
+func isNameChar(c byte, first bool) bool {
+	return c == '_' || c == ':' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || (!first && '0' <= c && c <= '9')
+}
+
+// parseValue parses a sample value as the text format writes it, including
+// +Inf, -Inf and NaN.
+func parseValue(v []byte) (float64, error) {
+	switch string(v) {
+	case "+Inf", "Inf":
+		return math.Inf(+1), nil
+	case "-Inf":
+		return math.Inf(-1), nil
+	case "NaN":
+		return math.NaN(), nil
+	}
+	return strconv.ParseFloat(string(v), 64)
 }
 
 func formatBound(v float64) string {
@@ -113,27 +335,45 @@ func formatBound(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// formatLabels renders labels as in the text format: {a="x",b="y\"z"}.
-func formatLabels(pairs []labelPair) string {
-	if len(pairs) == 0 {
-		return ""
-	}
-	var sb strings.Builder
-	sb.WriteByte('{')
-	for i, p := range pairs {
-		if i > 0 {
-			sb.WriteByte(',')
+// appendLabels renders labels as in the text format: {a="x",b="y\"z"}.
+func appendLabels(dst []byte, pairs []labelPair) []byte { return appendLabelsSkip(dst, pairs, "") }
+
+// appendLabelsSkip is appendLabels without the label named skip.
+func appendLabelsSkip(dst []byte, pairs []labelPair, skip string) []byte {
+	n := 0
+	for _, p := range pairs {
+		if p.name == skip {
+			continue
 		}
-		sb.WriteString(p.name)
-		sb.WriteString(`="`)
-		sb.WriteString(labelEscaper.Replace(p.value))
-		sb.WriteByte('"')
+		if n++; n == 1 {
+			dst = append(dst, '{')
+		} else {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, p.name...)
+		dst = append(dst, `="`...)
+		for k := 0; k < len(p.value); k++ {
+			switch c := p.value[k]; c {
+			case '\\':
+				dst = append(dst, `\\`...)
+			case '\n':
+				dst = append(dst, `\n`...)
+			case '"':
+				dst = append(dst, `\"`...)
+			default:
+				dst = append(dst, c)
+			}
+		}
+		dst = append(dst, '"')
 	}
-	sb.WriteByte('}')
-	return sb.String()
+	if n == 0 {
+		return dst
+	}
+	return append(dst, '}')
 }
 
-var labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+// formatLabels renders labels as in the text format: {a="x",b="y\"z"}.
+func formatLabels(pairs []labelPair) string { return string(appendLabels(nil, pairs)) }
 
 // ParseLabels parses the labels column of samples.csv.gz back into a map.
 func ParseLabels(s string) (map[string]string, error) {

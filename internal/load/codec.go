@@ -24,6 +24,12 @@ type Codec interface {
 	Size() int
 }
 
+// appendEncoder is a Codec that can build a tx into a buffer the caller
+// reuses, so the generator's send path does not allocate a tx per send.
+type appendEncoder interface {
+	AppendEncode(b []byte, seq uint64, now time.Time) []byte
+}
+
 // NewCodec returns the codec of cfg.Format ("kv" or "loadtime") for
 // cfg.Size-byte txs, or an error naming the minimum size when cfg.Size is
 // too small for the payload.
@@ -114,7 +120,12 @@ func newKV(cfg Config) (*kvCodec, error) {
 func (c *kvCodec) Size() int { return c.size }
 
 func (c *kvCodec) Encode(seq uint64, now time.Time) []byte {
-	b := make([]byte, 0, c.size)
+	return c.AppendEncode(make([]byte, 0, c.size), seq, now)
+}
+
+// AppendEncode appends the tx to b (see appendEncoder).
+func (c *kvCodec) AppendEncode(b []byte, seq uint64, now time.Time) []byte {
+	start := len(b)
 	b = append(b, "bn"...)
 	b = append(b, c.tag...)
 	if c.fixed {
@@ -130,7 +141,7 @@ func (c *kvCodec) Encode(seq uint64, now time.Time) []byte {
 	}
 	b = appendHex16(b, uint64(now.UnixNano()))
 	b = append(b, '.')
-	for len(b) < c.size {
+	for len(b) < start+c.size {
 		b = append(b, kvPadByte)
 	}
 	return b

@@ -60,6 +60,13 @@ func TestKVCodec(t *testing.T) {
 			if p.Run != RunTag("r1") || p.Seq != uint64(size)*977 || !p.Sent.Equal(now) || p.Format != "kv" {
 				t.Fatalf("decode %q = %+v", tx, p)
 			}
+			// Built into a reused buffer with something before it: the
+			// same bytes after the prefix, the prefix untouched.
+			buf := append(make([]byte, 0, 8), "prefix"...)
+			app := c.(appendEncoder).AppendEncode(buf, uint64(size)*977, now)
+			if string(app[:6]) != "prefix" || !bytes.Equal(app[6:], tx) {
+				t.Fatalf("%s size %d: AppendEncode differs from Encode: %q", keys, size, app)
+			}
 		}
 	}
 }

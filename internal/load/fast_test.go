@@ -2,7 +2,6 @@ package load
 
 import (
 	"encoding/json"
-	"runtime"
 	"testing"
 )
 
@@ -46,27 +45,5 @@ func TestFastAccepted(t *testing.T) {
 		if !jok || js != seq || res != ResultOK || code != 0 || log != "" {
 			t.Errorf("%s: json path says seq %d (%v) %s %d %q, fast path accepted seq %d", c.msg, js, jok, res, code, log, seq)
 		}
-	}
-}
-
-// TestAddProcs checks that overlapping runs add their Ps and that undoing
-// them in any order ends at the original GOMAXPROCS.
-func TestAddProcs(t *testing.T) {
-	base := runtime.GOMAXPROCS(0)
-	undoA := addProcs(2)
-	if got := runtime.GOMAXPROCS(0); got != base+2 {
-		t.Fatalf("after +2: %d, want %d", got, base+2)
-	}
-	undoB := addProcs(1)
-	if got := runtime.GOMAXPROCS(0); got != base+3 {
-		t.Fatalf("after +2+1: %d, want %d", got, base+3)
-	}
-	undoA()
-	if got := runtime.GOMAXPROCS(0); got != base+1 {
-		t.Fatalf("after undoing +2: %d, want %d", got, base+1)
-	}
-	undoB()
-	if got := runtime.GOMAXPROCS(0); got != base {
-		t.Fatalf("after undoing both: %d, want %d", got, base)
 	}
 }

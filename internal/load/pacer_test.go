@@ -175,3 +175,32 @@ func TestRealClockNeverEarly(t *testing.T) {
 		t.Fatalf("%d of 200 wake-ups more than 5ms late", n)
 	}
 }
+
+func TestYielder(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	us := time.Microsecond
+	for _, c := range []struct {
+		name      string
+		now, next time.Duration // since the last yield
+		want      bool
+	}{
+		{"too soon after the last yield", yieldEvery - us, yieldEvery + time.Millisecond, false},
+		{"due, with slack", yieldEvery, yieldEvery + yieldSlack, true},
+		{"due, next tick too close", yieldEvery + time.Millisecond, yieldEvery + time.Millisecond + yieldSlack - us, false},
+		{"long overdue, behind schedule", 50 * time.Millisecond, 49 * time.Millisecond, false},
+		{"long overdue, slack", 50 * time.Millisecond, 51 * time.Millisecond, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			yielded := false
+			y := &yielder{last: t0, yield: func() time.Time { yielded = true; return at(c.now) }}
+			y.after(at(c.now), at(c.next))
+			if yielded != c.want {
+				t.Errorf("yielded = %v, want %v", yielded, c.want)
+			}
+			if c.want && !y.last.Equal(at(c.now)) {
+				t.Errorf("last yield %v not moved to %v", y.last, at(c.now))
+			}
+		})
+	}
+}

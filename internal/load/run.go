@@ -100,9 +100,16 @@ func NewRunner(cfg Config, targets []Target, sink Sink) (*Runner, error) {
 // Expected is the exact number of txs the run attempts.
 func (r *Runner) Expected() int { return r.expected }
 
-// build makes the tx of j at now and fills its hash and send time.
-func (c *connRun) build(j *job, now time.Time) []byte {
-	tx := c.r.codec.Encode(j.rec.Seq, now)
+// build makes the tx of j at now and fills its hash and send time. The tx
+// is built into buf when the codec can (buf is then the caller's to reuse
+// once the tx is written out), else allocated.
+func (c *connRun) build(j *job, now time.Time, buf []byte) []byte {
+	var tx []byte
+	if a, ok := c.r.codec.(appendEncoder); ok {
+		tx = a.AppendEncode(buf[:0], j.rec.Seq, now)
+	} else {
+		tx = c.r.codec.Encode(j.rec.Seq, now)
+	}
 	j.rec.Hash = TxHash(tx)
 	j.rec.SentAt = now.UnixNano()
 	c.lastLag.Store(j.rec.SentAt - j.rec.Intended)
@@ -188,7 +195,8 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	_, real := clk.(realClock)
 	rt := real && !r.cfg.Ordinary
 	if rt {
-		defer addProcs(len(r.conns))()
+		raiseHarness()
+		defer raiseGC()()
 	}
 	t0 := clk.Now().Add(5 * time.Millisecond)
 	r.t0.Store(t0.UnixNano())
@@ -198,14 +206,19 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var y *yielder
 			if rt {
 				pacingThread()
+				y = newYielder(time.Now())
 			}
 			_, err := Pace(ctx, clk, t0, r.sched, c.plan.n, func(i int, due time.Time) {
 				c.attempted.Add(1)
 				trs[k].send(ctx, &job{c: c, rec: Sent{
 					Seq: c.plan.seq0 + uint64(i), Conn: c.plan.idx, Node: c.plan.target.Node, Intended: due.UnixNano(),
 				}})
+				if rt {
+					y.after(time.Now(), t0.Add(r.sched.Offset(i+1)))
+				}
 			})
 			if err != nil {
 				once.Do(func() { paceErr = fmt.Errorf("load: connection %d: %w", c.plan.idx, err) })

@@ -5,8 +5,11 @@
 package osched
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,4 +66,42 @@ func NiceGroup(pgid, nice int) error {
 		return fmt.Errorf("nice %d process group %d: %w", nice, pgid, err)
 	}
 	return nil
+}
+
+// RaiseProcess sets the nice value of every thread of this process to nice
+// (setpriority(2) on Linux acts on one thread, so it walks
+// /proc/self/task); threads the Go runtime creates later inherit it from
+// the thread that creates them, which by then is one of these. A negative
+// value makes the harness's ordinary threads (the Go scheduler's, the
+// websocket readers, the collectors) win the CPU against neighbours at
+// nice 0 and nodes at NodeNice: a real-time pacing thread still waits for
+// one of them whenever the Go scheduler hands it its goroutine back.
+// Needs CAP_SYS_NICE for a negative value; it returns the first error and
+// sets what it can.
+func RaiseProcess(nice int) error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Errorf("nice %d: %w", nice, err)
+	}
+	var first error
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice); err != nil && first == nil && !errors.Is(err, unix.ESRCH) {
+			first = fmt.Errorf("nice %d thread %d: %w", nice, tid, err)
+		}
+	}
+	return first
+}
+
+// Nice is the calling thread's nice value.
+func Nice() (int, error) {
+	// getpriority(2) returns 20-nice for the raw system call.
+	p, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		return 0, err
+	}
+	return 20 - p, nil
 }

@@ -21,7 +21,7 @@ type Sent struct {
 	Node     string
 	Hash     string // uppercase hex SHA-256 of the tx bytes (CometBFT's tx hash)
 	Intended int64  // scheduled send time, t0 + offset(i)
-	SentAt   int64  // when the write started
+	SentAt   int64  // when the write started (or queued behind txs the node had not read yet)
 	Ack      int64  // when the RPC answered; 0 for none
 	Result   string // ResultOK, ResultRejected or ResultSendError
 	// Code is the CheckTx code (sync), or the JSON-RPC error code when the
