@@ -8,17 +8,21 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/analyze/gossip"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
 const (
-	subnetGossipLine = "10.213.240.0/24"
-	subnetGossipKill = "10.213.241.0/24"
+	subnetGossipLine  = "10.213.240.0/24"
+	subnetGossipKill  = "10.213.241.0/24"
+	subnetGossipDelay = "10.213.250.0/24"
+	subnetGossipFull  = "10.213.251.0/24"
 )
 
 var (
@@ -51,8 +55,15 @@ func benchnetExe(t *testing.T) string {
 
 func gossipLine(t *testing.T, subnet string, n int, publish string) *manifest.Manifest {
 	t.Helper()
-	text := fmt.Sprintf("name = \"gossip-test\"\nseed = 7\n[network]\nsubnet = %q\ntopology = \"line\"\n"+
-		"[node.gossip]\nkind = \"gossipsub\"\ncount = %d\n[gossipsub]\nheartbeat = \"200ms\"\n[publish]\n%s", subnet, n, publish)
+	return gossipNet(t, subnet, "line", "", n, publish)
+}
+
+// gossipNet is a gossip manifest: n hosts on topology with extra [network]
+// keys (TOML lines) and the [publish] table's body.
+func gossipNet(t *testing.T, subnet, topology, network string, n int, publish string) *manifest.Manifest {
+	t.Helper()
+	text := fmt.Sprintf("name = \"gossip-test\"\nseed = 7\n[network]\nsubnet = %q\ntopology = %q\n%s"+
+		"[node.gossip]\nkind = \"gossipsub\"\ncount = %d\n[gossipsub]\nheartbeat = \"200ms\"\n[publish]\n%s", subnet, topology, network, n, publish)
 	m, err := manifest.Parse("gossip-test.toml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
@@ -121,9 +132,71 @@ func TestGossipLine(t *testing.T) {
 	}
 }
 
-// A host killed in the middle of the publishing: the run goes on, the
-// publisher records the failed requests, hosts behind it in the line miss
-// the later messages, and every trace stays readable.
+// The analytic checks on real hosts over emulated links of one-way delay
+// L: in a line of N every message's last delivery is N-1 hops from the
+// publisher and about (N-1) x L after it (each hop adds L, plus a few ms of
+// processing and emulation); in a complete graph no delivery is more than
+// 2 hops away. Nothing is impaired but delay: MDR 100 %.
+func TestGossipLineAndFullOverDelay(t *testing.T) {
+	needRoot(t)
+	exe := benchnetExe(t)
+	const delay = 30 * time.Millisecond
+	// perHop bounds the time a hop adds beyond L (router, TCP, emulator on
+	// a shared 2-core machine); measured ~1 ms (a line of 8 at 50 ms:
+	// last delivery mean 355.6 ms for 350).
+	const perHop = 8 * time.Millisecond
+	for _, c := range []struct {
+		name, subnet, topology, source string
+		n                              int
+		hops                           func(last, chain rundir.Stats) bool
+		lastMin, lastP50Max            time.Duration
+	}{
+		{"line", subnetGossipDelay, "line", "gossip0", 5,
+			func(last, chain rundir.Stats) bool { return last.Min == 4 && last.Max == 4 && chain.Max == 4 },
+			4 * delay, 4 * (delay + perHop)},
+		{"full", subnetGossipFull, "full", "random", 6,
+			func(last, chain rundir.Stats) bool { return last.Max <= 2 && chain.Max <= 2 },
+			delay, 2 * (delay + perHop)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const count = 20
+			m := gossipNet(t, c.subnet, c.topology, fmt.Sprintf("delay = %q\n", delay.String()), c.n,
+				fmt.Sprintf("rate = 10\ncount = %d\nsource = %q\nwarmup = \"2s\"\ncooldown = \"2s\"\n", count, c.source))
+			var log strings.Builder
+			out, err := Gossip(context.Background(), m, Options{Up: testnet.Options{Output: t.TempDir(), HostExecutable: exe}, Log: &log})
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, log.String())
+			}
+			res, err := (&rundir.Dir{Path: out.RunDir}).ReadResults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := res.Gossip
+			t.Logf("%s of %d, L = %v: MDR %.4f, last delivery ms min %.1f p50 %.1f max %.1f, last-delivery hop p50 %.0f max %.0f, longest chain max %.0f",
+				c.topology, c.n, delay, g.MDR, g.LastDelivery.Min, g.LastDelivery.P50, g.LastDelivery.Max, g.LastDeliveryHop.P50, g.LastDeliveryHop.Max, g.MaxHop.Max)
+			if !res.Valid {
+				t.Errorf("run not valid: %v", res.Invalid)
+			}
+			if g.Messages != count || g.MDR != 1 {
+				t.Errorf("%d messages, MDR %v (missing %v): want %d and 1", g.Messages, g.MDR, g.Missing, count)
+			}
+			if !c.hops(g.LastDeliveryHop, g.MaxHop) {
+				t.Errorf("hops: last delivery %+v, longest chain %+v", g.LastDeliveryHop, g.MaxHop)
+			}
+			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+			if g.LastDelivery.Min < ms(c.lastMin) || g.LastDelivery.P50 > ms(c.lastP50Max) {
+				t.Errorf("last delivery ms min %.1f p50 %.1f: want min >= %.0f (the links' delay) and p50 <= %.0f",
+					g.LastDelivery.Min, g.LastDelivery.P50, ms(c.lastMin), ms(c.lastP50Max))
+			}
+		})
+	}
+}
+
+// A host killed (SIGKILL, not asked to stop) in the middle of the
+// publishing of a line: the run goes on to its analysis, the host is marked
+// exited and its missing deliveries are attributed to its exit; the hosts
+// behind it miss the later messages as never reached; the host before it
+// misses nothing.
 func TestGossipHostKilled(t *testing.T) {
 	needRoot(t)
 	exe := benchnetExe(t)
@@ -135,29 +208,54 @@ func TestGossipHostKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tn.Down(context.WithoutCancel(ctx))
+	killed := make(chan error, 1)
 	go func() {
 		time.Sleep(2500 * time.Millisecond) // warm-up 1 s, then ~30 messages
-		if err := tn.Runner.Stop(ctx, "gossip2", "node"); err != nil {
-			t.Errorf("stop gossip2: %v", err)
+		pid := tn.PIDs()["gossip2"]
+		if pid <= 0 {
+			killed <- fmt.Errorf("gossip2: no pid")
+			return
 		}
+		killed <- syscall.Kill(pid, syscall.SIGKILL)
 	}()
 	var log strings.Builder
-	sum, err := Publish(ctx, tn.Dir, tn.Plan, &log)
+	if err := gossipUp(ctx, tn, Options{Log: &log, ScrapeInterval: time.Second}); err != nil {
+		t.Fatalf("run with a host killed: %v\n%s", err, log.String())
+	}
+	if err := <-killed; err != nil {
+		t.Fatalf("kill gossip2: %v", err)
+	}
+	res, err := gossip.Run(tn.Dir)
 	if err != nil {
-		t.Fatalf("publish with a host killed: %v\n%s", err, log.String())
+		t.Fatalf("analysis: %v\n%s", err, log.String())
+	}
+	g := res.Gossip
+	node := map[string]rundir.GossipNode{}
+	for _, nr := range g.HostNodes {
+		node[nr.Name] = nr
+	}
+	if nr := node["gossip1"]; nr.Delivered != count || nr.Exited {
+		t.Errorf("gossip1, before the killed host: %+v, want %d deliveries", nr, count)
+	}
+	k := node["gossip2"]
+	lost := k.Expected - k.Delivered
+	if !k.Exited || lost == 0 || lost == count || k.Missing[gossip.ReasonHostExited] != lost {
+		t.Errorf("gossip2 (killed): %+v: want exited, some but not all %d messages missing, all of them %s", k, count, gossip.ReasonHostExited)
+	}
+	if g.Missing[gossip.ReasonHostExited] != lost {
+		t.Errorf("missing %v: want exactly gossip2's %d as %s", g.Missing, lost, gossip.ReasonHostExited)
+	}
+	for _, name := range []string{"gossip3", "gossip4"} {
+		nr := node[name]
+		if nr.Exited || nr.Delivered == 0 || nr.Delivered >= count || nr.Missing[gossip.ReasonNeverReached] != count-nr.Delivered {
+			t.Errorf("%s (behind the killed host): %+v: want some but fewer than %d, the rest %s", name, nr, count, gossip.ReasonNeverReached)
+		}
+	}
+	var sum rundir.LoadSummary
+	if err := tn.Dir.ReadJSON(rundir.LoadFile, &sum); err != nil {
+		t.Fatal(err)
 	}
 	if sum.OK != count {
 		t.Errorf("publisher gossip0 lives: want %d ok publishes, got %+v", count, sum)
-	}
-	if err := tn.Down(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(deliveries(t, tn.Dir.Path, "gossip1")); got != count {
-		t.Errorf("gossip1, before the killed host: %d deliveries, want %d", got, count)
-	}
-	for _, node := range []string{"gossip2", "gossip3", "gossip4"} {
-		if got := len(deliveries(t, tn.Dir.Path, node)); got == 0 || got >= count {
-			t.Errorf("%s (the killed host or behind it): %d deliveries, want some but fewer than %d", node, got, count)
-		}
 	}
 }

@@ -614,9 +614,6 @@ func procStats(rows []rundir.Proc) map[string]*rundir.ProcStats {
 	return out
 }
 
-// summarize is analyze.Summarize's definition (nearest-rank percentiles,
-// sample std, three decimals), kept here so analyze can dispatch to this
-// package without an import cycle.
 // summarize is the tx analysis' Summarize: the same nearest-rank
 // percentiles and rounding for delivery times as for tx latencies.
 func summarize(v []float64) rundir.Stats { return analyze.Summarize(v) }

@@ -94,7 +94,8 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 	}
 
 	// go-libp2p's own metrics (swarm, identify, …) plus the Go and process
-	// collectors, served for the harness's collector as CometBFT's are.
+	// collectors, served for the harness's collector as CometBFT's are, cut
+	// to ServedFamilies (metrics.go says why).
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	h, err := libp2p.New(
@@ -112,6 +113,12 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 		return fmt.Errorf("libp2p host: %w", err)
 	}
 	defer h.Close()
+	// The topology is the experiment: the connection manager (go-libp2p's
+	// default trims past 192 connections, to 160) must never cut a planned
+	// link, whatever the degree (a full mesh of 200 hosts has 199).
+	for id := range planned {
+		h.ConnManager().Protect(id, "benchnet-topology")
+	}
 
 	if err := ensureDir(c.Trace); err != nil {
 		return err
@@ -131,6 +138,9 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "benchnet_gossip_trace_dropped_total", Help: "Trace events the host's tracer dropped (buffer full).",
 	}, func() float64 { return float64(tr.dropped.Load()) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "benchnet_gossip_trace_events_total", Help: "Trace events written to the host's trace file.",
+	}, func() float64 { return float64(tr.written.Load()) }))
 
 	ps, err := pubsub.NewGossipSub(ctx, h,
 		pubsub.WithGossipSubParams(c.params()),
@@ -177,6 +187,23 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 
 	var published int64
 	var pubMu sync.Mutex
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "benchnet_gossip_published_total", Help: "Messages this host published on the harness's request.",
+	}, func() float64 { pubMu.Lock(); defer pubMu.Unlock(); return float64(published) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "benchnet_gossip_planned_peers", Help: "Neighbours the plan's topology gives this host.",
+	}, func() float64 { return float64(len(planned)) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "benchnet_gossip_planned_peers_connected", Help: "Planned neighbours connected now.",
+	}, func() float64 {
+		n := 0
+		for id := range planned {
+			if h.Network().Connectedness(id) == network.Connected {
+				n++
+			}
+		}
+		return float64(n)
+	}))
 	state := func() ReadyState {
 		in := map[peer.ID]bool{}
 		for _, p := range topic.ListPeers() {
@@ -226,7 +253,7 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	ctl := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	met := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+	met := &http.Server{Handler: promhttp.HandlerFor(servedGatherer(reg), promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
 	serve := func(srv *http.Server, port int) error {
 		ln, err := net.Listen("tcp", net.JoinHostPort(c.Addr, strconv.Itoa(port)))
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -123,6 +124,24 @@ func TestLineOfHostsOnLoopback(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// The middle host serves only the served families, its connections
+	// among them.
+	fams := scrape(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", p.Nodes[1].PrometheusPort))
+	for name := range fams {
+		if !ServedFamilies[name] {
+			t.Errorf("metrics: family %s served, not in ServedFamilies", name)
+		}
+	}
+	for name, want := range map[string]float64{"benchnet_gossip_planned_peers": 2, "benchnet_gossip_planned_peers_connected": 2} {
+		if got := fams[name]; got != want {
+			t.Errorf("metrics: %s = %v, want %v", name, got, want)
+		}
+	}
+	for _, name := range []string{"process_cpu_seconds_total", "libp2p_swarm_connections_opened_total"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("metrics: %s not served", name)
+		}
+	}
 	// Meshes form at heartbeats; then publish from the head of the line.
 	time.Sleep(500 * time.Millisecond)
 	const id = "0123456789abcdef"
@@ -162,4 +181,27 @@ func TestLineOfHostsOnLoopback(t *testing.T) {
 			t.Errorf("%s trace: %+v, want exactly %+v", name, got, w)
 		}
 	}
+}
+
+// scrape returns each family of url's exposition with the sum of its
+// samples' values (counters and gauges).
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p expfmt.TextParser
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	out := map[string]float64{}
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			out[name] += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return out
 }
