@@ -124,16 +124,16 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		if err != nil {
 			return fmt.Errorf("record harness: %w", err)
 		}
-		r.state.setHarness(&harness{PID: os.Getpid(), StartTime: st})
+		r.state.SetHarness(&harness{PID: os.Getpid(), StartTime: st})
 	}
-	if err := r.state.save(); err != nil {
+	if err := r.state.Save(); err != nil {
 		return err
 	}
 	if err := local.Register(r.cfg.RunID, r.cfg.StatePath); err != nil {
 		return err
 	}
 	nw := NetworkName(r.cfg.RunID)
-	if err := r.state.add(resource{Kind: kindNetwork, Name: nw}); err != nil {
+	if err := r.state.Add(resource{Kind: kindNetwork, Name: nw}); err != nil {
 		return err
 	}
 	_, err := dockerCmd(ctx, "network", "create", "--driver", "bridge",
@@ -250,7 +250,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	// (and the label finds it anyway).
 	c := &container{name: name, done: make(chan struct{}),
 		res: resource{Kind: kindContainer, Name: proc.Name, Node: proc.Node, Container: name}}
-	if err := r.state.update(c.res); err != nil {
+	if err := r.state.Update(c.res); err != nil {
 		return 0, fmt.Errorf("start %s: record: %w", key, err)
 	}
 	cmd := exec.Command("docker", args...)
@@ -276,7 +276,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	c.res.PID, c.res.StartTime = pid, st
 	// Under the local runner's kind for processes, so status and the
 	// collectors find the node's host pid the same way.
-	if err := r.state.add(resource{Kind: kindProcess, Name: proc.Name, Node: proc.Node, PID: pid, StartTime: st}); err != nil {
+	if err := r.state.Add(resource{Kind: kindProcess, Name: proc.Name, Node: proc.Node, PID: pid, StartTime: st}); err != nil {
 		return 0, fmt.Errorf("start %s: record: %w", key, err)
 	}
 	return pid, nil
@@ -353,7 +353,7 @@ func (r *Runner) Stop(ctx context.Context, node, name string) error {
 	if _, err := dockerCmd(ctx, "rm", "-f", c.name); err != nil && !noSuch(err) {
 		return fmt.Errorf("remove container of %s/%s: %w", node, name, err)
 	}
-	_ = r.state.removeNode(node, name)
+	_ = r.state.RemoveNode(node, name)
 	return nil
 }
 
@@ -369,7 +369,7 @@ func (r *Runner) Cleanup(ctx context.Context) error {
 // Check reports why the run is no longer whole: its state file is gone, or
 // its network was removed (a down from elsewhere).
 func (r *Runner) Check() error {
-	if !r.state.exists() {
+	if !r.state.Exists() {
 		return fmt.Errorf("state file %s is gone", r.cfg.StatePath)
 	}
 	if _, err := dockerCmd(context.Background(), "network", "inspect", "--format", "{{.Name}}", NetworkName(r.cfg.RunID)); err != nil {
@@ -392,13 +392,13 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if h := s.doc.Harness; h != nil && h.PID != os.Getpid() && local.Alive(h.PID, h.StartTime) {
-		fmt.Fprintf(log, "run %s belongs to benchnet pid %d: asking it to end the run\n", s.doc.RunID, h.PID)
+	if h := s.Doc.Harness; h != nil && h.PID != os.Getpid() && local.Alive(h.PID, h.StartTime) {
+		fmt.Fprintf(log, "run %s belongs to benchnet pid %d: asking it to end the run\n", s.Doc.RunID, h.PID)
 		if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("ask benchnet pid %d to end run %s: %w", h.PID, s.doc.RunID, err)
+			return fmt.Errorf("ask benchnet pid %d to end run %s: %w", h.PID, s.Doc.RunID, err)
 		}
 		if !local.WaitGone(ctx, h.PID, h.StartTime, HarnessGrace) {
-			fmt.Fprintf(log, "benchnet pid %d still running after %s: removing run %s from under it\n", h.PID, HarnessGrace, s.doc.RunID)
+			fmt.Fprintf(log, "benchnet pid %d still running after %s: removing run %s from under it\n", h.PID, HarnessGrace, s.Doc.RunID)
 		}
 		if s, err = readStateFile(statePath); err != nil {
 			return err
@@ -410,12 +410,12 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 // teardown removes by label (containers, then networks and volumes) and
 // then forgets the run.
 func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
-	errs := RemoveLabelled(ctx, Label+"="+s.doc.RunID, grace)
+	errs := RemoveLabelled(ctx, Label+"="+s.Doc.RunID, grace)
 	if errs == nil {
-		s.clear()
-		if err := s.save(); err != nil {
+		s.Clear()
+		if err := s.Save(); err != nil {
 			errs = err
-		} else if err := local.Unregister(s.doc.RunID); err != nil {
+		} else if err := local.Unregister(s.Doc.RunID); err != nil {
 			errs = err
 		}
 	}
@@ -724,5 +724,5 @@ func StateStats(ctx context.Context, statePath string) (map[string]Usage, error)
 	if err != nil {
 		return nil, err
 	}
-	return NodeStats(ctx, s.doc.RunID)
+	return NodeStats(ctx, s.Doc.RunID)
 }
