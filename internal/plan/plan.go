@@ -84,6 +84,11 @@ type Node struct {
 	StartDelay      time.Duration `json:"start_delay"`
 	// Config holds the manifest's overrides by dotted key.
 	Config map[string]any `json:"config,omitempty"`
+	// RPCReach and MetricsReach are host:port where the harness reaches the
+	// node when its runner reports them (a swarm's published ports); empty
+	// means Addr. Set once the node started; state.json records them.
+	RPCReach     string `json:"-"`
+	MetricsReach string `json:"-"`
 }
 
 // Release names a node binary by name and pinned version.
@@ -96,11 +101,17 @@ func (r Release) String() string { return r.Name + "@" + r.Version }
 
 // RPCURL is the node's CometBFT RPC endpoint as seen from the harness.
 func (n *Node) RPCURL() string {
+	if n.RPCReach != "" {
+		return "http://" + n.RPCReach
+	}
 	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()
 }
 
 // MetricsURL is the node's Prometheus endpoint.
 func (n *Node) MetricsURL() string {
+	if n.MetricsReach != "" {
+		return "http://" + n.MetricsReach + "/metrics"
+	}
 	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.PrometheusPort)).String() + "/metrics"
 }
 

@@ -726,3 +726,15 @@ func StateStats(ctx context.Context, statePath string) (map[string]Usage, error)
 	}
 	return NodeStats(ctx, s.Doc.RunID)
 }
+
+// Endpoints are the node's plan address and ports: its container has the
+// plan address on the bridge, where the host is the gateway.
+func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
+	r.mu.Lock()
+	p := r.plan
+	r.mu.Unlock()
+	if p == nil || p.Node(node) == nil {
+		return infra.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.cfg.RunID)
+	}
+	return infra.PlanEndpoints(p.Node(node)), nil
+}

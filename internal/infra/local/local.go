@@ -532,3 +532,15 @@ func removeResource(ctx context.Context, x resource) error {
 	}
 	return nil
 }
+
+// Endpoints are the node's plan address and ports: its namespace has the
+// plan address and the harness reaches it on the bridge.
+func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
+	r.mu.Lock()
+	p := r.plan
+	r.mu.Unlock()
+	if p == nil || p.Node(node) == nil {
+		return infra.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.RunID)
+	}
+	return infra.PlanEndpoints(p.Node(node)), nil
+}

@@ -224,7 +224,9 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 		// Testnet addresses are private and may share a host.
 		Setting{"p2p.addr_book_strict", false},
 		Setting{"p2p.allow_duplicate_ip", true},
-		Setting{"rpc.laddr", "tcp://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()},
+		// All addresses: a runner may reach the node at an address it does
+		// not own (a swarm's published port); a host of its own either way.
+		Setting{"rpc.laddr", "tcp://0.0.0.0:" + strconv.Itoa(n.RPCPort)},
 		Setting{"instrumentation.prometheus", true},
 		Setting{"instrumentation.prometheus_listen_addr", ":" + strconv.Itoa(n.PrometheusPort)},
 	)
