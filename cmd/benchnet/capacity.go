@@ -21,8 +21,8 @@ import (
 func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) error {
 	// The runner's engine first: nothing to estimate for a runner that
 	// cannot start.
-	if m.Infra.Runner == docker.Kind && !docker.Available(cmd.Context()) {
-		return fmt.Errorf("runner docker: no Docker engine answers `docker version` (install docker.io and start dockerd, or use --runner local)")
+	if (m.Infra.Runner == docker.Kind || m.Infra.Runner == "swarm") && !docker.Available(cmd.Context()) {
+		return fmt.Errorf("runner %s: no Docker engine answers `docker version` (install docker.io and start dockerd, or use --runner local)", m.Infra.Runner)
 	}
 	notes := capacity.LargeDefaults(m)
 	if len(notes) > 0 {

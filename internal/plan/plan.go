@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -73,6 +74,10 @@ type Node struct {
 	Release Release    `json:"release"`
 	App     string     `json:"app"`
 	Addr    netip.Addr `json:"addr"`
+	// Host is the name peers dial instead of Addr, for runners that cannot
+	// give a node a fixed address (a swarm service's DNS name); set from
+	// the runner's report, empty otherwise.
+	Host string `json:"host,omitempty"`
 	// Ports on Addr (ABCI listens on the node's loopback).
 	P2PPort        int `json:"p2p_port"`
 	RPCPort        int `json:"rpc_port"`
@@ -98,6 +103,14 @@ type Release struct {
 }
 
 func (r Release) String() string { return r.Name + "@" + r.Version }
+
+// P2PAddr is host:port where peers dial the node.
+func (n *Node) P2PAddr() string {
+	if n.Host != "" {
+		return net.JoinHostPort(n.Host, strconv.Itoa(n.P2PPort))
+	}
+	return netip.AddrPortFrom(n.Addr, uint16(n.P2PPort)).String()
+}
 
 // RPCURL is the node's CometBFT RPC endpoint as seen from the harness.
 func (n *Node) RPCURL() string {

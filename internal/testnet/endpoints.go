@@ -2,7 +2,9 @@ package testnet
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -20,14 +22,25 @@ func (t *Testnet) adoptAddresses() error {
 		if err != nil {
 			return err
 		}
-		ap, err := netip.ParseAddrPort(ep.P2P)
+		if ep.P2P == n.P2PAddr() {
+			continue
+		}
+		host, port, err := net.SplitHostPort(ep.P2P)
 		if err != nil {
 			return fmt.Errorf("node %s: runner's p2p endpoint %q: %w", n.Name, ep.P2P, err)
 		}
-		if ap.Addr() != n.Addr || int(ap.Port()) != n.P2PPort {
-			n.Addr, n.P2PPort = ap.Addr(), int(ap.Port())
-			changed = true
+		pn, err := strconv.Atoi(port)
+		if err != nil {
+			return fmt.Errorf("node %s: runner's p2p endpoint %q: %w", n.Name, ep.P2P, err)
 		}
+		n.P2PPort = pn
+		if a, err := netip.ParseAddr(host); err == nil {
+			n.Addr, n.Host = a, ""
+		} else {
+			// A name (a swarm service's): Addr stays the plan's, unused.
+			n.Host = host
+		}
+		changed = true
 	}
 	if !changed {
 		return nil

@@ -205,7 +205,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	wait := map[string]bool{} // the nodes Up waits for
 	var late []string
 	rotating := maps.Clone(t.absent) // read here while delayed starts change t.absent
-	for _, n := range p.Nodes {
+	for _, n := range startOrder(p.Nodes) {
 		if rotating[n.Name] {
 			continue
 		}
@@ -240,6 +240,24 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(wait), drv.Waiting(), time.Since(start).Round(time.Millisecond))
 	_ = dir.Event("testnet_ready", "", "")
 	return t, nil
+}
+
+// startOrder is the order Up starts nodes in: seeds first, then the plan's
+// order. A node that resolves its peers' names when it starts (a swarm's)
+// finds the seeds running.
+func startOrder(nodes []*plan.Node) []*plan.Node {
+	out := make([]*plan.Node, 0, len(nodes))
+	for _, n := range nodes {
+		if n.Role == "seed" {
+			out = append(out, n)
+		}
+	}
+	for _, n := range nodes {
+		if n.Role != "seed" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // delayedStart starts n after its start_delay unless ctx ends first. A

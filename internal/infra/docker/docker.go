@@ -427,6 +427,29 @@ func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
 // to end on SIGTERM.
 func RemoveLabelled(ctx context.Context, label string, grace time.Duration) error {
 	var errs []error
+	// Services first: their tasks' containers carry the label too, and a
+	// container removed under a live service is only replaced or reported.
+	if swarmActive(ctx) {
+		svcs, err := list(ctx, "service", "ls", "--quiet", "--filter", "label="+label)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(svcs) > 0 {
+			if _, err := dockerCmd(ctx, append([]string{"service", "rm"}, svcs...)...); err != nil && !noSuch(err) {
+				errs = append(errs, fmt.Errorf("remove services: %w", err))
+			}
+			// The engine stops their tasks asynchronously (SIGTERM, then the
+			// stop grace): wait for the containers to go.
+			deadline := time.Now().Add(grace + 30*time.Second)
+			for time.Now().Before(deadline) {
+				left, err := list(ctx, "ps", "--all", "--quiet", "--filter", "label="+label)
+				if err != nil || len(left) == 0 {
+					break
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	}
 	ids, err := list(ctx, "ps", "--all", "--quiet", "--filter", "label="+label)
 	if err != nil {
 		errs = append(errs, err)
@@ -451,17 +474,6 @@ func RemoveLabelled(ctx context.Context, label string, grace time.Duration) erro
 			errs = append(errs, fmt.Errorf("remove containers: %w", err))
 		}
 	}
-	if swarmActive(ctx) {
-		svcs, err := list(ctx, "service", "ls", "--quiet", "--filter", "label="+label)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if len(svcs) > 0 {
-			if _, err := dockerCmd(ctx, append([]string{"service", "rm"}, svcs...)...); err != nil && !noSuch(err) {
-				errs = append(errs, fmt.Errorf("remove services: %w", err))
-			}
-		}
-	}
 	for _, n := range nets {
 		// A service's tasks can hold an overlay for a moment after rm.
 		var err error
@@ -481,7 +493,15 @@ func RemoveLabelled(ctx context.Context, label string, grace time.Duration) erro
 		errs = append(errs, err)
 	}
 	if len(vols) > 0 {
-		if _, err := dockerCmd(ctx, append([]string{"volume", "rm", "--force"}, vols...)...); err != nil {
+		// A volume stays in use for a moment after its container went.
+		var err error
+		for try := 0; try < 20; try++ {
+			if _, err = dockerCmd(ctx, append([]string{"volume", "rm", "--force"}, vols...)...); err == nil {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("remove volumes: %w", err))
 		}
 	}
@@ -738,3 +758,13 @@ func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
 	}
 	return infra.PlanEndpoints(p.Node(node)), nil
 }
+
+// Cmd runs the docker CLI with an argument list (never a shell); the error
+// carries its stderr. For the swarm runner, which drives the same engine.
+func Cmd(ctx context.Context, args ...string) ([]byte, error) { return dockerCmd(ctx, args...) }
+
+// NoSuch reports an engine error about an object that does not exist.
+func NoSuch(err error) bool { return noSuch(err) }
+
+// SwarmActive reports whether the engine is a node of an active swarm.
+func SwarmActive(ctx context.Context) bool { return swarmActive(ctx) }
