@@ -38,11 +38,11 @@ func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) e
 	if err != nil {
 		return usageError{err}
 	}
-	e := capacity.Need(p)
 	mach, err := capacity.ThisMachine()
 	if err != nil {
 		return err
 	}
+	e := capacity.Need(p, m.Infra.Runner).Fit(mach)
 	fmt.Fprintf(log, "capacity: %s; this machine: %d cores, %d MiB available\n", e, mach.Cores, mach.MemAvail>>20)
 	if err := capacity.Check(e, mach); err != nil {
 		if !f.force {
