@@ -21,8 +21,8 @@ import (
 func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) error {
 	// The runner's engine first: nothing to estimate for a runner that
 	// cannot start.
-	if m.Infra.Runner == docker.Kind && !docker.Available(cmd.Context()) {
-		return fmt.Errorf("runner docker: no Docker engine answers `docker version` (install docker.io and start dockerd, or use --runner local)")
+	if (m.Infra.Runner == docker.Kind || m.Infra.Runner == "swarm") && !docker.Available(cmd.Context()) {
+		return fmt.Errorf("runner %s: no Docker engine answers `docker version` (install docker.io and start dockerd, or use --runner local)", m.Infra.Runner)
 	}
 	notes := capacity.LargeDefaults(m)
 	if len(notes) > 0 {
@@ -38,11 +38,11 @@ func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) e
 	if err != nil {
 		return usageError{err}
 	}
-	e := capacity.Need(p)
 	mach, err := capacity.ThisMachine()
 	if err != nil {
 		return err
 	}
+	e := capacity.Need(p, m.Infra.Runner).Fit(mach)
 	fmt.Fprintf(log, "capacity: %s; this machine: %d cores, %d MiB available\n", e, mach.Cores, mach.MemAvail>>20)
 	if err := capacity.Check(e, mach); err != nil {
 		if !f.force {

@@ -158,6 +158,9 @@ drain, harvest, accounting and report, into a new run directory of its own
 				return err
 			}
 			p.Load = m.Load
+			if err := testnet.ReachFromState(&p, src.Join(rundir.State)); err != nil {
+				return fmt.Errorf("endpoints of %s: %w", up, err)
+			}
 			dir, err := rundir.Create(output, p.Name+"-load", time.Now())
 			if err != nil {
 				return err

@@ -17,6 +17,7 @@ import (
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testnet"
 )
 
 func newStatusCmd() *cobra.Command {
@@ -66,6 +67,7 @@ func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
 		return fmt.Errorf("status of %s: %w", path, err)
 	}
 	pids := local.NodePIDs(dir.Join(rundir.State))
+	_ = testnet.ReachFromState(&t, dir.Join(rundir.State)) // where the runner published the nodes
 	// A container runner's nodes: memory and CPU as their cgroups count it.
 	var usage map[string]docker.Usage
 	if kind, err := infra.StateRunner(dir.Join(rundir.State)); err == nil && kind == docker.Kind {

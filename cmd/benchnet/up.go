@@ -26,7 +26,7 @@ type upFlags struct {
 func (f *upFlags) register(c *cobra.Command) {
 	c.Flags().StringVarP(&f.output, "output", "o", "runs", "root directory of run directories")
 	c.Flags().DurationVar(&f.timeout, "ready-timeout", 60*time.Second, "how long every node may take to reach height 2")
-	c.Flags().StringVar(&f.runner, "runner", "", "what hosts the nodes: local (network namespaces) or docker (containers); overrides [infra].runner")
+	c.Flags().StringVar(&f.runner, "runner", "", "what hosts the nodes: local (network namespaces), docker (containers) or swarm (Docker Swarm services); overrides [infra].runner")
 	c.Flags().BoolVar(&f.force, "force", false, "start even when the capacity estimate says the testnet does not fit on this machine")
 }
 

@@ -33,18 +33,41 @@ type Profile struct {
 	Measured time.Time `json:"measured,omitzero"`
 }
 
-// Per-connection costs: every peer adds gossip (each vote and block part
-// goes to each peer) and MConnection buffers. Figures from the quickstart
-// and the 62-node PEX testnet of issue 14 on this 2-core machine.
+// The cost model, calibrated on this 2-core machine (issue 14): a node's CPU
+// is a fixed idle part, a part per peer connection, and a part per height it
+// processes, which grows with the validators whose votes it handles. Fitted
+// to the quickstart (4 validators, ~0.05 cores a node at ~0.9 blocks/s) and
+// two 64-node testnets with the large timeouts: 62 validators and 2 seeds
+// over PEX (~0.2 blocks/s) and a full mesh on a single-node swarm (2016
+// links: ready in 261 s, 0.042 blocks/s, load average 204). Large defaults slow consensus down (timeout_commit 2s), so a
+// testnet that would need more cores than the machine has at the nominal
+// block rate still fits when the rate the machine can sustain is above
+// MinRate: a slower chain, stated before up, rather than a refusal.
 const (
-	CPUPerPeer = 0.004   // cores per node per peer
-	RSSPerPeer = 1 << 20 // bytes per node per peer
+	CPUFixed     = 0.01    // cores per node, no consensus
+	CPUPerPeer   = 0.00025 // cores per node per peer (pings, gossip bookkeeping)
+	CPUPerHeight = 0.0397  // core-seconds per node per height, plus
+	CPUPerVote   = 0.00107 // core-seconds per node per height per validator
+	RSSPerPeer   = 1 << 20 // bytes per node per peer
+	// MinRate is the slowest chain (blocks/s) a testnet may be predicted to
+	// make on this machine and still be started.
+	MinRate = 0.1
+	// quickstartCPU is what the model predicts for a quickstart node; a
+	// measured profile scales the model by measured/quickstartCPU (a faster
+	// or slower machine than the one it was fitted on).
+	quickstartCPU = CPUFixed + 3*CPUPerPeer + 0.9*(CPUPerHeight+4*CPUPerVote)
 )
 
+// Runner overheads per node, measured with the quickstart: a container's
+// containerd-shim (~13 MiB); a swarm task's host-mode ports add four
+// docker-proxy processes (IPv4 and IPv6 for RPC and metrics, ~13 MiB). A
+// swarm starts nodes one after another, about a second each.
+var runnerRSS = map[string]int64{"docker": 13 << 20, "swarm": 26 << 20}
+
 // Default is used until a release was measured here: the quickstart's
-// nodes idle at ~38 MiB and a few percent of a core.
+// nodes idle at ~38 MiB and 0.044 (local) to 0.055 (docker) cores here.
 func Default(rel string) Profile {
-	return Profile{Release: rel, CPU: 0.02, RSS: 40 << 20, Peers: 3, Nodes: 4}
+	return Profile{Release: rel, CPU: 0.05, RSS: 40 << 20, Peers: 3, Nodes: 4}
 }
 
 // CacheDirEnv overrides where measured profiles are kept.
@@ -133,24 +156,34 @@ func ThisMachine() (Machine, error) {
 // Estimate is what a testnet needs.
 type Estimate struct {
 	Nodes, Links int
-	CPU          float64 // cores
+	Runner       string
+	CPU          float64 // cores at the rate below
 	RSS          int64   // bytes
+	Nominal      float64 // blocks/s the consensus timeouts allow
+	Rate         float64 // blocks/s the machine can sustain (<= Nominal)
 	Sources      []string
+	// per-node sums the rate is solved from: cores = fixed + perRate*rate
+	fixed, perRate float64
 }
 
 // DefaultMaxPEXPeers is CometBFT's max_num_outbound_peers, the peers a node
 // of the seeds topology ends up with when the testnet is large.
 const DefaultMaxPEXPeers = 10
 
-// Need estimates p's idle cost.
-func Need(p *plan.Testnet) Estimate {
-	e := Estimate{Nodes: len(p.Nodes)}
+// Need estimates what p needs under runner ("" = local); the rate is
+// solved for a machine by Fit (Check calls it).
+func Need(p *plan.Testnet, runner string) Estimate {
+	e := Estimate{Nodes: len(p.Nodes), Runner: runner}
 	seen := map[string]bool{}
 	// A link is a pair of nodes, whichever of them dials: a node's peers
 	// are its degree in that undirected graph.
 	pairs := map[[2]string]bool{}
 	degree := map[string]int{}
+	validators := 0
 	for _, n := range p.Nodes {
+		if n.Role == "validator" {
+			validators++
+		}
 		for _, q := range n.PersistentPeers {
 			k := [2]string{min(n.Name, q), max(n.Name, q)}
 			if !pairs[k] {
@@ -161,6 +194,7 @@ func Need(p *plan.Testnet) Estimate {
 		}
 	}
 	pexLinks := 0
+	e.Nominal = 0
 	for _, n := range p.Nodes {
 		peers := degree[n.Name]
 		if peers == 0 && len(n.Seeds) > 0 {
@@ -174,27 +208,60 @@ func Need(p *plan.Testnet) Estimate {
 			if !prof.Measured.IsZero() {
 				src = fmt.Sprintf("measured %s on %d nodes", prof.Measured.Format(time.DateOnly), prof.Nodes)
 			}
-			e.Sources = append(e.Sources, fmt.Sprintf("%s: %.3f cores, %d MiB per idle node (%s)", prof.Release, prof.CPU, prof.RSS>>20, src))
+			e.Sources = append(e.Sources, fmt.Sprintf("%s: %.3f cores, %d MiB per idle quickstart node (%s)", prof.Release, prof.CPU, prof.RSS>>20, src))
 		}
-		// The profile already includes its own peers' cost.
-		extra := float64(peers) - prof.Peers
-		e.CPU += max(prof.CPU+extra*CPUPerPeer, prof.CPU/2)
-		e.RSS += max(prof.RSS+int64(extra*RSSPerPeer), prof.RSS/2)
+		speed := min(max(prof.CPU/quickstartCPU, 0.25), 8)
+		e.fixed += speed * (CPUFixed + float64(peers)*CPUPerPeer)
+		e.perRate += speed * (CPUPerHeight + float64(validators)*CPUPerVote)
+		e.RSS += max(prof.RSS+int64((float64(peers)-prof.Peers)*RSSPerPeer), prof.RSS/2) + runnerRSS[runner]
+		if r := nominalRate(n); e.Nominal == 0 || r < e.Nominal {
+			e.Nominal = r
+		}
 	}
 	e.Links = len(pairs) + pexLinks/2
+	e.Rate = e.Nominal
+	e.CPU = e.fixed + e.perRate*e.Rate
 	return e
 }
 
-// Headroom: a testnet is refused when its idle cost alone takes more than
-// this share of the machine (consensus under load costs several times idle).
+// nominalRate is the block rate a node's timeouts allow when CPU is not
+// short: a height takes about timeout_commit plus 0.2 s of rounds.
+func nominalRate(n *plan.Node) float64 {
+	commit := time.Second // CometBFT's default
+	if v, ok := n.Config["consensus.timeout_commit"]; ok {
+		if d, err := time.ParseDuration(fmt.Sprint(v)); err == nil {
+			commit = d
+		}
+	}
+	return 1 / (commit.Seconds() + 0.2)
+}
+
+// Fit solves the block rate the machine sustains: the nominal one when
+// its cores suffice, else what the cores left after the fixed costs buy.
+func (e Estimate) Fit(m Machine) Estimate {
+	cores := float64(m.Cores)
+	e.Rate = e.Nominal
+	if e.fixed+e.perRate*e.Nominal > cores && e.perRate > 0 {
+		e.Rate = max(0, (cores-e.fixed)/e.perRate)
+	}
+	e.CPU = e.fixed + e.perRate*e.Rate
+	return e
+}
+
+// Headroom: a testnet is refused when it needs more than this share of the
+// available memory.
 const Headroom = 0.5
 
-// Check returns an error with the numbers when e does not fit on m.
+// Check returns an error with the numbers when e does not fit on m: the
+// chain it could sustain is slower than MinRate, or it needs too much
+// memory.
 func Check(e Estimate, m Machine) error {
-	cpuCap, memCap := float64(m.Cores)*Headroom, int64(float64(m.MemAvail)*Headroom)
+	f := e.Fit(m)
+	memCap := int64(float64(m.MemAvail) * Headroom)
 	var why []string
-	if e.CPU > cpuCap {
-		why = append(why, fmt.Sprintf("idle CPU %.2f cores > %.2f (%.0f%% of %d cores)", e.CPU, cpuCap, Headroom*100, m.Cores))
+	if f.Rate < MinRate {
+		why = append(why, fmt.Sprintf("%.2f cores for the fixed costs and %.2f core-seconds a block: %.3f blocks/s on %d cores < %.1f",
+			f.fixed, f.perRate, f.Rate, m.Cores, MinRate))
 	}
 	if e.RSS > memCap {
 		why = append(why, fmt.Sprintf("memory %d MiB > %d MiB (%.0f%% of %d MiB available)", e.RSS>>20, memCap>>20, Headroom*100, m.MemAvail>>20))
@@ -207,15 +274,29 @@ func Check(e Estimate, m Machine) error {
 		e.Nodes, e.Links, strings.Join(why, " and "), strings.Join(e.Sources, "; "))
 }
 
-// String is the one-line estimate printed before up.
+// String is the one-line estimate printed before up (after Fit: with the
+// block rate this machine sustains).
 func (e Estimate) String() string {
-	return fmt.Sprintf("%d nodes, %d links: about %.2f cores and %d MiB idle", e.Nodes, e.Links, e.CPU, e.RSS>>20)
+	s := fmt.Sprintf("%d nodes, %d links: about %.2f cores and %d MiB, %.2f blocks/s", e.Nodes, e.Links, e.CPU, e.RSS>>20, e.Rate)
+	if e.Rate < e.Nominal*0.99 {
+		s += fmt.Sprintf(" (timeouts allow %.2f; CPU-bound here)", e.Nominal)
+	}
+	return s
 }
 
 // ReadyTimeout scales the ready timeout with the testnet: base for up to 4
-// nodes, plus 2 s per further node and 1 s per 10 links (handshakes).
+// nodes, plus 2 s per further node, 1 s per 10 links (handshakes), 1 s per
+// node for a swarm (its nodes start one after another), and two heights at
+// the rate the machine sustains (ready is height 2).
 func ReadyTimeout(base time.Duration, e Estimate) time.Duration {
-	return base + time.Duration(max(0, e.Nodes-4))*2*time.Second + time.Duration(e.Links/10)*time.Second
+	d := base + time.Duration(max(0, e.Nodes-4))*2*time.Second + time.Duration(e.Links/10)*time.Second
+	if e.Runner == "swarm" {
+		d += time.Duration(e.Nodes) * time.Second
+	}
+	if e.Rate > 0 && e.Rate < 0.5 {
+		d += time.Duration(2 / e.Rate * float64(time.Second))
+	}
+	return d.Round(time.Second)
 }
 
 // Measure samples the idle cost of a running testnet's nodes (all of one

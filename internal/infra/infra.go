@@ -10,11 +10,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -57,9 +59,36 @@ type Runner interface {
 	Resume(ctx context.Context, node, name string) error
 	// Exited reports processes that ended unexpectedly.
 	Exited() <-chan Exit
+	// Endpoints reports where a node is reached, as CometBFT's e2e takes
+	// addresses from its infrastructure data: P2P once Setup ran (its host
+	// is the node's address on the testnet's network, which node homes are
+	// generated with), RPC and Metrics once its "node" process started (the
+	// harness dials them). Runners that place nodes at the plan's addresses
+	// return those (PlanEndpoints); a swarm returns service virtual IPs and
+	// ports published on the machine running the node.
+	Endpoints(node string) (Endpoints, error)
 	// Cleanup stops every process and removes everything Setup and Start
 	// created. It is idempotent.
 	Cleanup(ctx context.Context) error
+}
+
+// Endpoints are where one node is reached (host:port each).
+type Endpoints = statefile.Endpoints
+
+// PlanEndpoints are a node's endpoints at its plan address.
+func PlanEndpoints(n *plan.Node) Endpoints {
+	at := func(port int) string { return netip.AddrPortFrom(n.Addr, uint16(port)).String() }
+	return Endpoints{P2P: at(n.P2PPort), RPC: at(n.RPCPort), Metrics: at(n.PrometheusPort)}
+}
+
+// StateEndpoints returns the endpoints a state file records, by node (none
+// for files from before runners recorded them).
+func StateEndpoints(statePath string) (map[string]Endpoints, error) {
+	s, err := statefile.Read(statePath)
+	if err != nil {
+		return nil, err
+	}
+	return s.Endpoints(), nil
 }
 
 // Config is what every runner is constructed with.

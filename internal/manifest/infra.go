@@ -8,7 +8,7 @@ import (
 )
 
 // Runners are the values of [infra].runner.
-var Runners = []string{"local", "docker"}
+var Runners = []string{"local", "docker", "swarm"}
 
 // DefaultRunner hosts nodes in network namespaces on this machine.
 const DefaultRunner = "local"
@@ -16,8 +16,9 @@ const DefaultRunner = "local"
 // Infra is the [infra] table: which runner hosts the nodes and what each
 // node may use there.
 type Infra struct {
-	// Runner is "local" (network namespaces) or "docker" (one container per
-	// node on a user-defined bridge network).
+	// Runner is "local" (network namespaces), "docker" (one container per
+	// node on a user-defined bridge network) or "swarm" (one Docker Swarm
+	// service per node on an overlay network).
 	Runner string `toml:"runner" json:"runner"`
 	// CPUs limits every node's container to this many CPUs (docker
 	// --cpus); 0 = no limit.
@@ -38,10 +39,6 @@ func (m *Manifest) applyInfraDefaults() {
 // before anything is created.
 func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 	in := &m.Infra
-	if in.Runner == "swarm" {
-		add("infra.runner", "\"swarm\" is not built yet: Swarm services cannot be given the plan's fixed addresses (docs/swarm.md); use \"docker\" on one machine")
-		return
-	}
 	if !slices.Contains(Runners, in.Runner) {
 		add("infra.runner", "%q: want one of %s", in.Runner, quoteAll(Runners))
 		return
@@ -61,6 +58,9 @@ func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 		}
 		add(f, "per-node limits need a container runner: set infra.runner = \"docker\" or remove the limit")
 	}
+	if in.Runner == "swarm" {
+		m.validateSwarm(add)
+	}
 	if in.Runner != "local" {
 		nw := &m.Network
 		// The link emulators attach to the local runner's namespaces and
@@ -72,6 +72,23 @@ func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 			if f.v != "" && f.v != "0" && f.v != "0%" && f.v != "0ms" {
 				add(f.field, "link emulation is not supported by runner %q yet (only \"local\"): remove it or use infra.runner = \"local\"", in.Runner)
 			}
+		}
+	}
+}
+
+// validateSwarm refuses what a swarm service cannot host: a node is one
+// service, and a service has its own network namespace (no second process
+// beside the node on 127.0.0.1), and our gossipsub host listens on the
+// address it is given, which a service's virtual IP is not.
+func (m *Manifest) validateSwarm(add func(field, format string, args ...any)) {
+	for _, name := range m.GroupNames() {
+		g := m.Node[name]
+		f := "node." + name
+		if g.Kind == KindGossipsub {
+			add(f+".kind", "kind = \"gossipsub\" is not supported by runner \"swarm\" yet: use infra.runner = \"local\" or \"docker\"")
+		}
+		if g.App == "kvstore-socket" {
+			add(f+".app", "\"kvstore-socket\" runs a second process in the node's network namespace, which a swarm service cannot share: use app = \"kvstore\", or infra.runner = \"docker\"")
 		}
 	}
 }

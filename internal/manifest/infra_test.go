@@ -15,8 +15,10 @@ func TestInfra(t *testing.T) {
 	}{
 		{"default local", "", "", "local"},
 		{"docker", "[infra]\nrunner = \"docker\"\ncpus = 0.5\nmemory = \"256m\"\n", "", "docker"},
-		{"unknown runner", "[infra]\nrunner = \"k8s\"\n", `m.toml:5: infra.runner: "k8s": want one of "local", "docker"`, ""},
-		{"swarm not built", "[infra]\nrunner = \"swarm\"\n", `m.toml:5: infra.runner: "swarm" is not built yet`, ""},
+		{"unknown runner", "[infra]\nrunner = \"k8s\"\n", `m.toml:5: infra.runner: "k8s": want one of "local", "docker", "swarm"`, ""},
+		{"swarm", "[infra]\nrunner = \"swarm\"\n", "", "swarm"},
+		{"socket app refused on swarm", "app = \"kvstore-socket\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.app: "kvstore-socket" runs a second process`, ""},
+		{"links refused on swarm", "[network]\njitter = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.jitter: link emulation is not supported by runner "swarm"`, ""},
 		{"limits need containers", "[infra]\ncpus = 1\n", `m.toml:5: infra.cpus: per-node limits need a container runner`, ""},
 		{"bad memory", "[infra]\nrunner = \"docker\"\nmemory = \"lots\"\n", `m.toml:6: infra.memory: memory "lots": want a size`, ""},
 		{"tiny memory", "[infra]\nrunner = \"docker\"\nmemory = \"1m\"\n", `m.toml:6: infra.memory: memory "1m": below docker's minimum`, ""},

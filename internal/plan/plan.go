@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -75,6 +76,10 @@ type Node struct {
 	// AppMempool: the accounts app holds future sequences (app_mempool).
 	AppMempool bool       `json:"app_mempool,omitempty"`
 	Addr       netip.Addr `json:"addr"`
+	// Host is the name peers dial instead of Addr, for runners that cannot
+	// give a node a fixed address (a swarm service's DNS name); set from
+	// the runner's report, empty otherwise.
+	Host string `json:"host,omitempty"`
 	// Ports on Addr (ABCI listens on the node's loopback).
 	P2PPort        int `json:"p2p_port"`
 	RPCPort        int `json:"rpc_port"`
@@ -86,6 +91,11 @@ type Node struct {
 	StartDelay      time.Duration `json:"start_delay"`
 	// Config holds the manifest's overrides by dotted key.
 	Config map[string]any `json:"config,omitempty"`
+	// RPCReach and MetricsReach are host:port where the harness reaches the
+	// node when its runner reports them (a swarm's published ports); empty
+	// means Addr. Set once the node started; state.json records them.
+	RPCReach     string `json:"-"`
+	MetricsReach string `json:"-"`
 }
 
 // Release names a node binary by name and pinned version.
@@ -96,13 +106,27 @@ type Release struct {
 
 func (r Release) String() string { return r.Name + "@" + r.Version }
 
+// P2PAddr is host:port where peers dial the node.
+func (n *Node) P2PAddr() string {
+	if n.Host != "" {
+		return net.JoinHostPort(n.Host, strconv.Itoa(n.P2PPort))
+	}
+	return netip.AddrPortFrom(n.Addr, uint16(n.P2PPort)).String()
+}
+
 // RPCURL is the node's CometBFT RPC endpoint as seen from the harness.
 func (n *Node) RPCURL() string {
+	if n.RPCReach != "" {
+		return "http://" + n.RPCReach
+	}
 	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()
 }
 
 // MetricsURL is the node's Prometheus endpoint.
 func (n *Node) MetricsURL() string {
+	if n.MetricsReach != "" {
+		return "http://" + n.MetricsReach + "/metrics"
+	}
 	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.PrometheusPort)).String() + "/metrics"
 }
 

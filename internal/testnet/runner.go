@@ -1,6 +1,9 @@
 package testnet
 
 import (
+	// Runners register themselves by name.
+	_ "github.com/benchnet/benchnet/internal/infra/swarm"
+
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/manifest"
 )

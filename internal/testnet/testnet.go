@@ -145,9 +145,6 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	}
 	env := node.Env{Dir: dir, Homes: homes, Unprivileged: t.unprivileged}
 	t.env = env
-	if err := drv.Homes(ctx, p, bins, env); err != nil {
-		return nil, fmt.Errorf("generate node homes: %w", err)
-	}
 
 	runner, err := newRunner(m, t.RunID, dir.Join(rundir.State), opts)
 	if err != nil {
@@ -178,10 +175,20 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		}
 		return nil, fmt.Errorf("set up hosts: %w", err)
 	}
+	_ = dir.Event("network_up", "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
+	// Homes are generated with the addresses the runner gave the nodes;
+	// their generation is not part of the time to ready.
+	homesStart := time.Now()
+	if err := t.adoptAddresses(); err != nil {
+		return nil, err
+	}
+	if err := drv.Homes(ctx, p, bins, env); err != nil {
+		return nil, fmt.Errorf("generate node homes: %w", err)
+	}
+	start = start.Add(time.Since(homesStart))
 	if err := t.applyLinks(ctx); err != nil {
 		return nil, err
 	}
-	_ = dir.Event("network_up", "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
 
 	startErr := make(chan error, len(p.Nodes))
 	// Delayed starts run in goroutines timed from here. On failure they are
@@ -198,7 +205,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	wait := map[string]bool{} // the nodes Up waits for
 	var late []string
 	rotating := maps.Clone(t.absent) // read here while delayed starts change t.absent
-	for _, n := range p.Nodes {
+	for _, n := range startOrder(p.Nodes) {
 		if rotating[n.Name] {
 			continue
 		}
@@ -233,6 +240,24 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(wait), drv.Waiting(), time.Since(start).Round(time.Millisecond))
 	_ = dir.Event("testnet_ready", "", "")
 	return t, nil
+}
+
+// startOrder is the order Up starts nodes in: seeds first, then the plan's
+// order. A node that resolves its peers' names when it starts (a swarm's)
+// finds the seeds running.
+func startOrder(nodes []*plan.Node) []*plan.Node {
+	out := make([]*plan.Node, 0, len(nodes))
+	for _, n := range nodes {
+		if n.Role == "seed" {
+			out = append(out, n)
+		}
+	}
+	for _, n := range nodes {
+		if n.Role != "seed" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // delayedStart starts n after its start_delay unless ctx ends first. A
@@ -329,6 +354,9 @@ func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bins []node.Binar
 		if proc.Name == "node" {
 			pid = p
 		}
+	}
+	if err := t.reach(n); err != nil {
+		return err
 	}
 	t.mu.Lock()
 	t.pids[n.Name] = pid

@@ -124,16 +124,16 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		if err != nil {
 			return fmt.Errorf("record harness: %w", err)
 		}
-		r.state.setHarness(&harness{PID: os.Getpid(), StartTime: st})
+		r.state.SetHarness(&harness{PID: os.Getpid(), StartTime: st})
 	}
-	if err := r.state.save(); err != nil {
+	if err := r.state.Save(); err != nil {
 		return err
 	}
 	if err := local.Register(r.cfg.RunID, r.cfg.StatePath); err != nil {
 		return err
 	}
 	nw := NetworkName(r.cfg.RunID)
-	if err := r.state.add(resource{Kind: kindNetwork, Name: nw}); err != nil {
+	if err := r.state.Add(resource{Kind: kindNetwork, Name: nw}); err != nil {
 		return err
 	}
 	_, err := dockerCmd(ctx, "network", "create", "--driver", "bridge",
@@ -250,7 +250,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	// (and the label finds it anyway).
 	c := &container{name: name, done: make(chan struct{}),
 		res: resource{Kind: kindContainer, Name: proc.Name, Node: proc.Node, Container: name}}
-	if err := r.state.update(c.res); err != nil {
+	if err := r.state.Update(c.res); err != nil {
 		return 0, fmt.Errorf("start %s: record: %w", key, err)
 	}
 	cmd := exec.Command("docker", args...)
@@ -276,7 +276,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	c.res.PID, c.res.StartTime = pid, st
 	// Under the local runner's kind for processes, so status and the
 	// collectors find the node's host pid the same way.
-	if err := r.state.add(resource{Kind: kindProcess, Name: proc.Name, Node: proc.Node, PID: pid, StartTime: st}); err != nil {
+	if err := r.state.Add(resource{Kind: kindProcess, Name: proc.Name, Node: proc.Node, PID: pid, StartTime: st}); err != nil {
 		return 0, fmt.Errorf("start %s: record: %w", key, err)
 	}
 	return pid, nil
@@ -353,7 +353,7 @@ func (r *Runner) Stop(ctx context.Context, node, name string) error {
 	if _, err := dockerCmd(ctx, "rm", "-f", c.name); err != nil && !noSuch(err) {
 		return fmt.Errorf("remove container of %s/%s: %w", node, name, err)
 	}
-	_ = r.state.removeNode(node, name)
+	_ = r.state.RemoveNode(node, name)
 	return nil
 }
 
@@ -369,7 +369,7 @@ func (r *Runner) Cleanup(ctx context.Context) error {
 // Check reports why the run is no longer whole: its state file is gone, or
 // its network was removed (a down from elsewhere).
 func (r *Runner) Check() error {
-	if !r.state.exists() {
+	if !r.state.Exists() {
 		return fmt.Errorf("state file %s is gone", r.cfg.StatePath)
 	}
 	if _, err := dockerCmd(context.Background(), "network", "inspect", "--format", "{{.Name}}", NetworkName(r.cfg.RunID)); err != nil {
@@ -392,13 +392,13 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if h := s.doc.Harness; h != nil && h.PID != os.Getpid() && local.Alive(h.PID, h.StartTime) {
-		fmt.Fprintf(log, "run %s belongs to benchnet pid %d: asking it to end the run\n", s.doc.RunID, h.PID)
+	if h := s.Doc.Harness; h != nil && h.PID != os.Getpid() && local.Alive(h.PID, h.StartTime) {
+		fmt.Fprintf(log, "run %s belongs to benchnet pid %d: asking it to end the run\n", s.Doc.RunID, h.PID)
 		if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("ask benchnet pid %d to end run %s: %w", h.PID, s.doc.RunID, err)
+			return fmt.Errorf("ask benchnet pid %d to end run %s: %w", h.PID, s.Doc.RunID, err)
 		}
 		if !local.WaitGone(ctx, h.PID, h.StartTime, HarnessGrace) {
-			fmt.Fprintf(log, "benchnet pid %d still running after %s: removing run %s from under it\n", h.PID, HarnessGrace, s.doc.RunID)
+			fmt.Fprintf(log, "benchnet pid %d still running after %s: removing run %s from under it\n", h.PID, HarnessGrace, s.Doc.RunID)
 		}
 		if s, err = readStateFile(statePath); err != nil {
 			return err
@@ -410,12 +410,12 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 // teardown removes by label (containers, then networks and volumes) and
 // then forgets the run.
 func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
-	errs := RemoveLabelled(ctx, Label+"="+s.doc.RunID, grace)
+	errs := RemoveLabelled(ctx, Label+"="+s.Doc.RunID, grace)
 	if errs == nil {
-		s.clear()
-		if err := s.save(); err != nil {
+		s.Clear()
+		if err := s.Save(); err != nil {
 			errs = err
-		} else if err := local.Unregister(s.doc.RunID); err != nil {
+		} else if err := local.Unregister(s.Doc.RunID); err != nil {
 			errs = err
 		}
 	}
@@ -427,6 +427,29 @@ func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
 // to end on SIGTERM.
 func RemoveLabelled(ctx context.Context, label string, grace time.Duration) error {
 	var errs []error
+	// Services first: their tasks' containers carry the label too, and a
+	// container removed under a live service is only replaced or reported.
+	if swarmActive(ctx) {
+		svcs, err := list(ctx, "service", "ls", "--quiet", "--filter", "label="+label)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(svcs) > 0 {
+			if _, err := dockerCmd(ctx, append([]string{"service", "rm"}, svcs...)...); err != nil && !noSuch(err) {
+				errs = append(errs, fmt.Errorf("remove services: %w", err))
+			}
+			// The engine stops their tasks asynchronously (SIGTERM, then the
+			// stop grace): wait for the containers to go.
+			deadline := time.Now().Add(grace + 30*time.Second)
+			for time.Now().Before(deadline) {
+				left, err := list(ctx, "ps", "--all", "--quiet", "--filter", "label="+label)
+				if err != nil || len(left) == 0 {
+					break
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	}
 	ids, err := list(ctx, "ps", "--all", "--quiet", "--filter", "label="+label)
 	if err != nil {
 		errs = append(errs, err)
@@ -451,17 +474,6 @@ func RemoveLabelled(ctx context.Context, label string, grace time.Duration) erro
 			errs = append(errs, fmt.Errorf("remove containers: %w", err))
 		}
 	}
-	if swarmActive(ctx) {
-		svcs, err := list(ctx, "service", "ls", "--quiet", "--filter", "label="+label)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if len(svcs) > 0 {
-			if _, err := dockerCmd(ctx, append([]string{"service", "rm"}, svcs...)...); err != nil && !noSuch(err) {
-				errs = append(errs, fmt.Errorf("remove services: %w", err))
-			}
-		}
-	}
 	for _, n := range nets {
 		// A service's tasks can hold an overlay for a moment after rm.
 		var err error
@@ -481,7 +493,15 @@ func RemoveLabelled(ctx context.Context, label string, grace time.Duration) erro
 		errs = append(errs, err)
 	}
 	if len(vols) > 0 {
-		if _, err := dockerCmd(ctx, append([]string{"volume", "rm", "--force"}, vols...)...); err != nil {
+		// A volume stays in use for a moment after its container went.
+		var err error
+		for try := 0; try < 20; try++ {
+			if _, err = dockerCmd(ctx, append([]string{"volume", "rm", "--force"}, vols...)...); err == nil {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("remove volumes: %w", err))
 		}
 	}
@@ -724,5 +744,27 @@ func StateStats(ctx context.Context, statePath string) (map[string]Usage, error)
 	if err != nil {
 		return nil, err
 	}
-	return NodeStats(ctx, s.doc.RunID)
+	return NodeStats(ctx, s.Doc.RunID)
 }
+
+// Endpoints are the node's plan address and ports: its container has the
+// plan address on the bridge, where the host is the gateway.
+func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
+	r.mu.Lock()
+	p := r.plan
+	r.mu.Unlock()
+	if p == nil || p.Node(node) == nil {
+		return infra.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.cfg.RunID)
+	}
+	return infra.PlanEndpoints(p.Node(node)), nil
+}
+
+// Cmd runs the docker CLI with an argument list (never a shell); the error
+// carries its stderr. For the swarm runner, which drives the same engine.
+func Cmd(ctx context.Context, args ...string) ([]byte, error) { return dockerCmd(ctx, args...) }
+
+// NoSuch reports an engine error about an object that does not exist.
+func NoSuch(err error) bool { return noSuch(err) }
+
+// SwarmActive reports whether the engine is a node of an active swarm.
+func SwarmActive(ctx context.Context) bool { return swarmActive(ctx) }

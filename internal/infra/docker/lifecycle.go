@@ -25,7 +25,7 @@ func (r *Runner) Kill(ctx context.Context, node, name string) error {
 	if _, err := dockerCmd(ctx, "rm", "-f", c.name); err != nil && !noSuch(err) {
 		return fmt.Errorf("remove container of %s/%s: %w", node, name, err)
 	}
-	_ = r.state.removeNode(node, name)
+	_ = r.state.RemoveNode(node, name)
 	return nil
 }
 

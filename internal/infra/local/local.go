@@ -102,10 +102,10 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		if err != nil {
 			return fmt.Errorf("record harness: %w", err)
 		}
-		r.state.setHarness(&harness{PID: os.Getpid(), StartTime: st})
+		r.state.SetHarness(&harness{PID: os.Getpid(), StartTime: st})
 	}
 	// The state file first, then the registry entry that points at it.
-	if err := r.state.save(); err != nil {
+	if err := r.state.Save(); err != nil {
 		return err
 	}
 	if err := register(r.RunID, r.StatePath); err != nil {
@@ -114,7 +114,7 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 
 	if bridgeNetfilter() {
 		rule := firewallRule(r.RunID)
-		if err := r.state.add(resource{Kind: kindFirewall, Name: firewallComment(r.RunID), Args: rule}); err != nil {
+		if err := r.state.Add(resource{Kind: kindFirewall, Name: firewallComment(r.RunID), Args: rule}); err != nil {
 			return err
 		}
 		if err := addFirewall(ctx, rule); err != nil {
@@ -122,7 +122,7 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		}
 	}
 	br := bridgeName(r.RunID)
-	if err := r.state.add(resource{Kind: kindBridge, Name: br}); err != nil {
+	if err := r.state.Add(resource{Kind: kindBridge, Name: br}); err != nil {
 		return err
 	}
 	gw := netip.PrefixFrom(p.Gateway, p.Subnet.Bits()).String()
@@ -141,13 +141,13 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	nw := network{runID: r.RunID, bridge: br, subnet: p.Subnet}
 	for _, n := range p.Nodes {
 		ns := netnsName(r.RunID, n.Name)
-		if err := r.state.add(resource{Kind: kindNetns, Name: ns, Node: n.Name}); err != nil {
+		if err := r.state.Add(resource{Kind: kindNetns, Name: ns, Node: n.Name}); err != nil {
 			return err
 		}
 		if err := ipCmd(ctx, "netns", "add", ns); err != nil {
 			return fmt.Errorf("create host of %s: %w", n.Name, err)
 		}
-		if err := r.attach(ctx, r.state.add, nw, n, ns); err != nil {
+		if err := r.attach(ctx, r.state.Add, nw, n, ns); err != nil {
 			return err
 		}
 	}
@@ -244,7 +244,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	r.mu.Lock()
 	r.procs[key] = pr
 	r.mu.Unlock()
-	recErr := r.state.update(pr.res)
+	recErr := r.state.Update(pr.res)
 	go r.wait(cmd, pr)
 	if recErr != nil {
 		_ = r.stop(context.WithoutCancel(ctx), pr)
@@ -258,7 +258,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 func (r *Runner) wait(cmd *exec.Cmd, pr *process) {
 	_ = cmd.Wait()
 	status := cmd.ProcessState.String()
-	_ = r.state.remove(pr.res)
+	_ = r.state.Remove(pr.res)
 	r.mu.Lock()
 	expected := pr.stopping || r.closing
 	r.mu.Unlock()
@@ -346,7 +346,7 @@ func (r *Runner) Cleanup(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	if !r.state.exists() {
+	if !r.state.Exists() {
 		return errors.Join(append(errs, unregister(r.RunID))...)
 	}
 	return errors.Join(append(errs, teardown(ctx, r.state, r.StopTimeout))...)
@@ -373,13 +373,13 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if h := s.doc.Harness; h != nil && h.PID != os.Getpid() && alive(h.PID, h.StartTime) {
-		fmt.Fprintf(log, "run %s belongs to benchnet pid %d: asking it to end the run\n", s.doc.RunID, h.PID)
+	if h := s.Doc.Harness; h != nil && h.PID != os.Getpid() && alive(h.PID, h.StartTime) {
+		fmt.Fprintf(log, "run %s belongs to benchnet pid %d: asking it to end the run\n", s.Doc.RunID, h.PID)
 		if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("ask benchnet pid %d to end run %s: %w", h.PID, s.doc.RunID, err)
+			return fmt.Errorf("ask benchnet pid %d to end run %s: %w", h.PID, s.Doc.RunID, err)
 		}
 		if !waitGone(ctx, h.PID, h.StartTime, HarnessGrace) {
-			fmt.Fprintf(log, "benchnet pid %d still running after %s: removing run %s from under it\n", h.PID, HarnessGrace, s.doc.RunID)
+			fmt.Fprintf(log, "benchnet pid %d still running after %s: removing run %s from under it\n", h.PID, HarnessGrace, s.Doc.RunID)
 		}
 		// The owner rewrote the state file as it removed things.
 		if s, err = readStateFile(statePath); err != nil {
@@ -400,7 +400,7 @@ func (r *Runner) Check() error {
 	if p == nil {
 		return fmt.Errorf("run %s is not set up", r.RunID)
 	}
-	if !r.state.exists() {
+	if !r.state.Exists() {
 		return fmt.Errorf("state file %s is gone", r.StatePath)
 	}
 	runs, err := activeRuns()
@@ -439,7 +439,7 @@ func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
 	if grace <= 0 {
 		grace = DefaultStopTimeout
 	}
-	res := s.snapshot()
+	res := s.Snapshot()
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -461,7 +461,7 @@ func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
 				fail(err)
 				return
 			}
-			if err := s.remove(x); err != nil {
+			if err := s.Remove(x); err != nil {
 				fail(err)
 			}
 		}()
@@ -483,12 +483,12 @@ func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
 			fail(err)
 			continue
 		}
-		if err := s.remove(x); err != nil {
+		if err := s.Remove(x); err != nil {
 			fail(err)
 		}
 	}
 	if len(errs) == 0 {
-		if err := unregister(s.doc.RunID); err != nil {
+		if err := unregister(s.Doc.RunID); err != nil {
 			fail(err)
 		}
 	}
@@ -531,4 +531,16 @@ func removeResource(ctx context.Context, x resource) error {
 		return fmt.Errorf("remove %s %s: %w", x.Kind, x.Name, err)
 	}
 	return nil
+}
+
+// Endpoints are the node's plan address and ports: its namespace has the
+// plan address and the harness reaches it on the bridge.
+func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
+	r.mu.Lock()
+	p := r.plan
+	r.mu.Unlock()
+	if p == nil || p.Node(node) == nil {
+		return infra.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.RunID)
+	}
+	return infra.PlanEndpoints(p.Node(node)), nil
 }

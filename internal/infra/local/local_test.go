@@ -286,7 +286,7 @@ func TestExitedAndStop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return slices.ContainsFunc(s.doc.Resources, func(x resource) bool { return x.Kind == kindProcess && x.PID == pid })
+		return slices.ContainsFunc(s.Doc.Resources, func(x resource) bool { return x.Kind == kindProcess && x.PID == pid })
 	}
 
 	// A process that ends by itself is reported with its status and leaves the state file.
@@ -428,8 +428,8 @@ func TestCleanup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.doc.Resources) != 0 {
-		t.Errorf("state after cleanup still lists %+v", s.doc.Resources)
+	if len(s.Doc.Resources) != 0 {
+		t.Errorf("state after cleanup still lists %+v", s.Doc.Resources)
 	}
 	select {
 	case ex := <-r.Exited():
@@ -582,7 +582,7 @@ func TestRegistry(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(live), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := newStateFile(live, "abc123").save(); err != nil {
+	if err := newStateFile(live, "abc123").Save(); err != nil {
 		t.Fatal(err)
 	}
 	for id, path := range map[string]string{"abc123": live, "abc124": filepath.Join(dir, "gone", "state.json")} {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"net"
 	"net/netip"
 	"os"
@@ -22,12 +23,11 @@ import (
 // "bn<runid>h<i>" (host side of node i's veth). A run id is 6 hex digits, so
 // link names stay within IFNAMSIZ (15).
 var (
-	runIDRe    = regexp.MustCompile(`^[0-9a-f]{6}$`)
 	ourLinkRe  = regexp.MustCompile(`^bn[0-9a-f]{6}(br|h[0-9]+)$`)
 	ourNetnsRe = regexp.MustCompile(`^bn-[0-9a-f]{6}-.+$`)
 )
 
-func validRunID(id string) bool { return runIDRe.MatchString(id) }
+func validRunID(id string) bool { return statefile.ValidRunID(id) }
 
 func bridgeName(runID string) string          { return "bn" + runID + "br" }
 func hostVethName(runID string, i int) string { return "bn" + runID + "h" + strconv.Itoa(i) }

@@ -22,7 +22,7 @@ func TestStateWritersDoNotCollide(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 500 {
-				if err := s.add(resource{Kind: kindNetns, Name: "n", PID: i}); err != nil {
+				if err := s.Add(resource{Kind: kindNetns, Name: "n", PID: i}); err != nil {
 					errs <- err
 					return
 				}

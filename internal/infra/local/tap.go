@@ -34,7 +34,7 @@ func (r *Runner) attachHarnessTAP(ctx context.Context, br string) error {
 	if err != nil {
 		return fmt.Errorf("harness port: %w", err)
 	}
-	if err := r.state.add(resource{Kind: kindVeth, Name: tap}); err != nil {
+	if err := r.state.Add(resource{Kind: kindVeth, Name: tap}); err != nil {
 		return err
 	}
 	if err := ipBatch(ctx, "", []string{"link", "set", tap, "master", br, "up"}); err != nil {

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,7 +207,7 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 		{"moniker", n.Name},
 		{"proxy_app", app},
 		{"p2p.laddr", "tcp://0.0.0.0:" + strconv.Itoa(n.P2PPort)},
-		{"p2p.external_address", netip.AddrPortFrom(n.Addr, uint16(n.P2PPort)).String()},
+		{"p2p.external_address", n.P2PAddr()},
 		{"p2p.persistent_peers", peers},
 		{"p2p.seeds", seeds},
 	}
@@ -224,7 +223,9 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 		// Testnet addresses are private and may share a host.
 		Setting{"p2p.addr_book_strict", false},
 		Setting{"p2p.allow_duplicate_ip", true},
-		Setting{"rpc.laddr", "tcp://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()},
+		// All addresses: a runner may reach the node at an address it does
+		// not own (a swarm's published port); a host of its own either way.
+		Setting{"rpc.laddr", "tcp://0.0.0.0:" + strconv.Itoa(n.RPCPort)},
 		Setting{"instrumentation.prometheus", true},
 		Setting{"instrumentation.prometheus_listen_addr", ":" + strconv.Itoa(n.PrometheusPort)},
 	)
@@ -251,7 +252,7 @@ func peerList(p *plan.Testnet, names []string, ids map[string]string) (string, e
 		if !ok {
 			return "", fmt.Errorf("no node ID for %s", name)
 		}
-		parts = append(parts, id+"@"+netip.AddrPortFrom(peer.Addr, uint16(peer.P2PPort)).String())
+		parts = append(parts, id+"@"+peer.P2PAddr())
 	}
 	return strings.Join(parts, ","), nil
 }

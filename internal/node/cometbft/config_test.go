@@ -261,7 +261,7 @@ func checkConfig(t *testing.T, cfg []byte, p *plan.Testnet, n *plan.Node, ids ma
 		got, want any
 	}{
 		{"moniker", c.Moniker, n.Name},
-		{"rpc.laddr", c.RPC.Laddr, "tcp://" + n.Addr.String() + ":26657"},
+		{"rpc.laddr", c.RPC.Laddr, "tcp://0.0.0.0:26657"},
 		{"p2p.persistent_peers", c.P2P.PersistentPeers, peers(n.PersistentPeers)},
 		{"p2p.seeds", c.P2P.Seeds, peers(n.Seeds)},
 		{"p2p.seed_mode", c.P2P.SeedMode, n.Role == "seed"},

@@ -1,0 +1,38 @@
+package swarm
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestQuoteWords(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"start", "--home", "/runs/x/homes/validator0"}, `'start' '--home' '/runs/x/homes/validator0'`},
+		{[]string{"a b", "it's", ""}, `'a b' 'it'\''s' ''`},
+		{nil, ""},
+	} {
+		if got := quoteWords(c.in); got != c.want {
+			t.Errorf("quoteWords(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestUpdateArgs(t *testing.T) {
+	sp := &spec{node: "validator0", image: "benchnet/x:cometbft-abc", argv: []string{"/bin/cometbft", "start", "--home", "/h"},
+		env: []string{"HOME=/h"}, workdir: "/h", volumes: []volume{{name: "benchnet-abc123-validator0-0", path: "/h"}},
+		ports: []int{26657, 26660}, cpus: 0.5}
+	got := strings.Join(sp.updateArgs("benchnet.run=abc123"), " ")
+	for _, want := range []string{
+		"--entrypoint '/bin/cometbft' --args 'start' '--home' '/h'",
+		"--publish-add mode=host,target=26657 --publish-add mode=host,target=26660",
+		"--mount-add type=volume,source=benchnet-abc123-validator0-0,target=/h,volume-nocopy=true,volume-driver=local,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=/h,volume-label=benchnet.run=abc123",
+		"--limit-cpu 0.5", "--replicas 1", "--container-label-add benchnet.run=abc123",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("update args lack %q:\n%s", want, got)
+		}
+	}
+}

@@ -1,0 +1,709 @@
+// Package swarm hosts a testnet as Docker Swarm services: one service per
+// node on an attachable overlay network of the plan's subnet, from the same
+// FROM-scratch images as the docker runner (no registry: on a multi-host
+// swarm the images are loaded on every machine first, docs/swarm.md).
+//
+// A service cannot be given a fixed address, so addresses come from the
+// runner: peers dial a node by its network alias, the node's name, which
+// the overlay's DNS resolves to the node's task (endpoint mode dnsrr: no
+// virtual IP, which would need IPVS in the kernel, and this machine's has
+// none). CometBFT resolves its peers' names once, when it starts, so nodes
+// start one after another, each once the earlier ones run: a node dials
+// the peers that run before it, later ones dial it. The harness cannot
+// reach the overlay from the host: each node's RPC and Prometheus ports
+// are published in host mode on ports the engine picks, on whichever
+// machine runs the task, and Endpoints reports those. Setup creates every
+// service without a replica; Start gives it its command and one replica.
+// Everything carries benchnet.run=<id>; `down` removes by label.
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/docker"
+	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/statefile"
+	"github.com/benchnet/benchnet/internal/plan"
+)
+
+// Kind is the runner's name in the registry and in state files.
+const Kind = "swarm"
+
+// ZoneLabel is the swarm node label a manifest zone is placed by.
+const ZoneLabel = "benchnet.zone"
+
+// StackFile is the stack file written beside state.json.
+const StackFile = "stack.yml"
+
+const (
+	kindNetwork = "network"
+	kindService = "service"
+	// placeholder is the image of a service before Start: with no replica
+	// nothing pulls or runs it.
+	placeholder = "benchnet/placeholder:none"
+	stopGrace   = 5 * time.Second
+)
+
+func init() {
+	infra.Register(Kind, infra.Kind{
+		New:  func(c infra.Config) (infra.Runner, error) { return New(c), nil },
+		Down: docker.Down, // by label, services first: the same for both
+	})
+}
+
+// Runner is the swarm infra.Runner of one run.
+type Runner struct {
+	cfg    infra.Config
+	state  *statefile.File
+	exited chan infra.Exit
+
+	mu        sync.Mutex
+	plan      *plan.Testnet
+	self      string // this engine's swarm node id
+	nodes     map[string]*service
+	addrs     map[string]string   // swarm node id -> address the harness dials
+	places    map[string][]string // node -> placement constraints
+	closing   bool
+	starting  sync.WaitGroup
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+}
+
+var _ infra.Runner = (*Runner)(nil)
+
+type service struct {
+	name string // service name
+	node *plan.Node
+	spec *spec // nil until Start configured it
+
+	running   bool // a task runs and its exit would be unasked
+	stopping  bool
+	task      taskInfo
+	logs      *exec.Cmd
+	endpoints infra.Endpoints
+}
+
+// New returns a swarm runner for one run.
+func New(c infra.Config) *Runner {
+	return &Runner{cfg: c, state: statefile.New(c.StatePath, c.RunID, Kind),
+		exited: make(chan infra.Exit, 64), nodes: map[string]*service{}, addrs: map[string]string{}}
+}
+
+// NetworkName is the run's overlay network.
+func NetworkName(runID string) string { return "benchnet-" + runID }
+
+// ServiceName names a node's service.
+func ServiceName(runID, node string) string { return "benchnet-" + runID + "-" + node }
+
+func (r *Runner) label() string { return docker.Label + "=" + r.cfg.RunID }
+
+// Exited reports nodes whose task ended unasked.
+func (r *Runner) Exited() <-chan infra.Exit { return r.exited }
+
+// Setup creates the overlay network and every node's service without a
+// replica, and records each service's virtual IP as the node's address.
+func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
+	if !local.ValidRunID(r.cfg.RunID) {
+		return fmt.Errorf("run id %q: want 6 lowercase hex digits", r.cfg.RunID)
+	}
+	r.mu.Lock()
+	if r.plan != nil {
+		r.mu.Unlock()
+		return fmt.Errorf("run %s is already set up", r.cfg.RunID)
+	}
+	r.plan = p
+	r.mu.Unlock()
+	out, err := docker.Cmd(ctx, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.NodeID}} {{.Swarm.ControlAvailable}}")
+	if err != nil {
+		return fmt.Errorf("runner swarm: %w", err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 3 || f[0] != "active" {
+		return fmt.Errorf("runner swarm: this Docker engine is not in a swarm (run `docker swarm init`, docs/swarm.md)")
+	}
+	if f[2] != "true" {
+		return fmt.Errorf("runner swarm: this Docker engine is a swarm worker: run benchnet on a manager")
+	}
+	r.self = f[1]
+	constraints, err := placement(ctx, p)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.places = constraints
+	r.mu.Unlock()
+	if r.cfg.Harness {
+		st, err := local.StartTime(os.Getpid())
+		if err != nil {
+			return fmt.Errorf("record harness: %w", err)
+		}
+		r.state.SetHarness(&statefile.Harness{PID: os.Getpid(), StartTime: st})
+	}
+	if err := r.state.Save(); err != nil {
+		return err
+	}
+	if err := local.Register(r.cfg.RunID, r.cfg.StatePath); err != nil {
+		return err
+	}
+	nw := NetworkName(r.cfg.RunID)
+	if err := r.state.Add(statefile.Resource{Kind: kindNetwork, Name: nw}); err != nil {
+		return err
+	}
+	if _, err := docker.Cmd(ctx, "network", "create", "--driver", "overlay", "--attachable",
+		"--subnet", p.Subnet.String(), "--gateway", p.Gateway.String(), "--label", r.label(), nw); err != nil {
+		if strings.Contains(err.Error(), "overlap") {
+			return fmt.Errorf("create network %s: %w: %v", nw, docker.ErrSubnetInUse, err)
+		}
+		return fmt.Errorf("create network %s: %w", nw, err)
+	}
+	for _, n := range p.Nodes {
+		name := ServiceName(r.cfg.RunID, n.Name)
+		if err := r.state.Add(statefile.Resource{Kind: kindService, Name: "node", Node: n.Name, Service: name}); err != nil {
+			return err
+		}
+		args := []string{"service", "create", "--detach", "--quiet", "--no-resolve-image", "--replicas", "0",
+			"--name", name, "--label", r.label(), "--label", "benchnet.node=" + n.Name,
+			"--network", "name=" + nw + ",alias=" + n.Name, "--endpoint-mode", "dnsrr", "--restart-condition", "none",
+			"--stop-grace-period", stopGrace.String()}
+		for _, c := range constraints[n.Name] {
+			args = append(args, "--constraint", c)
+		}
+		if _, err := docker.Cmd(ctx, append(args, placeholder)...); err != nil {
+			return fmt.Errorf("create service of %s: %w", n.Name, err)
+		}
+		r.mu.Lock()
+		r.nodes[n.Name] = &service{name: name, node: n}
+		r.mu.Unlock()
+	}
+	for _, n := range p.Nodes {
+		s := r.nodes[n.Name]
+		s.endpoints = infra.Endpoints{P2P: p2pAddr(n)}
+		if err := r.state.SetEndpoints(n.Name, s.endpoints); err != nil {
+			return err
+		}
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.stopWatch, r.watchDone = cancel, make(chan struct{})
+	go r.watch(wctx)
+	return nil
+}
+
+// placement maps nodes to placement constraints: a node's zone becomes
+// node.labels.benchnet.zone == <zone> once any swarm node carries that
+// label; a zone no node carries is an error (its services would wait
+// forever). Without labels every node may run anywhere.
+func placement(ctx context.Context, p *plan.Testnet) (map[string][]string, error) {
+	ids, err := docker.Cmd(ctx, "node", "ls", "--quiet")
+	if err != nil {
+		return nil, fmt.Errorf("list swarm nodes: %w", err)
+	}
+	out, err := docker.Cmd(ctx, append([]string{"node", "inspect", "--format", `{{index .Spec.Labels "` + ZoneLabel + `"}}`}, strings.Fields(string(ids))...)...)
+	if err != nil {
+		return nil, fmt.Errorf("inspect swarm nodes: %w", err)
+	}
+	zones := map[string]bool{}
+	for _, z := range strings.Fields(string(out)) {
+		zones[z] = true
+	}
+	if len(zones) == 0 {
+		return nil, nil
+	}
+	c := map[string][]string{}
+	var missing []string
+	for _, n := range p.Nodes {
+		if !zones[n.Zone] {
+			missing = append(missing, n.Zone)
+			continue
+		}
+		c[n.Name] = []string{"node.labels." + ZoneLabel + "==" + n.Zone}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("runner swarm: no swarm node is labelled %s for zone(s) %s (docker node update --label-add %s=<zone> <node>)", ZoneLabel, strings.Join(unique(missing), ", "), ZoneLabel)
+	}
+	return c, nil
+}
+
+func unique(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// p2pAddr is where peers dial a node: its alias on the overlay.
+func p2pAddr(n *plan.Node) string { return net.JoinHostPort(n.Name, strconv.Itoa(n.P2PPort)) }
+
+// Endpoints: P2P is the node's name on the overlay from Setup on; RPC and
+// Metrics are the ports published for its running task.
+func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.nodes[node]
+	if s == nil {
+		return infra.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.cfg.RunID)
+	}
+	return s.endpoints, nil
+}
+
+// Start gives the node's service its command and one replica, waits for
+// the task to run and records where its ports were published. A restart
+// (after Stop or Kill) only asks for a fresh task of the same spec.
+func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
+	key := proc.Node + "/" + proc.Name
+	r.mu.Lock()
+	s := r.nodes[proc.Node]
+	closing := r.closing
+	if !closing {
+		r.starting.Add(1)
+		defer r.starting.Done()
+	}
+	r.mu.Unlock()
+	switch {
+	case closing:
+		return 0, fmt.Errorf("start %s: run %s is being cleaned up", key, r.cfg.RunID)
+	case s == nil:
+		return 0, fmt.Errorf("start %s: no node %q set up in run %s", key, proc.Node, r.cfg.RunID)
+	case proc.Name != "node":
+		// The manifest refuses what needs a second process (socket app).
+		return 0, fmt.Errorf("start %s: a swarm service runs one process per node", key)
+	case len(proc.Argv) == 0:
+		return 0, fmt.Errorf("start %s: empty argv", key)
+	}
+	r.mu.Lock()
+	running, configured := s.running, s.spec != nil
+	r.mu.Unlock()
+	if running {
+		return 0, fmt.Errorf("start %s: already running", key)
+	}
+	since := time.Now().Add(-time.Second)
+	if !configured {
+		image, err := docker.EnsureImage(ctx, proc.Argv[0])
+		if err != nil {
+			return 0, fmt.Errorf("start %s: %w", key, err)
+		}
+		sp := r.specOf(s, proc, image)
+		if _, err := docker.Cmd(ctx, append(append([]string{"service", "update"}, sp.updateArgs(r.label())...), s.name)...); err != nil {
+			return 0, fmt.Errorf("start %s: configure service %s: %w", key, s.name, err)
+		}
+		r.mu.Lock()
+		s.spec = sp
+		r.mu.Unlock()
+		if err := r.writeStack(); err != nil {
+			return 0, fmt.Errorf("start %s: %w", key, err)
+		}
+	} else if _, err := docker.Cmd(ctx, "service", "update", "--detach", "--quiet", "--replicas", "1", "--force", s.name); err != nil {
+		return 0, fmt.Errorf("start %s: %w", key, err)
+	}
+	task, err := waitTask(ctx, s.name)
+	if err != nil {
+		return 0, fmt.Errorf("start %s: %w\n%s", key, err, serviceLogs(s.name))
+	}
+	host, err := r.nodeAddr(ctx, task.NodeID)
+	if err != nil {
+		return 0, fmt.Errorf("start %s: %w", key, err)
+	}
+	ep := infra.Endpoints{P2P: p2pAddr(s.node)}
+	for _, pt := range task.Ports {
+		switch pt.TargetPort {
+		case s.node.RPCPort:
+			ep.RPC = net.JoinHostPort(host, strconv.Itoa(pt.PublishedPort))
+		case s.node.PrometheusPort:
+			ep.Metrics = net.JoinHostPort(host, strconv.Itoa(pt.PublishedPort))
+		}
+	}
+	if ep.RPC == "" || ep.Metrics == "" {
+		return 0, fmt.Errorf("start %s: task of %s published no RPC or metrics port (%+v)", key, s.name, task.Ports)
+	}
+	// A task on another machine has no pid here: the process collectors
+	// skip it, docker stats on that machine has its numbers.
+	pid := 0
+	if task.NodeID == r.self {
+		pid = task.PID
+	}
+	logs := followLogs(s.name, since, proc.LogPath)
+	r.mu.Lock()
+	s.running, s.stopping, s.task, s.logs, s.endpoints = true, false, task, logs, ep
+	r.mu.Unlock()
+	if err := r.state.SetEndpoints(proc.Node, ep); err != nil {
+		return 0, fmt.Errorf("start %s: record: %w", key, err)
+	}
+	if pid > 0 {
+		st, _ := local.StartTime(pid)
+		if err := r.state.Update(statefile.Resource{Kind: statefile.KindProcess, Name: proc.Name, Node: proc.Node, Container: task.ContainerID, PID: pid, StartTime: st}); err != nil {
+			return 0, fmt.Errorf("start %s: record: %w", key, err)
+		}
+	}
+	return pid, nil
+}
+
+// nodeAddr is where the harness reaches ports a swarm node published: its
+// address in the swarm (a manager may report 0.0.0.0 there; its manager
+// address then says it).
+func (r *Runner) nodeAddr(ctx context.Context, id string) (string, error) {
+	r.mu.Lock()
+	a, ok := r.addrs[id]
+	r.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	out, err := docker.Cmd(ctx, "node", "inspect", "--format", "{{.Status.Addr}} {{if .ManagerStatus}}{{.ManagerStatus.Addr}}{{end}}", id)
+	if err != nil {
+		return "", fmt.Errorf("address of swarm node %s: %w", id, err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return "", fmt.Errorf("swarm node %s reports no address", id)
+	}
+	a = f[0]
+	if (a == "0.0.0.0" || a == "") && len(f) > 1 {
+		if h, _, err := net.SplitHostPort(f[1]); err == nil {
+			a = h
+		}
+	}
+	r.mu.Lock()
+	r.addrs[id] = a
+	r.mu.Unlock()
+	return a, nil
+}
+
+// taskInfo is what Start needs of a running task.
+type taskInfo struct {
+	ID, NodeID, ContainerID string
+	PID                     int
+	Ports                   []port
+}
+
+type port struct {
+	TargetPort, PublishedPort int
+}
+
+type taskStatus struct {
+	ID     string
+	NodeID string
+	Status struct {
+		State           string
+		Err             string
+		ContainerStatus struct {
+			ContainerID string
+			PID         int
+			ExitCode    int
+		}
+		PortStatus struct{ Ports []port }
+	}
+}
+
+// tasks returns a service's tasks that are meant to run (or, with all,
+// every task it still has), newest first as the engine lists them.
+func tasks(ctx context.Context, svc string, all bool) ([]taskStatus, error) {
+	args := []string{"service", "ps", "--quiet", "--no-trunc"}
+	if !all {
+		args = append(args, "--filter", "desired-state=running")
+	}
+	ids, err := docker.Cmd(ctx, append(args, svc)...)
+	if err != nil {
+		return nil, err
+	}
+	if len(strings.Fields(string(ids))) == 0 {
+		return nil, nil
+	}
+	raw, err := docker.Cmd(ctx, append([]string{"inspect", "--type", "task"}, strings.Fields(string(ids))...)...)
+	if err != nil {
+		return nil, err
+	}
+	var ts []taskStatus
+	if err := json.Unmarshal(raw, &ts); err != nil {
+		return nil, fmt.Errorf("decode tasks of %s: %w", svc, err)
+	}
+	return ts, nil
+}
+
+// waitTask waits until the service's task runs.
+func waitTask(ctx context.Context, svc string) (taskInfo, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ts, err := tasks(ctx, svc, false)
+		if err != nil && !docker.NoSuch(err) {
+			return taskInfo{}, err
+		}
+		for _, t := range ts {
+			switch t.Status.State {
+			case "running":
+				return taskInfo{ID: t.ID, NodeID: t.NodeID, ContainerID: t.Status.ContainerStatus.ContainerID,
+					PID: t.Status.ContainerStatus.PID, Ports: t.Status.PortStatus.Ports}, nil
+			case "failed", "rejected", "complete", "shutdown", "orphaned", "remove":
+				return taskInfo{}, fmt.Errorf("task of %s %s: %s", svc, t.Status.State, t.Status.Err)
+			}
+		}
+		if time.Now().After(deadline) {
+			return taskInfo{}, fmt.Errorf("task of %s not running after 2m (a placement constraint no node meets?)", svc)
+		}
+		select {
+		case <-ctx.Done():
+			return taskInfo{}, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// followLogs copies the service's output since a moment into path, as a
+// child of its own process group (Ctrl-C of the harness must not end it
+// before the harness is done).
+func followLogs(svc string, since time.Time, path string) *exec.Cmd {
+	if path == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	cmd := exec.Command("docker", "service", "logs", "--follow", "--raw", "--since", since.UTC().Format(time.RFC3339Nano), svc)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil
+	}
+	go func() { _ = cmd.Wait() }()
+	return cmd
+}
+
+func stopLogs(c *exec.Cmd) {
+	if c != nil && c.Process != nil {
+		// The engine streams the last lines a moment after the task ended.
+		time.AfterFunc(time.Second, func() { _ = c.Process.Kill() })
+	}
+}
+
+// serviceLogs is the end of a service's output, for errors.
+func serviceLogs(svc string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", "service", "logs", "--raw", "--tail", "15", svc).CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return ""
+	}
+	return "last lines of " + svc + ":\n    " + strings.ReplaceAll(strings.TrimSpace(string(out)), "\n", "\n    ")
+}
+
+// watch reports tasks that ended unasked: one `service ls` for the whole
+// run every two seconds, a task's details only for a service that lost it.
+func (r *Runner) watch(ctx context.Context) {
+	defer close(r.watchDone)
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		out, err := docker.Cmd(ctx, "service", "ls", "--filter", "label="+r.label(), "--format", "{{.Name}} {{.Replicas}}")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			name, reps, ok := strings.Cut(line, " ")
+			if !ok || !strings.HasPrefix(reps, "0/") {
+				continue
+			}
+			r.lost(ctx, name)
+		}
+	}
+}
+
+// lost reports a service's task as exited when it was running unstopped.
+func (r *Runner) lost(ctx context.Context, svc string) {
+	r.mu.Lock()
+	var s *service
+	for _, x := range r.nodes {
+		if x.name == svc {
+			s = x
+		}
+	}
+	if s == nil || !s.running || s.stopping || r.closing {
+		r.mu.Unlock()
+		return
+	}
+	taskID, pid := s.task.ID, s.task.PID
+	r.mu.Unlock()
+	status := "task gone"
+	if ts, err := tasks(ctx, svc, true); err == nil {
+		for _, t := range ts {
+			if t.ID == taskID {
+				if t.Status.State == "running" {
+					return // the listing raced the task's start
+				}
+				status = fmt.Sprintf("task %s (exit code %d) %s", t.Status.State, t.Status.ContainerStatus.ExitCode, t.Status.Err)
+			}
+		}
+	}
+	r.mu.Lock()
+	if !s.running || s.stopping || r.closing {
+		r.mu.Unlock()
+		return
+	}
+	s.running = false
+	logs := s.logs
+	r.mu.Unlock()
+	stopLogs(logs)
+	select {
+	case r.exited <- infra.Exit{Node: s.node.Name, Name: "node", PID: pid, Status: status}:
+	default:
+	}
+}
+
+// Stop scales the node's service to no replica: the engine sends SIGTERM
+// and SIGKILL after the grace, and Stop waits for the task to end.
+func (r *Runner) Stop(ctx context.Context, node, name string) error {
+	s, err := r.stopping("stop", node, name)
+	if err != nil {
+		return err
+	}
+	return r.scaleDown(ctx, s)
+}
+
+func (r *Runner) stopping(verb, node, name string) (*service, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.nodes[node]
+	if s == nil || name != "node" || !s.running {
+		return nil, fmt.Errorf("%s %s/%s: no such process in run %s", verb, node, name, r.cfg.RunID)
+	}
+	s.stopping = true
+	return s, nil
+}
+
+func (r *Runner) scaleDown(ctx context.Context, s *service) error {
+	if _, err := docker.Cmd(ctx, "service", "update", "--detach", "--quiet", "--replicas", "0", s.name); err != nil {
+		return fmt.Errorf("stop %s: %w", s.node.Name, err)
+	}
+	deadline := time.Now().Add(stopGrace + 30*time.Second)
+	for time.Now().Before(deadline) {
+		ts, err := tasks(ctx, s.name, true)
+		if err != nil {
+			break
+		}
+		up := false
+		for _, t := range ts {
+			if t.ID == s.task.ID && (t.Status.State == "running" || t.Status.State == "starting") {
+				up = true
+			}
+		}
+		if !up {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	r.mu.Lock()
+	s.running = false
+	logs := s.logs
+	r.mu.Unlock()
+	stopLogs(logs)
+	return r.state.RemoveFunc(func(x statefile.Resource) bool { return x.Kind == statefile.KindProcess && x.Node == s.node.Name })
+}
+
+// Kill ends the node's process at once: SIGKILL to its container where it
+// runs on this engine, then no replica (so a restart gets a new task).
+func (r *Runner) Kill(ctx context.Context, node, name string) error {
+	s, err := r.stopping("kill", node, name)
+	if err != nil {
+		return err
+	}
+	if s.task.NodeID == r.self && s.task.ContainerID != "" {
+		if _, err := docker.Cmd(ctx, "kill", s.task.ContainerID); err != nil && !docker.NoSuch(err) {
+			return fmt.Errorf("kill %s/%s: %w", node, name, err)
+		}
+	}
+	return r.scaleDown(ctx, s)
+}
+
+// Pause freezes the node's container (cgroup freezer); only for a task on
+// this engine.
+func (r *Runner) Pause(ctx context.Context, node, name string) error {
+	return r.freeze(ctx, "pause", node, name)
+}
+
+// Resume thaws a container Pause froze.
+func (r *Runner) Resume(ctx context.Context, node, name string) error {
+	return r.freeze(ctx, "unpause", node, name)
+}
+
+func (r *Runner) freeze(ctx context.Context, verb, node, name string) error {
+	r.mu.Lock()
+	s := r.nodes[node]
+	var task taskInfo
+	if s != nil {
+		task = s.task
+	}
+	r.mu.Unlock()
+	if s == nil || name != "node" {
+		return fmt.Errorf("%s %s/%s: no such process in run %s", verb, node, name, r.cfg.RunID)
+	}
+	if task.NodeID != r.self {
+		return fmt.Errorf("%s %s: its task runs on another swarm node; pausing it needs that machine's engine", verb, node)
+	}
+	if _, err := docker.Cmd(ctx, verb, task.ContainerID); err != nil {
+		return fmt.Errorf("%s %s/%s: %w", verb, node, name, err)
+	}
+	return nil
+}
+
+// Check reports why the run is no longer whole: its state file is gone or
+// its network was removed.
+func (r *Runner) Check() error {
+	if !r.state.Exists() {
+		return fmt.Errorf("state file %s is gone", r.cfg.StatePath)
+	}
+	if _, err := docker.Cmd(context.Background(), "network", "inspect", "--format", "{{.Name}}", NetworkName(r.cfg.RunID)); err != nil {
+		return fmt.Errorf("network %s is gone", NetworkName(r.cfg.RunID))
+	}
+	return nil
+}
+
+// Cleanup removes every service, network and volume of the run; idempotent.
+func (r *Runner) Cleanup(ctx context.Context) error {
+	r.mu.Lock()
+	r.closing = true
+	stop, done := r.stopWatch, r.watchDone
+	var logs []*exec.Cmd
+	for _, s := range r.nodes {
+		logs = append(logs, s.logs)
+		s.logs = nil
+	}
+	r.mu.Unlock()
+	r.starting.Wait()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	for _, l := range logs {
+		stopLogs(l)
+	}
+	err := docker.RemoveLabelled(ctx, r.label(), stopGrace)
+	if err == nil {
+		r.state.Clear()
+		err = errors.Join(r.state.Save(), local.Unregister(r.cfg.RunID))
+	}
+	return err
+}
