@@ -159,21 +159,39 @@ type Estimate struct {
 	Runner       string
 	CPU          float64 // cores at the rate below
 	RSS          int64   // bytes
-	Nominal      float64 // blocks/s the consensus timeouts allow
-	Rate         float64 // blocks/s the machine can sustain (<= Nominal)
+	Nominal      float64 // blocks/s the consensus timeouts allow (gossip: the publish rate)
+	Rate         float64 // what the machine can sustain (<= Nominal)
+	Unit         string  // of the rates: "blocks/s" or "msg/s"
 	Sources      []string
 	// per-node sums the rate is solved from: cores = fixed + perRate*rate
 	fixed, perRate float64
+	// share of the machine's cores the nodes may use (the rest is the
+	// harness's); minRate: the slowest sustainable rate that is started.
+	share, minRate float64
+}
+
+// A model is a node kind's cost on this machine.
+type model func(p *plan.Testnet, runner string) Estimate
+
+// models holds one cost model per node kind.
+var models = map[string]model{
+	manifest.KindCometBFT:  needConsensus,
+	manifest.KindGossipsub: needGossip,
 }
 
 // DefaultMaxPEXPeers is CometBFT's max_num_outbound_peers, the peers a node
 // of the seeds topology ends up with when the testnet is large.
 const DefaultMaxPEXPeers = 10
 
-// Need estimates what p needs under runner ("" = local); the rate is
-// solved for a machine by Fit (Check calls it).
+// Need estimates what p needs under runner ("" = local) with its kind's
+// model; the rate is solved for a machine by Fit (Check calls it).
 func Need(p *plan.Testnet, runner string) Estimate {
-	e := Estimate{Nodes: len(p.Nodes), Runner: runner}
+	return models[p.NodeKind()](p, runner)
+}
+
+// needConsensus is CometBFT's model: the block rate the machine sustains.
+func needConsensus(p *plan.Testnet, runner string) Estimate {
+	e := Estimate{Nodes: len(p.Nodes), Runner: runner, Unit: "blocks/s", share: 1, minRate: MinRate}
 	seen := map[string]bool{}
 	// A link is a pair of nodes, whichever of them dials: a node's peers
 	// are its degree in that undirected graph.
@@ -239,7 +257,7 @@ func nominalRate(n *plan.Node) float64 {
 // Fit solves the block rate the machine sustains: the nominal one when
 // its cores suffice, else what the cores left after the fixed costs buy.
 func (e Estimate) Fit(m Machine) Estimate {
-	cores := float64(m.Cores)
+	cores := float64(m.Cores) * e.share
 	e.Rate = e.Nominal
 	if e.fixed+e.perRate*e.Nominal > cores && e.perRate > 0 {
 		e.Rate = max(0, (cores-e.fixed)/e.perRate)
@@ -259,9 +277,13 @@ func Check(e Estimate, m Machine) error {
 	f := e.Fit(m)
 	memCap := int64(float64(m.MemAvail) * Headroom)
 	var why []string
-	if f.Rate < MinRate {
-		why = append(why, fmt.Sprintf("%.2f cores for the fixed costs and %.2f core-seconds a block: %.3f blocks/s on %d cores < %.1f",
-			f.fixed, f.perRate, f.Rate, m.Cores, MinRate))
+	if f.Rate < f.minRate {
+		on := fmt.Sprintf("%d cores", m.Cores)
+		if f.share < 1 {
+			on = fmt.Sprintf("%.0f%% of %s (the rest is the harness's)", f.share*100, on)
+		}
+		why = append(why, fmt.Sprintf("%.2f cores for the fixed costs and %.4f core-seconds per unit of rate: %.3f %s on %s < %.3g",
+			f.fixed, f.perRate, f.Rate, f.Unit, on, f.minRate))
 	}
 	if e.RSS > memCap {
 		why = append(why, fmt.Sprintf("memory %d MiB > %d MiB (%.0f%% of %d MiB available)", e.RSS>>20, memCap>>20, Headroom*100, m.MemAvail>>20))
@@ -269,17 +291,20 @@ func Check(e Estimate, m Machine) error {
 	if len(why) == 0 {
 		return nil
 	}
-	return fmt.Errorf("testnet does not fit on this machine: %d nodes, %d links need %s (%s); "+
-		"use fewer nodes, a sparser topology (topology = \"seeds\" or \"random\"), a container runner on more machines, or --force",
-		e.Nodes, e.Links, strings.Join(why, " and "), strings.Join(e.Sources, "; "))
+	advice := "a sparser topology (topology = \"seeds\" or \"random\"), a container runner on more machines"
+	if e.Unit == "msg/s" {
+		advice = "a lower publish rate (publish.rate, --rate)"
+	}
+	return fmt.Errorf("testnet does not fit on this machine: %d nodes, %d links need %s (%s); use fewer nodes, %s, or --force",
+		e.Nodes, e.Links, strings.Join(why, " and "), strings.Join(e.Sources, "; "), advice)
 }
 
 // String is the one-line estimate printed before up (after Fit: with the
 // block rate this machine sustains).
 func (e Estimate) String() string {
-	s := fmt.Sprintf("%d nodes, %d links: about %.2f cores and %d MiB, %.2f blocks/s", e.Nodes, e.Links, e.CPU, e.RSS>>20, e.Rate)
+	s := fmt.Sprintf("%d nodes, %d links: about %.2f cores and %d MiB, %.2f %s", e.Nodes, e.Links, e.CPU, e.RSS>>20, e.Rate, e.Unit)
 	if e.Rate < e.Nominal*0.99 {
-		s += fmt.Sprintf(" (timeouts allow %.2f; CPU-bound here)", e.Nominal)
+		s += fmt.Sprintf(" (%s %.2f; CPU-bound here)", map[bool]string{true: "timeouts allow", false: "publish rate"}[e.Unit == "blocks/s"], e.Nominal)
 	}
 	return s
 }
@@ -344,7 +369,9 @@ func LargeDefaults(m *manifest.Manifest) []string {
 			seeds += g.Count
 		}
 	}
-	if nodes < Large {
+	if nodes < Large || m.Kind() != manifest.KindCometBFT {
+		// Gossip hosts have no consensus timeouts, and their topology is
+		// the experiment (Whiteblock's series 11 is a full mesh).
 		return nil
 	}
 	var notes []string
@@ -370,4 +397,55 @@ func LargeDefaults(m *manifest.Manifest) []string {
 	}
 	sort.Strings(notes)
 	return notes
+}
+
+// The gossipsub host's model, fitted on this machine to 95 hosts (seed 42,
+// 1000 B messages; issue 12): Barabási–Albert m = 2, 6, 12 at 10 msg/s
+// (0.57, 0.89, 0.92 % of a core per host) and the full mesh at 5 msg/s
+// (1.16 %). A host costs a fixed part, a part per connection (heartbeats,
+// IHAVE), and a part per message and mesh link, the mesh being at most
+// Dhi links whatever the degree.
+const (
+	GossipCPUFixed   = 0.0041    // cores per host
+	GossipCPUPerPeer = 0.000058  // cores per host per connection
+	GossipCPUPerLink = 0.0000342 // core-seconds per message per mesh link
+	GossipDhi        = 12        // go-libp2p-pubsub's default Dhi
+	// GossipShare of the cores may go to the hosts: the harness (publisher,
+	// collector, and the link emulator when links are impaired) needs the
+	// rest, or the publish lag invalidates the run.
+	GossipShare = 0.75
+)
+
+// needGossip is the gossipsub host's model: the publish rate (messages/s
+// over the network) the machine sustains against the manifest's.
+func needGossip(p *plan.Testnet, runner string) Estimate {
+	e := Estimate{Nodes: len(p.Nodes), Runner: runner, Unit: "msg/s", share: GossipShare}
+	pairs := map[[2]string]bool{}
+	degree := map[string]int{}
+	for _, n := range p.Nodes {
+		for _, q := range n.PersistentPeers {
+			k := [2]string{min(n.Name, q), max(n.Name, q)}
+			if !pairs[k] {
+				pairs[k] = true
+				degree[n.Name]++
+				degree[q]++
+			}
+		}
+	}
+	prof := Lookup(plan.GossipRelease.String())
+	e.Sources = append(e.Sources, fmt.Sprintf("%s: %d MiB per host (%s)", prof.Release, prof.RSS>>20, map[bool]string{true: "default", false: "measured"}[prof.Measured.IsZero()]))
+	for _, n := range p.Nodes {
+		peers := degree[n.Name]
+		e.fixed += GossipCPUFixed + float64(peers)*GossipCPUPerPeer
+		e.perRate += float64(min(peers, GossipDhi)) * GossipCPUPerLink
+		e.RSS += prof.RSS + runnerRSS[runner]
+	}
+	e.Links = len(pairs)
+	if p.Publish != nil {
+		e.Nominal = p.Publish.Rate
+	}
+	e.minRate = e.Nominal
+	e.Rate = e.Nominal
+	e.CPU = e.fixed + e.perRate*e.Rate
+	return e
 }

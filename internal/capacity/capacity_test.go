@@ -145,3 +145,51 @@ func TestReadyTimeout(t *testing.T) {
 		}
 	}
 }
+
+// The gossip model against the 95-host runs it was fitted on (issue 12):
+// what ran valid fits, Whiteblock's 200 msg/s is refused with the numbers,
+// and large gossip testnets get no CometBFT defaults.
+func TestGossipNeed(t *testing.T) {
+	t.Setenv(CacheDirEnv, t.TempDir())
+	box := Machine{Cores: 2, MemAvail: 16 << 30}
+	cases := []struct {
+		example   string
+		rate      float64 // replaces [publish] rate; 0 keeps the example's
+		wantRefus string
+	}{
+		{"../../examples/gossip-s1-m6.toml", 0, ""},
+		{"../../examples/gossip-s1-m12.toml", 0, ""},
+		{"../../examples/gossip-s11-full.toml", 0, ""},
+		// Measured by hand: publishing fell 7 s behind in 10 s.
+		{"../../examples/gossip-s1-m6.toml", 200, "msg/s on 75% of 2 cores (the rest is the harness's) < 200"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s@%v", c.example, c.rate), func(t *testing.T) {
+			m, err := manifest.LoadFile(c.example)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if notes := LargeDefaults(m); notes != nil {
+				t.Errorf("large defaults for gossip hosts: %v", notes)
+			}
+			if c.rate != 0 {
+				m.Publish.Rate = c.rate
+			}
+			p, err := plan.Resolve(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := Need(p, "").Fit(box)
+			if e.Unit != "msg/s" || e.Nodes != 95 {
+				t.Errorf("estimate %s; want 95 hosts in msg/s", e)
+			}
+			err = Check(e, box)
+			switch {
+			case c.wantRefus == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.wantRefus != "" && (err == nil || !strings.Contains(err.Error(), c.wantRefus)):
+				t.Errorf("got %v, want a refusal containing %q", err, c.wantRefus)
+			}
+		})
+	}
+}
