@@ -47,15 +47,6 @@ func MetricByKey(key string) (Metric, bool) {
 	return Metrics[i], true
 }
 
-// MetricKeys lists every metric key.
-func MetricKeys() []string {
-	keys := make([]string, len(Metrics))
-	for i, m := range Metrics {
-		keys[i] = m.Key
-	}
-	return keys
-}
-
 // Outcome is the judgement of one metric of one variant against the base.
 type Outcome string
 
@@ -236,21 +227,4 @@ func ExitCode(js []Judgement, failOn []string) int {
 		}
 	}
 	return 0
-}
-
-// ParseFailOn checks a --fail-on list ("tps,latency_p95"; "all" or "" = every metric).
-func ParseFailOn(s string) ([]string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "all" {
-		return nil, nil
-	}
-	var out []string
-	for _, k := range strings.Split(s, ",") {
-		k = strings.TrimSpace(k)
-		if _, ok := MetricByKey(k); !ok {
-			return nil, fmt.Errorf("--fail-on: unknown metric %q (known: %s)", k, strings.Join(MetricKeys(), ", "))
-		}
-		out = append(out, k)
-	}
-	return out, nil
 }
