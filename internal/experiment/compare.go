@@ -380,6 +380,9 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 		}
 		vv := VariantVerdicts{Variant: v, Base: idx.baseFor(v)}
 		for _, m := range nm.Metrics() {
+			if len(values(figs[vv.Base], m.Key)) == 0 && len(values(figs[v], m.Key)) == 0 {
+				continue // a metric of another workload (ooo_inclusion of a kv load)
+			}
 			j := judgeMetric(rule, m, nm.Unit(), figs[vv.Base], figs[v])
 			vv.Judgements = append(vv.Judgements, j)
 			if j.Verdict == judge.OutcomeRegression && judge.ExitCode([]judge.Judgement{j}, idx.Config.FailOn) != 0 {

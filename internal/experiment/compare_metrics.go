@@ -21,7 +21,7 @@ func (chainMetrics) Unit() string                                { return "block
 func (chainMetrics) VariantKey(path string) bool                 { return chainVariantKey(path) }
 func (chainMetrics) VariantKeys() string                         { return "releases, node config, app, genesis" }
 func (chainMetrics) Resampling() string {
-	return "two-stage: runs, then blocks within each run; run values alone for peak mempool, RSS and CPU"
+	return "two-stage: runs, then blocks within each run (accounts for the accounts workload's inclusion); run values alone for peak mempool, RSS, CPU and other inclusion"
 }
 
 // RunFigures are one finished run's values of every judged metric of its
@@ -75,6 +75,12 @@ func ReadRunFigures(path string) (*RunFigures, error) {
 	set("latency_max", res.Latency.Max, res.Latency.N > 0)
 	set("peak_mempool", float64(res.PeakMempool), true)
 	set("blocks_per_min", 60/res.BlockStats.AvgBlockSec, res.BlockStats.AvgBlockSec > 0)
+	if acc := res.Accounts; acc != nil {
+		set("inclusion", 100*acc.InclusionRatio, true)
+		set("ooo_inclusion", 100*acc.OutOfOrderRatio, acc.Order == "out-of-order")
+	} else if sent := res.Accounting.Sent; sent > 0 {
+		set("inclusion", 100*float64(committed)/float64(sent), true)
+	}
 
 	if procs, _, err := rundir.ProcCSV.ReadFile(rundir.ProcCSV.Path(d)); err == nil && len(procs) > 0 {
 		rss, cpu := procFigures(procs)
@@ -85,8 +91,33 @@ func ReadRunFigures(path string) (*RunFigures, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.Inner = func(key string) (judge.Units, bool) { return blockUnits(f.Blocks, key) }
+	f.Inner = func(key string) (judge.Units, bool) {
+		if key == "inclusion" {
+			return accountUnits(res.Accounts)
+		}
+		return blockUnits(f.Blocks, key)
+	}
 	return f, nil
+}
+
+// accountUnits: an accounts workload's inclusion is redrawn over its
+// accounts (one sender's txs stand or fall together: a gap strands the
+// rest), as included / sent of the drawn accounts. Other workloads have no
+// per-unit form of it: it is judged over run values.
+func accountUnits(acc *rundir.AccountsResults) (judge.Units, bool) {
+	if acc == nil || len(acc.PerAccount) == 0 {
+		return judge.Units{}, false
+	}
+	per := acc.PerAccount
+	stat := func(idx []int) float64 {
+		var inc, sent int
+		for _, i := range idx {
+			inc += per[i].Included
+			sent += per[i].Sent
+		}
+		return 100 * float64(inc) / float64(max(sent, 1))
+	}
+	return judge.Units{N: len(per), Stat: stat}, true
 }
 
 // procFigures: the largest RSS of any node process, and the CPU seconds all

@@ -145,7 +145,7 @@ func TestRunCompare(t *testing.T) {
 			}
 			for _, j := range idx.Verdicts[0].Judgements {
 				want := "runs+blocks"
-				if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" {
+				if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" || j.Metric == "inclusion" {
 					want = "runs"
 				}
 				if j.Basis != want || j.NBase != 3 {
@@ -199,7 +199,7 @@ func TestCompareDirsBlocks(t *testing.T) {
 	for _, vv := range idx.Verdicts {
 		for _, j := range vv.Judgements {
 			want := "blocks"
-			if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" {
+			if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" || j.Metric == "inclusion" {
 				want = "runs" // no per-block form: no interval from one run
 				if j.Verdict != judge.OutcomeInconclusive {
 					t.Errorf("%s %s: %s from one run", vv.Variant, j.Metric, j.Verdict)

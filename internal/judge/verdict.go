@@ -33,6 +33,10 @@ var Metrics = []Metric{
 	{"latency_p99", "latency p99", "ms", LowerIsBetter},
 	{"latency_max", "latency max", "ms", LowerIsBetter},
 	{"peak_mempool", "peak mempool", "txs", LowerIsBetter},
+	// inclusion: committed (accounts workload: included with code 0) / sent;
+	// ooo_inclusion: of the txs an out-of-order workload sent out of order.
+	{"inclusion", "inclusion", "%", HigherIsBetter},
+	{"ooo_inclusion", "out-of-order inclusion", "%", HigherIsBetter},
 	{"blocks_per_min", "blocks/min", "1/min", HigherIsBetter},
 	{"rss_peak", "RSS peak", "MiB", LowerIsBetter},
 	{"cpu_per_tx", "CPU per committed tx", "ms", LowerIsBetter},

@@ -133,6 +133,12 @@ func (r *run) loadThatRan() []block {
 		if key == "" || key == "-" {
 			continue
 		}
+		// Keys the plan omits when unset (another workload's) are not rows
+		// unless the manifest set them.
+		if strings.HasSuffix(typ.Field(i).Tag.Get("json"), ",omitempty") && ran.Field(i).IsZero() &&
+			(given == nil || reflect.ValueOf(*given).Field(i).IsZero()) {
+			continue
+		}
 		v := fmtValue(ran.Field(i).Interface())
 		note := ""
 		if given != nil {
