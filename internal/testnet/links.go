@@ -41,9 +41,9 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser) error {
 	if err != nil {
 		return fmt.Errorf("link emulation: %w", err)
 	}
-	kind := p.Network.Linkem
+	kind, why := p.Network.Linkem, ""
 	if _, ok := r.(*docker.Runner); ok && (kind == linkem.KindAuto || kind == "") {
-		kind = linkem.KindUserspace // netem inside containers is not wired yet
+		kind, why = linkem.KindUserspace, "runner docker: netem inside containers is not wired yet"
 	}
 	be, reason, err := linkem.Open(ctx, kind, linkem.Options{
 		Netem: linkem.NetemConfig{Netns: func(node string) string { return local.NetnsName(t.RunID, node) }},
@@ -53,6 +53,9 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser) error {
 	})
 	if err != nil {
 		return fmt.Errorf("link emulation: %w", err)
+	}
+	if why != "" {
+		reason = why
 	}
 	t.links, t.model = be, model
 	fmt.Fprintf(t.log, "link emulation: %s backend (%s)\n", be.Name(), reason)
