@@ -61,16 +61,22 @@ func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 	if in.Runner == "swarm" {
 		m.validateSwarm(add)
 	}
-	if in.Runner != "local" {
-		nw := &m.Network
-		// The link emulators attach to the local runner's namespaces and
-		// veths; attaching them to containers is not built yet.
+	nw := &m.Network
+	switch in.Runner {
+	case "docker":
+		// The userspace switch's TAPs are moved into the containers;
+		// netem rules inside containers are not wired yet.
+		if nw.Linkem == "netem" {
+			add("network.linkem", "linkem = \"netem\" is not supported by runner \"docker\" yet: use \"userspace\" or \"auto\"")
+		}
+	case "swarm":
+		// A service's namespace is on another machine's engine.
 		for _, f := range []struct{ field, v string }{
-			{"network.zones", nw.Zones}, {"network.jitter", nw.Jitter},
+			{"network.zones", nw.Zones}, {"network.delay", nw.Delay}, {"network.jitter", nw.Jitter},
 			{"network.loss", nw.Loss}, {"network.bandwidth", nw.Bandwidth},
 		} {
 			if f.v != "" && f.v != "0" && f.v != "0%" && f.v != "0ms" {
-				add(f.field, "link emulation is not supported by runner %q yet (only \"local\"): remove it or use infra.runner = \"local\"", in.Runner)
+				add(f.field, "link emulation is not supported by runner %q yet (only \"local\" and \"docker\"): remove it or use another infra.runner", in.Runner)
 			}
 		}
 	}

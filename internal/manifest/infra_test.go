@@ -23,7 +23,9 @@ func TestInfra(t *testing.T) {
 		{"bad memory", "[infra]\nrunner = \"docker\"\nmemory = \"lots\"\n", `m.toml:6: infra.memory: memory "lots": want a size`, ""},
 		{"tiny memory", "[infra]\nrunner = \"docker\"\nmemory = \"1m\"\n", `m.toml:6: infra.memory: memory "1m": below docker's minimum`, ""},
 		{"negative cpus", "[infra]\nrunner = \"docker\"\ncpus = -1\n", `m.toml:6: infra.cpus: -1: want`, ""},
-		{"links refused on docker", "[network]\nloss = \"1%\"\n[infra]\nrunner = \"docker\"\n", `m.toml:5: network.loss: link emulation is not supported by runner "docker"`, ""},
+		{"links on docker", "[network]\nloss = \"1%\"\ndelay = \"50ms\"\n[infra]\nrunner = \"docker\"\n", "", "docker"},
+		{"netem refused on docker", "[network]\nlinkem = \"netem\"\ndelay = \"5ms\"\n[infra]\nrunner = \"docker\"\n", `m.toml:5: network.linkem: linkem = "netem" is not supported by runner "docker"`, ""},
+		{"delay refused on swarm", "[network]\ndelay = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.delay: link emulation is not supported by runner "swarm"`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
@@ -31,7 +32,7 @@ func wantsLinkem(p *plan.Testnet) bool {
 
 // openLinks builds the link model and opens its backend before the hosts
 // exist: the userspace backend must hand the runner its TAPs.
-func (t *Testnet) openLinks(ctx context.Context, r *local.Runner) error {
+func (t *Testnet) openLinks(ctx context.Context, r tapUser) error {
 	p := t.Plan
 	if !wantsLinkem(p) {
 		return nil
@@ -40,7 +41,11 @@ func (t *Testnet) openLinks(ctx context.Context, r *local.Runner) error {
 	if err != nil {
 		return fmt.Errorf("link emulation: %w", err)
 	}
-	be, reason, err := linkem.Open(ctx, p.Network.Linkem, linkem.Options{
+	kind, why := p.Network.Linkem, ""
+	if _, ok := r.(*docker.Runner); ok && (kind == linkem.KindAuto || kind == "") {
+		kind, why = linkem.KindUserspace, "runner docker: netem inside containers is not wired yet"
+	}
+	be, reason, err := linkem.Open(ctx, kind, linkem.Options{
 		Netem: linkem.NetemConfig{Netns: func(node string) string { return local.NetnsName(t.RunID, node) }},
 		// The switch records its lateness into the run directory while it
 		// runs (analyze checks it), from a real-time delivery thread.
@@ -49,6 +54,9 @@ func (t *Testnet) openLinks(ctx context.Context, r *local.Runner) error {
 	if err != nil {
 		return fmt.Errorf("link emulation: %w", err)
 	}
+	if why != "" {
+		reason = why
+	}
 	t.links, t.model = be, model
 	fmt.Fprintf(t.log, "link emulation: %s backend (%s)\n", be.Name(), reason)
 	_ = t.Dir.Event("linkem", "", be.Name()+": "+reason)
@@ -56,6 +64,12 @@ func (t *Testnet) openLinks(ctx context.Context, r *local.Runner) error {
 		r.UseTAPs(ports)
 	}
 	return t.writeLinkInfo(be.Name(), reason, model)
+}
+
+// tapUser is a runner that can attach its nodes through the emulator's
+// TAPs (local and docker).
+type tapUser interface {
+	UseTAPs(local.PortProvider)
 }
 
 // applyLinks installs the model once every host's link exists, and again
@@ -116,6 +130,9 @@ func LinkBackend(ctx context.Context, m *manifest.Manifest) (kind, reason string
 		return "", "", nil
 	}
 	kind, reason = p.Network.Linkem, "set by [network].linkem"
+	if (kind == linkem.KindAuto || kind == "") && m.Infra.Runner == docker.Kind {
+		return linkem.KindUserspace, "runner docker: userspace backend (netem inside containers is not wired yet)", nil
+	}
 	if kind == linkem.KindAuto || kind == "" {
 		kind, reason = linkem.Detect(ctx)
 	}

@@ -162,7 +162,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 			}
 		}
 	}()
-	if lr, ok := runner.(*local.Runner); ok {
+	if lr, ok := runner.(tapUser); ok {
 		if err := t.openLinks(ctx, lr); err != nil {
 			return nil, err
 		}

@@ -67,6 +67,8 @@ type Runner struct {
 	images   map[string]string     // binary path -> image reference
 	closing  bool
 	starting sync.WaitGroup
+	ports    local.PortProvider // set by UseTAPs: the link emulator owns the links
+	tapped   map[string]bool    // nodes whose container got its TAP
 }
 
 var _ infra.Runner = (*Runner)(nil)
@@ -85,6 +87,7 @@ func New(c infra.Config) *Runner {
 		state:  newStateFile(c.StatePath, c.RunID),
 		exited: make(chan infra.Exit, 64),
 		procs:  map[string]*container{}, hosts: map[string]string{}, images: map[string]string{},
+		tapped: map[string]bool{},
 	}
 }
 
@@ -132,6 +135,11 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	if err := local.Register(r.cfg.RunID, r.cfg.StatePath); err != nil {
 		return err
 	}
+	if r.ports != nil {
+		// The emulator's TAPs are the nodes' only links: a docker network
+		// of the same subnet would take the gateway address.
+		return r.attachHarnessTAP(ctx)
+	}
 	nw := NetworkName(r.cfg.RunID)
 	if err := r.state.Add(resource{Kind: kindNetwork, Name: nw}); err != nil {
 		return err
@@ -160,6 +168,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	old := r.procs[key]
 	closing := r.closing
 	host := r.hosts[proc.Node]
+	ports, tapped := r.ports, r.tapped[proc.Node]
 	if !closing {
 		r.starting.Add(1)
 		defer r.starting.Done()
@@ -194,9 +203,17 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		"--label", "benchnet.node=" + proc.Node, "--attach", "stdout", "--attach", "stderr",
 		"--stop-timeout", strconv.Itoa(int(r.grace().Seconds())),
 		"--entrypoint", proc.Argv[0]}
-	if host == "" || host == name {
+	owner := host == "" || host == name // the process owns the node's namespace
+	switch {
+	case owner && ports != nil && tapped:
+		// Its TAP went with the old container's namespace, and the
+		// switch has one port per node.
+		return 0, fmt.Errorf("start %s: restarting a node with emulated links is not supported by runner docker yet", key)
+	case owner && ports != nil:
+		args = append(args, "--hostname", proc.Node, "--network", "none")
+	case owner:
 		args = append(args, "--hostname", proc.Node, "--network", NetworkName(r.cfg.RunID), "--ip", p.Node(proc.Node).Addr.String())
-	} else {
+	default:
 		// The engine refuses a hostname on a borrowed network namespace.
 		args = append(args, "--network", "container:"+host)
 	}
@@ -271,6 +288,14 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	pid, err := waitRunning(ctx, name, c.done)
 	if err != nil {
 		return 0, fmt.Errorf("start %s: %w", key, err)
+	}
+	if owner && ports != nil {
+		r.mu.Lock()
+		r.tapped[proc.Node] = true
+		r.mu.Unlock()
+		if err := r.attachTAP(ctx, proc.Node, pid); err != nil {
+			return 0, fmt.Errorf("start %s: %w", key, err)
+		}
 	}
 	st, _ := local.StartTime(pid)
 	c.res.PID, c.res.StartTime = pid, st
@@ -372,6 +397,9 @@ func (r *Runner) Check() error {
 	if !r.state.Exists() {
 		return fmt.Errorf("state file %s is gone", r.cfg.StatePath)
 	}
+	if r.ports != nil {
+		return nil // no docker network: the links are the emulator's
+	}
 	if _, err := dockerCmd(context.Background(), "network", "inspect", "--format", "{{.Name}}", NetworkName(r.cfg.RunID)); err != nil {
 		return fmt.Errorf("network %s is gone", NetworkName(r.cfg.RunID))
 	}
@@ -411,6 +439,9 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 // then forgets the run.
 func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
 	errs := RemoveLabelled(ctx, Label+"="+s.Doc.RunID, grace)
+	if err := removeNetnsLinks(s); err != nil {
+		errs = errors.Join(errs, err)
+	}
 	if errs == nil {
 		s.Clear()
 		if err := s.Save(); err != nil {
