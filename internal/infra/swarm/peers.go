@@ -15,8 +15,9 @@ import "github.com/benchnet/benchnet/internal/plan"
 // it, and the earlier one drops the name and accepts: still one connection
 // per link, so the graph and its degree are the plan's.
 //
-// It changes the nodes' PersistentPeers in place; plan.json, written
-// before the runner is set up, keeps the plan's one-sided lists.
+// It changes the nodes' PersistentPeers in place, before the homes are
+// generated; plan.json, rewritten with the swarm's addresses after Setup,
+// records the lists as deployed (`benchnet plan` shows the one-sided ones).
 func mirrorPeers(p *plan.Testnet) {
 	listed := make(map[string]map[string]bool, len(p.Nodes))
 	for _, n := range p.Nodes {
