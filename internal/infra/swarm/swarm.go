@@ -138,6 +138,7 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		return fmt.Errorf("runner swarm: this Docker engine is a swarm worker: run benchnet on a manager")
 	}
 	r.self = f[1]
+	mirrorPeers(p)
 	constraints, err := placement(ctx, p)
 	if err != nil {
 		return err
