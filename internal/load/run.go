@@ -226,6 +226,9 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			ns[k] = c.plan.n
 		}
 		var y *yielder
+		if rt {
+			defer holdP()()
+		}
 		next := make([]int, len(r.conns))
 		paced := make(chan struct{})
 		go func() {
@@ -234,7 +237,11 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 				pacingThread()
 				y = newYielder(time.Now())
 			}
-			_, err := PaceAll(ctx, clk, t0, r.sched, ns, func(k, i int, due time.Time) {
+			pclk := clk
+			if rt {
+				pclk = heldClock{}
+			}
+			_, err := PaceAll(ctx, pclk, t0, r.sched, ns, func(k, i int, due time.Time) {
 				send(k, i, due)
 				if rt {
 					next[k] = i + 1
