@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -303,53 +302,4 @@ func nextDue(t0 time.Time, s Schedule, ns, sent []int) (time.Time, bool) {
 		}
 	}
 	return due, ok
-}
-
-// heldClock is the real clock for the one pacing thread of a real-time run:
-// it sleeps with a raw nanosleep that does not tell the Go scheduler, so the
-// thread keeps its P across the sleep. Through the runtime's system call
-// path, a sleep longer than a sysmon tick lost the P whenever anything else
-// was runnable, and every wake-up then went through the global run queue
-// and a hand-off between two threads before the tick could be sent. The
-// run adds a P for it (see holdP), so the rest of the harness keeps its
-// share; sysmon's preemption signal interrupts the sleep (EINTR), so a
-// stop-the-world never waits for it longer than a signal.
-type heldClock struct{}
-
-func (heldClock) Now() time.Time { return time.Now() }
-
-func (heldClock) SleepUntil(ctx context.Context, t time.Time) error {
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		d := time.Until(t)
-		if d <= 0 {
-			return nil
-		}
-		ts := unix.NsecToTimespec(min(d, maxNap).Nanoseconds())
-		_, _, _ = unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
-	}
-}
-
-// holdP adds the P that heldClock's sleeping thread keeps, for as long as
-// real-time runs are in progress.
-var heldPs struct {
-	sync.Mutex
-	runs int
-}
-
-func holdP() (undo func()) {
-	heldPs.Lock()
-	defer heldPs.Unlock()
-	if heldPs.runs++; heldPs.runs == 1 {
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
-	}
-	return func() {
-		heldPs.Lock()
-		defer heldPs.Unlock()
-		if heldPs.runs--; heldPs.runs == 0 {
-			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
-		}
-	}
 }

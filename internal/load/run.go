@@ -226,9 +226,6 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			ns[k] = c.plan.n
 		}
 		var y *yielder
-		if rt {
-			defer holdP()()
-		}
 		next := make([]int, len(r.conns))
 		paced := make(chan struct{})
 		go func() {
@@ -237,11 +234,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 				pacingThread()
 				y = newYielder(time.Now())
 			}
-			pclk := clk
-			if rt {
-				pclk = heldClock{}
-			}
-			_, err := PaceAll(ctx, pclk, t0, r.sched, ns, func(k, i int, due time.Time) {
+			_, err := PaceAll(ctx, clk, t0, r.sched, ns, func(k, i int, due time.Time) {
 				send(k, i, due)
 				if rt {
 					next[k] = i + 1
