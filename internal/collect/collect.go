@@ -107,14 +107,17 @@ func (c *Collector) Run(ctx context.Context) error {
 		c.recordError(time.Now(), "", "machine", err)
 	}
 	var wg sync.WaitGroup
+	var scraped []Target
 	for _, t := range c.targets {
-		if t.MetricsURL == "" {
-			continue
+		if t.MetricsURL != "" {
+			scraped = append(scraped, t)
 		}
+	}
+	for k, t := range scraped {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.scrapeLoop(ctx, t)
+			c.scrapeLoop(ctx, t, phase(c.interval, k, len(scraped)))
 		}()
 	}
 	wg.Add(1)
@@ -143,9 +146,31 @@ func (c *Collector) Run(ctx context.Context) error {
 	return werr
 }
 
-// tick calls f on the interval grid until ctx is done. A tick that arrives
-// while f still runs is dropped by time.Ticker and counted as skipped.
-func (c *Collector) tick(ctx context.Context, f func(time.Time)) {
+// phase is the delay of scrape loop k of n: the loops are spread evenly
+// over the interval instead of all firing at the same instant, so the
+// harness's scrape work and the nodes' answers come as n small bursts a
+// second, not one burst that competes with the load's sends (and, at 95
+// nodes, with itself).
+func phase(interval time.Duration, k, n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	return interval * time.Duration(k) / time.Duration(n)
+}
+
+// tick calls f on the interval grid, offset by phase, until ctx is done. A
+// tick that arrives while f still runs is dropped by time.Ticker and
+// counted as skipped.
+func (c *Collector) tick(ctx context.Context, phase time.Duration, f func(time.Time)) {
+	if phase > 0 {
+		wait := time.NewTimer(phase)
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return
+		case <-wait.C:
+		}
+	}
 	t := time.NewTicker(c.interval)
 	defer t.Stop()
 	f(time.Now())
@@ -164,9 +189,9 @@ func (c *Collector) tick(ctx context.Context, f func(time.Time)) {
 	}
 }
 
-func (c *Collector) scrapeLoop(ctx context.Context, t Target) {
+func (c *Collector) scrapeLoop(ctx context.Context, t Target, phase time.Duration) {
 	buf := &sampleBuf{}
-	c.tick(ctx, func(now time.Time) {
+	c.tick(ctx, phase, func(now time.Time) {
 		buf.reset()
 		err := c.scrape(ctx, t, buf)
 		if ctx.Err() != nil {
@@ -205,7 +230,7 @@ func (c *Collector) scrape(ctx context.Context, t Target, buf *sampleBuf) error 
 
 func (c *Collector) procLoop(ctx context.Context) {
 	self := os.Getpid()
-	c.tick(ctx, func(now time.Time) {
+	c.tick(ctx, 0, func(now time.Time) {
 		ts := now.UnixNano()
 		var rows []rundir.Proc
 		for _, t := range c.targets {

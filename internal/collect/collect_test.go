@@ -381,3 +381,18 @@ func TestCollectorCPU(t *testing.T) {
 		t.Errorf("collector used %.2f s CPU in 10 s", cpu)
 	}
 }
+
+// The scrape loops are spread evenly over the interval, the first at once.
+func TestPhase(t *testing.T) {
+	for _, tc := range []struct {
+		k, n int
+		want time.Duration
+	}{
+		{0, 1, 0}, {0, 4, 0}, {1, 4, 250 * time.Millisecond}, {3, 4, 750 * time.Millisecond},
+		{94, 95, time.Second * 94 / 95}, {0, 0, 0},
+	} {
+		if got := phase(time.Second, tc.k, tc.n); got != tc.want {
+			t.Errorf("phase(1s, %d, %d) = %v, want %v", tc.k, tc.n, got, tc.want)
+		}
+	}
+}

@@ -249,3 +249,57 @@ func Pace(ctx context.Context, clk Clock, t0 time.Time, s Schedule, n int, send 
 	}
 	return n, nil
 }
+
+// PaceAll is Pace for several connections on one schedule from one t0, in
+// one goroutine: connection k's tx i is sent no earlier than
+// t0 + s.Offset(i), connections in order of due time (ties by k). With
+// every connection on the same schedule their ticks coincide, so one
+// thread wakes once per tick for all of them instead of one thread per
+// connection each waking for its own: at 2x700 tx/s that halves the
+// nanosleeps and context switches that were a third of the harness's CPU.
+// sent[k] is how many of connection k's txs were sent; the error is ctx's.
+func PaceAll(ctx context.Context, clk Clock, t0 time.Time, s Schedule, ns []int, send func(k, i int, due time.Time)) (sent []int, err error) {
+	sent = make([]int, len(ns))
+	for {
+		// The connection due first: an O(connections) scan per tick,
+		// which is cheap next to a send for the counts a run uses.
+		k := -1
+		var due time.Time
+		for j, n := range ns {
+			if sent[j] >= n {
+				continue
+			}
+			if d := t0.Add(s.Offset(sent[j])); k < 0 || d.Before(due) {
+				k, due = j, d
+			}
+		}
+		if k < 0 {
+			return sent, nil
+		}
+		if clk.Now().Before(due) {
+			if err := clk.SleepUntil(ctx, due); err != nil {
+				return sent, fmt.Errorf("pacer stopped at tx %d of %d of connection %d: %w", sent[k], ns[k], k, err)
+			}
+		} else if err := ctx.Err(); err != nil {
+			return sent, fmt.Errorf("pacer stopped at tx %d of %d of connection %d: %w", sent[k], ns[k], k, err)
+		}
+		send(k, sent[k], due)
+		sent[k]++
+	}
+}
+
+// nextDue is the earliest due time of an unsent tx in PaceAll's state
+// (ok false when all are sent): the yielder's look-ahead.
+func nextDue(t0 time.Time, s Schedule, ns, sent []int) (time.Time, bool) {
+	var due time.Time
+	ok := false
+	for j, n := range ns {
+		if sent[j] >= n {
+			continue
+		}
+		if d := t0.Add(s.Offset(sent[j])); !ok || d.Before(due) {
+			due, ok = d, true
+		}
+	}
+	return due, ok
+}

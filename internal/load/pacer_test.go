@@ -204,3 +204,63 @@ func TestYielder(t *testing.T) {
 		})
 	}
 }
+
+// PaceAll sends every connection's every tx exactly at its due time, each
+// connection in order, all of them in order of due time.
+func TestPaceAllExact(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		s     Schedule
+		ns    []int
+		total int
+	}{
+		{"two equal", Constant{R: 700}, []int{2100, 2100}, 4200},
+		{"uneven counts", Constant{R: 100}, []int{5, 0, 300, 1}, 306},
+		{"ramp", Ramp{From: 0, To: 100, D: 10 * time.Second}, []int{500, 499}, 999},
+		{"none", Constant{R: 10}, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{now: epoch}
+			next := make([]int, len(tc.ns))
+			var last time.Time
+			total := 0
+			sent, err := PaceAll(context.Background(), clk, epoch, tc.s, tc.ns, func(k, i int, due time.Time) {
+				if i != next[k] {
+					t.Fatalf("connection %d: tx %d sent, want %d", k, i, next[k])
+				}
+				next[k]++
+				if want := epoch.Add(tc.s.Offset(i)); !due.Equal(want) || !clk.now.Equal(due) {
+					t.Fatalf("connection %d tx %d: due %v sent at %v, want both %v", k, i, due.Sub(epoch), clk.now.Sub(epoch), want.Sub(epoch))
+				}
+				if due.Before(last) {
+					t.Fatalf("connection %d tx %d due %v after a tx due %v", k, i, due.Sub(epoch), last.Sub(epoch))
+				}
+				last = due
+				total++
+			})
+			if err != nil || total != tc.total {
+				t.Fatalf("PaceAll = %v, %v; %d sends, want %d", sent, err, total, tc.total)
+			}
+			for k, n := range tc.ns {
+				if sent[k] != n || next[k] != n {
+					t.Fatalf("connection %d: sent %d (callback %d), want %d", k, sent[k], next[k], n)
+				}
+			}
+		})
+	}
+}
+
+// A cancelled PaceAll stops, says where, and counts only what it sent.
+func TestPaceAllCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	clk := &fakeClock{now: epoch}
+	calls := 0
+	sent, err := PaceAll(ctx, clk, epoch, Constant{R: 10}, []int{10, 10}, func(k, i int, _ time.Time) {
+		if calls++; calls == 7 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || sent[0]+sent[1] != 7 || sent[0] != 4 || sent[1] != 3 {
+		t.Fatalf("PaceAll = %v, %v; want [4 3] and context.Canceled", sent, err)
+	}
+}

@@ -202,34 +202,80 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	r.t0.Store(t0.UnixNano())
 	var paceErr error
 	var once sync.Once
-	for k, c := range r.conns {
-		wg.Add(1)
+	drain := func(k int) {
+		// The drain runs even after a cancel (first Ctrl-C stops and
+		// drains), bounded by its own timeout from the last send.
+		drainCtx, stop := context.WithTimeoutCause(context.WithoutCancel(ctx), r.cfg.Drain,
+			fmt.Errorf("drain timeout %v", r.cfg.Drain))
+		defer stop()
+		trs[k].drain(drainCtx)
+	}
+	send := func(k, i int, due time.Time) {
+		c := r.conns[k]
+		c.attempted.Add(1)
+		trs[k].send(ctx, &job{c: c, rec: Sent{
+			Seq: c.plan.seq0 + uint64(i), Conn: c.plan.idx, Node: c.plan.target.Node, Intended: due.UnixNano(),
+		}})
+	}
+	if r.cfg.Transport != "http" {
+		// Websocket sends never wait for an answer (the frame writer
+		// queues what the socket does not take), so one goroutine paces
+		// every connection: one wake-up per tick, not one per connection.
+		ns := make([]int, len(r.conns))
+		for k, c := range r.conns {
+			ns[k] = c.plan.n
+		}
+		var y *yielder
+		next := make([]int, len(r.conns))
+		paced := make(chan struct{})
 		go func() {
-			defer wg.Done()
-			var y *yielder
+			defer close(paced)
 			if rt {
 				pacingThread()
 				y = newYielder(time.Now())
 			}
-			_, err := Pace(ctx, clk, t0, r.sched, c.plan.n, func(i int, due time.Time) {
-				c.attempted.Add(1)
-				trs[k].send(ctx, &job{c: c, rec: Sent{
-					Seq: c.plan.seq0 + uint64(i), Conn: c.plan.idx, Node: c.plan.target.Node, Intended: due.UnixNano(),
-				}})
+			_, err := PaceAll(ctx, clk, t0, r.sched, ns, func(k, i int, due time.Time) {
+				send(k, i, due)
 				if rt {
-					y.after(time.Now(), t0.Add(r.sched.Offset(i+1)))
+					next[k] = i + 1
+					if d, ok := nextDue(t0, r.sched, ns, next); ok {
+						y.after(time.Now(), d)
+					}
 				}
 			})
 			if err != nil {
-				once.Do(func() { paceErr = fmt.Errorf("load: connection %d: %w", c.plan.idx, err) })
+				paceErr = fmt.Errorf("load: %w", err)
 			}
-			// The drain runs even after a cancel (first Ctrl-C stops and
-			// drains), bounded by its own timeout from the last send.
-			drainCtx, stop := context.WithTimeoutCause(context.WithoutCancel(ctx), r.cfg.Drain,
-				fmt.Errorf("drain timeout %v", r.cfg.Drain))
-			defer stop()
-			trs[k].drain(drainCtx)
 		}()
+		<-paced
+		for k := range r.conns {
+			wg.Add(1)
+			go func() { defer wg.Done(); drain(k) }()
+		}
+	} else {
+		// An HTTP send waits when its connection's workers are all busy:
+		// one pacer per connection, so that stalls only its own schedule.
+		for k, c := range r.conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var y *yielder
+				if rt {
+					pacingThread()
+					y = newYielder(time.Now())
+				}
+				_, err := Pace(ctx, clk, t0, r.sched, c.plan.n, func(i int, due time.Time) {
+					send(k, i, due)
+					if rt {
+						y.after(time.Now(), t0.Add(r.sched.Offset(i+1)))
+					}
+				})
+				if err != nil {
+					once.Do(func() { paceErr = fmt.Errorf("load: connection %d: %w", c.plan.idx, err) })
+				}
+				drain(k)
+			}()
+		}
 	}
 	wg.Wait()
 	close(records)
