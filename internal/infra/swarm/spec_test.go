@@ -36,3 +36,18 @@ func TestUpdateArgs(t *testing.T) {
 		}
 	}
 }
+
+// The engine bound RPC (26657) to 33390 on IPv4 and 33389 on IPv6, and
+// metrics (26660) to 33389 on IPv4: the IPv4 binding is the one to dial.
+func TestParseIPv4Ports(t *testing.T) {
+	type b = struct{ HostIp, HostPort string }
+	got := parseIPv4Ports(map[string][]b{
+		"26657/tcp": {{"::", "33389"}, {"0.0.0.0", "33390"}},
+		"26660/tcp": {{"0.0.0.0", "33389"}, {"::", "33388"}},
+		"26656/udp": {{"0.0.0.0", "1"}},
+	})
+	want := []port{{26657, 33390}, {26660, 33389}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

@@ -23,9 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,6 +324,14 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		return 0, fmt.Errorf("start %s: %w", key, err)
 	}
 	ep := infra.Endpoints{P2P: p2pAddr(s.node)}
+	if task.NodeID == r.self && task.ContainerID != "" {
+		// The engine (20.10 seen here) may bind a host-mode port to
+		// different host ports for IPv4 and IPv6, and the task reports
+		// the IPv6 one: the container's own bindings say where IPv4 goes.
+		if ports, err := ipv4Ports(ctx, task.ContainerID); err == nil && len(ports) > 0 {
+			task.Ports = ports
+		}
+	}
 	for _, pt := range task.Ports {
 		switch pt.TargetPort {
 		case s.node.RPCPort:
@@ -383,6 +393,42 @@ func (r *Runner) nodeAddr(ctx context.Context, id string) (string, error) {
 	r.addrs[id] = a
 	r.mu.Unlock()
 	return a, nil
+}
+
+// ipv4Ports reads a local container's published ports, the IPv4 binding
+// of each target port.
+func ipv4Ports(ctx context.Context, container string) ([]port, error) {
+	raw, err := docker.Cmd(ctx, "inspect", "--type", "container", "--format", "{{json .NetworkSettings.Ports}}", container)
+	if err != nil {
+		return nil, err
+	}
+	var bindings map[string][]struct{ HostIp, HostPort string }
+	if err := json.Unmarshal(raw, &bindings); err != nil {
+		return nil, fmt.Errorf("decode ports of %s: %w", container, err)
+	}
+	return parseIPv4Ports(bindings), nil
+}
+
+// parseIPv4Ports picks, per "26657/tcp" key, the binding on an IPv4 host
+// address.
+func parseIPv4Ports(bindings map[string][]struct{ HostIp, HostPort string }) []port {
+	var out []port
+	for key, bs := range bindings {
+		target, err := strconv.Atoi(strings.TrimSuffix(key, "/tcp"))
+		if err != nil {
+			continue
+		}
+		for _, b := range bs {
+			ip, err := netip.ParseAddr(b.HostIp)
+			pub, perr := strconv.Atoi(b.HostPort)
+			if err == nil && perr == nil && ip.Is4() {
+				out = append(out, port{TargetPort: target, PublishedPort: pub})
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TargetPort < out[j].TargetPort })
+	return out
 }
 
 // taskInfo is what Start needs of a running task.
