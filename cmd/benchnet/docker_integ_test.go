@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/benchnet/benchnet/internal/infra/docker"
-	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -82,27 +77,7 @@ func TestDockerRunQuickstart(t *testing.T) {
 		t.Errorf("no capacity estimate in the output:\n%s", b)
 	}
 	dir := onlyRunDir(t, out)
-	var res struct {
-		Accounting struct{ Sent, Committed, Rejected, Lost, Pending int }
-		Valid      bool
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
-	a := res.Accounting
-	if a.Sent == 0 || a.Committed == 0 {
-		t.Fatalf("nothing sent or committed: %+v", a)
-	}
-	if a.Sent != a.Committed+a.Rejected+a.Lost+a.Pending {
-		t.Errorf("accounting identity broken: %+v", a)
-	}
-	if a.Committed != a.Sent {
-		t.Errorf("the quickstart load was not all committed: %+v", a)
-	}
+	checkAllCommitted(t, dir)
 	if left := labelled(t, stateRunID(t, dir)); len(left) > 0 {
 		t.Errorf("left after run: %v", left)
 	}
@@ -117,48 +92,10 @@ func TestDockerKill9ThenDown(t *testing.T) {
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.213.242.0/24", "6s")
-	up := exec.Command(bin, "up", m, "--runner", "docker", "--output", out)
-	var log bytes.Buffer
-	up.Stdout, up.Stderr = &log, &log
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var runDir string
-	t.Cleanup(func() {
-		if runDir != "" {
-			_ = exec.Command(bin, "down", runDir).Run()
-		}
-	})
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && len(local.NodePIDs(filepath.Join(runDir, rundir.State))) < 4 {
-		if dirs, _ := filepath.Glob(filepath.Join(out, "*-quickstart")); len(dirs) == 1 {
-			runDir = dirs[0]
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if runDir == "" || len(local.NodePIDs(filepath.Join(runDir, rundir.State))) < 4 {
-		_ = up.Process.Kill()
-		t.Fatalf("containers not running within 90s:\n%s", log.String())
-	}
-	if err := up.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = up.Wait()
+	runDir := upThenKill9(t, bin, m, "docker", out)
 	id := stateRunID(t, runDir)
 	if left := labelled(t, id); len(left) < 5 {
 		t.Fatalf("after kill -9 want 4 containers and a network still there, got %v: the test would prove nothing", left)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	if b, err := exec.CommandContext(ctx, bin, "down", runDir).CombinedOutput(); err != nil {
-		t.Fatalf("benchnet down: %v\n%s", err, b)
-	}
-	if left := labelled(t, id); len(left) > 0 {
-		t.Errorf("left after down: %v", left)
-	}
-	for _, a := range mustActive(t) {
-		if strings.HasPrefix(a, runDir) {
-			t.Errorf("run still registered as active: %s", a)
-		}
-	}
+	downLeavesNothing(t, bin, runDir, func() []string { return labelled(t, id) })
 }
