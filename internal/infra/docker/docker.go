@@ -109,16 +109,9 @@ var ErrSubnetInUse = errors.New("subnet overlaps a docker network")
 // Setup records the run and creates its network with the plan's subnet,
 // the gateway (the host's address on it) at the plan's gateway.
 func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
-	if !local.ValidRunID(r.cfg.RunID) {
-		return fmt.Errorf("run id %q: want 6 lowercase hex digits", r.cfg.RunID)
+	if err := local.ClaimSetup(r.cfg.RunID, &r.mu, &r.plan, p); err != nil {
+		return err
 	}
-	r.mu.Lock()
-	if r.plan != nil {
-		r.mu.Unlock()
-		return fmt.Errorf("run %s is already set up", r.cfg.RunID)
-	}
-	r.plan = p
-	r.mu.Unlock()
 	if err := checkAddrs(p); err != nil {
 		return err
 	}

@@ -78,16 +78,9 @@ func (r *Runner) Exited() <-chan infra.Exit { return r.exited }
 // Setup creates the bridge, then every node's namespace and link. On error
 // the partial setup stays recorded; Cleanup (or Down) removes it.
 func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
-	if !validRunID(r.RunID) {
-		return fmt.Errorf("run id %q: want 6 lowercase hex digits", r.RunID)
+	if err := ClaimSetup(r.RunID, &r.mu, &r.plan, p); err != nil {
+		return err
 	}
-	r.mu.Lock()
-	if r.plan != nil {
-		r.mu.Unlock()
-		return fmt.Errorf("run %s is already set up", r.RunID)
-	}
-	r.plan = p
-	r.mu.Unlock()
 
 	for _, n := range p.Nodes {
 		if !p.Subnet.Contains(n.Addr) || n.Addr == p.Gateway {

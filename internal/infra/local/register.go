@@ -2,9 +2,12 @@ package local
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/plan"
 )
 
 // Kind is the local runner's name in the infra registry and state files.
@@ -42,3 +45,18 @@ func WaitGone(ctx context.Context, pid int, start uint64, d time.Duration) bool 
 
 // ValidRunID reports whether id is a run id (6 lowercase hex digits).
 func ValidRunID(id string) bool { return validRunID(id) }
+
+// ClaimSetup is the start of every runner's Setup: the run id must be
+// valid, and a runner is set up once (*planned, guarded by mu, takes p).
+func ClaimSetup(runID string, mu *sync.Mutex, planned **plan.Testnet, p *plan.Testnet) error {
+	if !validRunID(runID) {
+		return fmt.Errorf("run id %q: want 6 lowercase hex digits", runID)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if *planned != nil {
+		return fmt.Errorf("run %s is already set up", runID)
+	}
+	*planned = p
+	return nil
+}

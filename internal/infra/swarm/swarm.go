@@ -116,18 +116,11 @@ func (r *Runner) label() string { return docker.Label + "=" + r.cfg.RunID }
 func (r *Runner) Exited() <-chan infra.Exit { return r.exited }
 
 // Setup creates the overlay network and every node's service without a
-// replica, and records each service's virtual IP as the node's address.
+// replica; peers reach a node by its dnsrr alias (its name).
 func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
-	if !local.ValidRunID(r.cfg.RunID) {
-		return fmt.Errorf("run id %q: want 6 lowercase hex digits", r.cfg.RunID)
+	if err := local.ClaimSetup(r.cfg.RunID, &r.mu, &r.plan, p); err != nil {
+		return err
 	}
-	r.mu.Lock()
-	if r.plan != nil {
-		r.mu.Unlock()
-		return fmt.Errorf("run %s is already set up", r.cfg.RunID)
-	}
-	r.plan = p
-	r.mu.Unlock()
 	out, err := docker.Cmd(ctx, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.NodeID}} {{.Swarm.ControlAvailable}}")
 	if err != nil {
 		return fmt.Errorf("runner swarm: %w", err)
