@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,7 +134,7 @@ func TxHash(tx []byte) string {
 // collectNap is how long the collector naps when the channel runs empty (or
 // after collectBatch records): the delay it adds to a record's accounting.
 const (
-	collectNap   = 10 * time.Millisecond
+	collectNap   = 50 * time.Millisecond
 	collectBatch = 4096
 )
 
@@ -176,6 +177,15 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	// Connect every connection before t0, so the first ticks do not pay for
 	// the dial. A failed dial is not fatal: its txs become send_error rows
 	// while the transport retries with backoff.
+	clk := r.cfg.clock
+	_, real := clk.(realClock)
+	rt := real && !r.cfg.Ordinary
+	// Plain websockets on the real clock are served by the pacing thread's
+	// event loop (evloop.go); TLS and fake clocks use gorilla's.
+	var loop *evLoop
+	if r.cfg.Transport != "http" && real {
+		loop, _ = newEvLoop() // no epoll: gorilla's transport
+	}
 	trs := make([]transport, len(r.conns))
 	var wg sync.WaitGroup
 	for k, c := range r.conns {
@@ -184,6 +194,14 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			trs[k] = newHTTP(c.plan.target.RPCURL, r.cfg.InFlight)
 			continue
 		}
+		if u := wsURL(c.plan.target.RPCURL); loop != nil && strings.HasPrefix(u, "ws://") {
+			if lc, err := loop.add(u); err == nil {
+				trs[k] = lc
+				wg.Add(1)
+				go func() { defer wg.Done(); _ = lc.connect(ctx) }()
+				continue
+			}
+		}
 		ws := newWS(c.plan.target.RPCURL)
 		trs[k] = ws
 		wg.Add(1)
@@ -191,9 +209,6 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	}
 	wg.Wait()
 
-	clk := r.cfg.clock
-	_, real := clk.(realClock)
-	rt := real && !r.cfg.Ordinary
 	if rt {
 		raiseHarness()
 		defer raiseGC()()
@@ -202,13 +217,15 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	r.t0.Store(t0.UnixNano())
 	var paceErr error
 	var once sync.Once
+	// The drain runs even after a cancel (first Ctrl-C stops and drains),
+	// bounded by its own timeout from the last send.
+	drainCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeoutCause(context.WithoutCancel(ctx), r.cfg.Drain, fmt.Errorf("drain timeout %v", r.cfg.Drain))
+	}
 	drain := func(k int) {
-		// The drain runs even after a cancel (first Ctrl-C stops and
-		// drains), bounded by its own timeout from the last send.
-		drainCtx, stop := context.WithTimeoutCause(context.WithoutCancel(ctx), r.cfg.Drain,
-			fmt.Errorf("drain timeout %v", r.cfg.Drain))
+		dctx, stop := drainCtx()
 		defer stop()
-		trs[k].drain(drainCtx)
+		trs[k].drain(dctx)
 	}
 	send := func(k, i int, due time.Time) {
 		c := r.conns[k]
@@ -234,7 +251,11 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 				pacingThread()
 				y = newYielder(time.Now())
 			}
-			_, err := PaceAll(ctx, clk, t0, r.sched, ns, func(k, i int, due time.Time) {
+			pclk := clk
+			if loop != nil {
+				pclk = loop
+			}
+			_, err := PaceAll(ctx, pclk, t0, r.sched, ns, func(k, i int, due time.Time) {
 				send(k, i, due)
 				if rt {
 					next[k] = i + 1
@@ -245,6 +266,11 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			})
 			if err != nil {
 				paceErr = fmt.Errorf("load: %w", err)
+			}
+			if loop != nil {
+				dctx, stop := drainCtx()
+				loop.drain(dctx) // on the pacing thread, like the sends
+				stop()
 			}
 		}()
 		<-paced

@@ -27,6 +27,7 @@ type fakeNode struct {
 	rejectOdd  bool // sync: CheckTx code 5 for txs with an odd seq
 
 	mu     sync.Mutex
+	wrote  map[string]int64 // websocket answer id -> when its write returned (nil: not kept)
 	hashes map[string]int
 	ids    map[string]int
 	msgs   int
@@ -96,6 +97,13 @@ func (f *fakeNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if err := c.WriteMessage(websocket.TextMessage, resp); err != nil {
 				return
 			}
+			if f.wrote != nil {
+				var id struct{ ID json.RawMessage }
+				_ = json.Unmarshal(resp, &id)
+				f.mu.Lock()
+				f.wrote[string(id.ID)] = time.Now().UnixNano()
+				f.mu.Unlock()
+			}
 		}
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -156,6 +164,10 @@ func TestRunTransports(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkRecords(t, sink.recs, 601)
+			// The answers came over raw sockets, which the race detector
+			// does not see as synchronisation: read the node under its lock.
+			fn.mu.Lock()
+			defer fn.mu.Unlock()
 			if len(fn.hashes) != 601 || fn.msgs != 601 || len(fn.ids) != 601 {
 				t.Fatalf("server got %d messages, %d distinct txs, %d distinct ids; want 601 each", fn.msgs, len(fn.hashes), len(fn.ids))
 			}
@@ -211,6 +223,8 @@ func TestRunConnectionDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRecords(t, recs, 1500)
+	fn.mu.Lock() // see TestRunTransports
+	defer fn.mu.Unlock()
 	errs, ok := 0, 0
 	for _, r := range recs {
 		switch r.Result {

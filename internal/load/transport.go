@@ -157,17 +157,19 @@ func (b *backoff) ok() {
 	b.mu.Unlock()
 }
 
-// --- websocket --------------------------------------------------------------
+// --- websocket ---------------------------------------------------------------
 
-// wsTransport pipelines requests over one websocket: the pacer goroutine
-// writes, a reader goroutine per session matches responses by id.
+// wsTransport pipelines requests over one websocket with gorilla's blocking
+// writes: the pacer goroutine writes, a reader goroutine per session matches
+// responses by id. Plain ws:// connections on the real clock go through the
+// event loop instead (evloop.go); this serves wss:// (TLS) and fake clocks.
 type wsTransport struct {
 	url string
 	bo  backoff
 	// Used by the sending goroutine only.
-	buf, tx, frame []byte
-	deadlineSet    time.Time
-	deadlineFor    *wsSession
+	buf, tx     []byte
+	deadlineSet time.Time
+	deadlineFor *wsSession
 
 	mu      sync.Mutex
 	sess    *wsSession     // nil: not connected
@@ -176,7 +178,6 @@ type wsTransport struct {
 
 type wsSession struct {
 	conn    *websocket.Conn
-	fw      *frameWriter // nil: gorilla writes (not a plain TCP socket)
 	mu      sync.Mutex
 	pending map[uint64]*job
 	reason  string // why the session was closed by us, for pending txs
@@ -211,19 +212,6 @@ func (w *wsTransport) connect(ctx context.Context) *wsSession {
 	}
 	w.bo.ok()
 	s := &wsSession{conn: conn, pending: map[uint64]*job{}, done: make(chan struct{})}
-	if fw, err := newFrameWriter(conn.NetConn()); err == nil {
-		s.fw = fw
-		// Control frames the reader answers go through the same writer,
-		// so they never land inside a data frame.
-		conn.SetPingHandler(func(data string) error {
-			_ = fw.write(appendFrame(nil, opPong, []byte(data)))
-			return nil
-		})
-		conn.SetCloseHandler(func(code int, _ string) error {
-			_ = fw.write(appendFrame(nil, opClose, websocket.FormatCloseMessage(code, "")))
-			return nil
-		})
-	}
 	w.readers.Add(1)
 	go w.read(s)
 	return s
@@ -269,9 +257,6 @@ func (w *wsTransport) read(s *wsSession) {
 		j.c.finish(j)
 	}
 	s.conn.Close()
-	if s.fw != nil {
-		s.fw.retire()
-	}
 	w.mu.Lock()
 	if w.sess == s {
 		w.sess = nil
@@ -320,20 +305,13 @@ func (w *wsTransport) send(ctx context.Context, j *job) {
 	s.mu.Lock()
 	s.pending[j.rec.Seq] = j
 	s.mu.Unlock()
-	var err error
-	if s.fw != nil {
-		w.frame = appendFrame(w.frame[:0], opText, w.buf)
-		err = s.fw.write(w.frame)
-	} else {
-		// The deadline guards against a node that stops reading; moving
-		// it once a second instead of per tx spares a timer update per send.
-		if now.Sub(w.deadlineSet) > time.Second || s != w.deadlineFor {
-			s.conn.SetWriteDeadline(now.Add(10 * time.Second))
-			w.deadlineSet, w.deadlineFor = now, s
-		}
-		err = s.conn.WriteMessage(websocket.TextMessage, w.buf)
+	// The deadline guards against a node that stops reading; moving it
+	// once a second instead of per tx spares a timer update per send.
+	if now.Sub(w.deadlineSet) > time.Second || s != w.deadlineFor {
+		s.conn.SetWriteDeadline(now.Add(10 * time.Second))
+		w.deadlineSet, w.deadlineFor = now, s
 	}
-	if err != nil {
+	if err := s.conn.WriteMessage(websocket.TextMessage, w.buf); err != nil {
 		s.mu.Lock()
 		_, mine := s.pending[j.rec.Seq]
 		delete(s.pending, j.rec.Seq)
@@ -381,9 +359,6 @@ func (w *wsTransport) drain(ctx context.Context) {
 			return
 		case <-time.After(5 * time.Millisecond):
 		}
-	}
-	if s.fw != nil {
-		s.fw.retire() // every response came, so every frame was written
 	}
 	s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	s.conn.Close()
