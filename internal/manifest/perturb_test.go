@@ -128,3 +128,57 @@ for = "4s"
 		t.Errorf("for/undo: %+v %+v", steps[2], steps[3])
 	}
 }
+
+// TestGossipRefusesChainFaults: a gossipsub host keeps no chain state, so
+// neither a wipe-restart (reset to genesis) nor [rotate] (block-syncing
+// full nodes) applies to it; both are refused at their line.
+func TestGossipRefusesChainFaults(t *testing.T) {
+	const gossipBase = `name = "g"
+seed = 7
+[network]
+topology = "line"
+[node.gossip]
+kind = "gossipsub"
+count = 4
+[publish]
+rate = 10
+count = 50
+`
+	for _, tc := range []struct {
+		name, extra string
+		want        []string // substrings of the error, each with its file:line
+	}{
+		{"kill ok", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"kill\"\n", nil},
+		{"wipe-restart", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"wipe-restart\"\nfor = \"2s\"\n",
+			[]string{`m.toml:14: perturb[0].action: wipe-restart resets a node's chain state to genesis: a gossipsub host keeps none`}},
+		{"wipe-restart, second entry", "[[perturb]]\nnode = \"gossip0\"\naction = \"pause\"\n[[perturb]]\nnode = \"gossip2\"\naction = \"wipe-restart\"\n",
+			[]string{`m.toml:16: perturb[1].action: wipe-restart`}},
+		{"rotate", "[rotate]\ngroup = \"gossip\"\ncycles = 2\n",
+			[]string{`m.toml:11: rotate: [rotate] cycles full nodes that block-sync to the tip: a gossipsub testnet has no chain`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("m.toml", []byte(gossipBase+tc.extra))
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "role") {
+				t.Errorf("error %q speaks of roles, which gossip groups do not have", err)
+			}
+		})
+	}
+	// The same wipe-restart is fine for a CometBFT testnet.
+	if _, err := Parse("m.toml", []byte(faultBase+"[[perturb]]\nnode = \"validator1\"\naction = \"wipe-restart\"\nfor = \"2s\"\n")); err != nil {
+		t.Errorf("CometBFT wipe-restart: %v", err)
+	}
+}
