@@ -20,6 +20,7 @@ const (
 	subnetPerturbKill = "10.213.201.0/24"
 	subnetPerturbHalt = "10.213.202.0/24"
 	subnetRotate      = "10.213.203.0/24"
+	subnetWipeApp     = "10.213.204.0/24"
 )
 
 // faultManifest is 4 validators (plus extra groups) under a light load to
@@ -131,6 +132,83 @@ for = "6s"
 	}
 	if _, err := os.Stat(filepath.Join(out.RunDir, rundir.HeightsCSV.Name)); err != nil {
 		t.Errorf("heights.csv: %v", err)
+	}
+}
+
+// TestWipeRestartSocketApp: a full node with its app in a second process
+// (abci-cli's kvstore, which persists its state under the node's home) is
+// stopped, reset to genesis through the CometBFT driver and started again:
+// node and app both start from genesis (an app store left at its old
+// height would fail the handshake), block-sync, and are back at the tip.
+func TestWipeRestartSocketApp(t *testing.T) {
+	needRoot(t)
+	needTool(t, v101, "cometbft")
+	needTool(t, v101, "abci-cli")
+	m := faultManifest(t, subnetWipeApp, `[node.full]
+role = "full"
+count = 1
+release = "cometbft@v1.0.1"
+app = "kvstore-socket"`, `duration = "24s"`, `
+[[perturb]]
+at = "6s"
+node = "full0"
+action = "wipe-restart"
+for = "4s"
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out, err := Steady(ctx, m, Options{Up: testnetOptions(t), Log: testWriter{t}})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	checkIdentity(t, out.Results)
+	fr := readFaults(t, out.RunDir)
+	if len(fr.Perturbations) != 1 {
+		t.Fatalf("perturbations: %+v", fr.Perturbations)
+	}
+	p := fr.Perturbations[0]
+	if fr.Halted != "" {
+		t.Errorf("halted: %s", fr.Halted)
+	}
+	back, ok := p.BackAtTip["full0"]
+	if !ok || back < 0 || back > 30 {
+		t.Errorf("full0 back at the tip after %.1f s (measured %v), want within 30 s", back, ok)
+	}
+	kinds := map[string]bool{}
+	for _, e := range readEvents(t, out.RunDir) {
+		kinds[e.Kind+"/"+e.Node] = true
+		if e.Kind == "perturb_error" || e.Kind == "node_exited" {
+			t.Errorf("event %s %s: %s", e.Kind, e.Node, e.Detail)
+		}
+	}
+	for _, k := range []string{"node_stop/full0", "node_wipe/full0", "node_restart/full0"} {
+		if !kinds[k] {
+			t.Errorf("no %s event", k)
+		}
+	}
+	// The restarted node replayed the chain from height 1: its heights
+	// went back below where they were before the wipe.
+	samples, _, err := rundir.HeightsCSV.ReadFile(filepath.Join(out.RunDir, rundir.HeightsCSV.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, low int64
+	wiped := false
+	for _, s := range samples {
+		if s.Node != "full0" {
+			continue
+		}
+		switch {
+		case !wiped && s.Height >= before:
+			before = s.Height
+		case !wiped:
+			wiped, low = true, s.Height
+		case s.Height < low:
+			low = s.Height
+		}
+	}
+	if !wiped || before < 3 || low >= before {
+		t.Errorf("full0's heights: %d before the wipe, then %d: want a restart from genesis (wiped %v)", before, low, wiped)
 	}
 }
 
