@@ -1,6 +1,9 @@
 package main
 
 import (
+	// Every node kind's driver, for testnet.Up.
+	_ "github.com/benchnet/benchnet/internal/node/kinds"
+
 	"context"
 	"fmt"
 	"os"

@@ -162,8 +162,14 @@ func (m *Manifest) validateFaults() Errors {
 	if m.HaltLimit.Duration < 0 || m.HaltLimit.Duration > MaxWait {
 		errs = append(errs, m.Errorf("halt_limit", "%s: want 0 to %s", m.HaltLimit.Duration, MaxWait))
 	}
+	// A gossipsub host keeps no chain state: there is no genesis to wipe
+	// it back to and no tip to block-sync to (its driver refuses Reset).
+	gossip := m.Kind() == KindGossipsub
 	rotating := map[string]bool{}
-	if m.Rotate != nil {
+	switch {
+	case m.Rotate != nil && gossip:
+		errs = append(errs, m.Errorf("rotate", "[rotate] cycles full nodes that block-sync to the tip: a gossipsub testnet has no chain (kind = \"gossipsub\")"))
+	case m.Rotate != nil:
 		rotating = m.validateRotate(&errs)
 	}
 	linkemOK := m.Network.Linkem == "netem" || m.Network.Linkem == "userspace"
@@ -186,6 +192,9 @@ func (m *Manifest) validateFaults() Errors {
 		}
 		if (p.Action == ActResume || p.Action == ActHeal) && p.For.Duration > 0 {
 			add("for", "%s is itself an undo; it takes no \"for\"", p.Action)
+		}
+		if p.Action == ActWipeRestart && gossip {
+			add("action", "wipe-restart resets a node's chain state to genesis: a gossipsub host keeps none (kind = \"gossipsub\")")
 		}
 		if LinkAction(p.Action) && !linkemOK {
 			add("action", "%s changes links: set [network].linkem = \"netem\" or \"userspace\" (now %q)", p.Action, m.Network.Linkem)

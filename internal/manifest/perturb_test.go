@@ -45,24 +45,30 @@ func TestPerturbValidation(t *testing.T) {
 		{"rotate too many", "[rotate]\ngroup = \"eph\"\ncycles = 0\nat_a_time = 3\n",
 			[]string{`m.toml:15: rotate.cycles: 0: want 1 to 10000`, `m.toml:16: rotate.at_a_time: 3: want 1 to the group's count (2)`}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse("m.toml", []byte(faultBase+tc.extra))
-			if len(tc.want) == 0 {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("no error, want %q", tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkParse(t, faultBase+tc.extra, tc.want) })
 	}
+}
+
+// checkParse parses src as m.toml: no error when want is empty, else one
+// holding each of want. It returns the error.
+func checkParse(t *testing.T, src string, want []string) error {
+	t.Helper()
+	_, err := Parse("m.toml", []byte(src))
+	if len(want) == 0 {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return nil
+	}
+	if err == nil {
+		t.Fatalf("no error, want %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\nlacks %q", err, w)
+		}
+	}
+	return err
 }
 
 func TestLinkActionNeedsLinkem(t *testing.T) {
@@ -126,5 +132,45 @@ for = "4s"
 	}
 	if steps[2].For != 2*time.Second || !steps[3].Undo {
 		t.Errorf("for/undo: %+v %+v", steps[2], steps[3])
+	}
+}
+
+// TestGossipRefusesChainFaults: a gossipsub host keeps no chain state, so
+// neither a wipe-restart (reset to genesis) nor [rotate] (block-syncing
+// full nodes) applies to it; both are refused at their line.
+func TestGossipRefusesChainFaults(t *testing.T) {
+	const gossipBase = `name = "g"
+seed = 7
+[network]
+topology = "line"
+[node.gossip]
+kind = "gossipsub"
+count = 4
+[publish]
+rate = 10
+count = 50
+`
+	for _, tc := range []struct {
+		name, extra string
+		want        []string // substrings of the error, each with its file:line
+	}{
+		{"kill ok", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"kill\"\n", nil},
+		{"wipe-restart", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"wipe-restart\"\nfor = \"2s\"\n",
+			[]string{`m.toml:14: perturb[0].action: wipe-restart resets a node's chain state to genesis: a gossipsub host keeps none`}},
+		{"wipe-restart, second entry", "[[perturb]]\nnode = \"gossip0\"\naction = \"pause\"\n[[perturb]]\nnode = \"gossip2\"\naction = \"wipe-restart\"\n",
+			[]string{`m.toml:16: perturb[1].action: wipe-restart`}},
+		{"rotate", "[rotate]\ngroup = \"gossip\"\ncycles = 2\n",
+			[]string{`m.toml:11: rotate: [rotate] cycles full nodes that block-sync to the tip: a gossipsub testnet has no chain`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkParse(t, gossipBase+tc.extra, tc.want)
+			if err != nil && strings.Contains(err.Error(), "role") {
+				t.Errorf("error %q speaks of roles, which gossip groups do not have", err)
+			}
+		})
+	}
+	// The same wipe-restart is fine for a CometBFT testnet.
+	if _, err := Parse("m.toml", []byte(faultBase+"[[perturb]]\nnode = \"validator1\"\naction = \"wipe-restart\"\nfor = \"2s\"\n")); err != nil {
+		t.Errorf("CometBFT wipe-restart: %v", err)
 	}
 }

@@ -8,7 +8,13 @@ package node
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -21,13 +27,81 @@ type Driver interface {
 	Binaries(ctx context.Context, p *plan.Testnet, log io.Writer) ([]Binary, error)
 	// Homes writes every node's home (config, keys) under env.Homes.
 	Homes(ctx context.Context, p *plan.Testnet, bins []Binary, env Env) error
-	// Processes are node n's processes, started in this order.
+	// Processes are node n's processes, started in this order and
+	// stopped, killed and paused in the reverse one. The process named
+	// "node" is the node itself (its pid is the node's); the others serve
+	// it (CometBFT's socket app). Processes only describes them: the
+	// testnet also asks it for the names and logs of a node's processes.
 	Processes(n *plan.Node, bins []Binary, env Env) []infra.Process
+	// Reset returns stopped node n's home to its state at genesis (keys,
+	// config and genesis kept; whatever the node and its processes stored
+	// while running gone), so that it next starts as a new node would. A
+	// kind that cannot returns an error wrapping ErrNotSupported.
+	Reset(ctx context.Context, n *plan.Node, bins []Binary, env Env) error
 	// Ready probes node n: whether it is ready, and where it is for an
 	// error message ("at height 1", "3 of 4 peers").
 	Ready(ctx context.Context, n *plan.Node) (ready bool, status string)
 	// Waiting says what Ready waits for ("at height >= 2"), for messages.
 	Waiting() string
+}
+
+// ErrNotSupported is wrapped by a driver's answer to what its kind cannot do.
+var ErrNotSupported = errors.New("not supported")
+
+// Config is what a kind's constructor gets from the testnet's options.
+type Config struct {
+	// ReadyHeight is the height a CometBFT node is ready at.
+	ReadyHeight int64
+	// Executable is the benchnet binary that serves what a kind runs of
+	// benchnet's own (gossipsub hosts, the accounts app); "" is this
+	// process's own executable.
+	Executable string
+}
+
+var (
+	kindsMu sync.Mutex
+	kinds   = map[string]func(Config) Driver{}
+)
+
+// Register makes a node kind's driver available to New under its manifest
+// name; a driver package calls it from init. Importing
+// internal/node/kinds links in every kind.
+func Register(kind string, newDriver func(Config) Driver) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if _, dup := kinds[kind]; dup {
+		panic("node: kind " + kind + " registered twice")
+	}
+	kinds[kind] = newDriver
+}
+
+// New is a driver of the node kind the manifest names.
+func New(kind string, c Config) (Driver, error) {
+	kindsMu.Lock()
+	newDriver, ok := kinds[kind]
+	kindsMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("no driver for node kind %q in this binary (have %s; import internal/node/kinds)", kind, strings.Join(Kinds(), ", "))
+	}
+	return newDriver(c), nil
+}
+
+// Kinds are the registered kinds' names, sorted.
+func Kinds() []string {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	return slices.Sorted(maps.Keys(kinds))
+}
+
+// ProcessNames are the names of node n's processes in the order they are
+// stopped: the node first, then what serves it (the reverse of their start
+// order).
+func ProcessNames(d Driver, n *plan.Node, bins []Binary, env Env) []string {
+	var out []string
+	for _, p := range slices.Backward(d.Processes(n, bins, env)) {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 // Binary is one program of a release.

@@ -20,6 +20,7 @@ const (
 	subnetPerturbKill = "10.213.201.0/24"
 	subnetPerturbHalt = "10.213.202.0/24"
 	subnetRotate      = "10.213.203.0/24"
+	subnetWipeApp     = "10.213.204.0/24"
 )
 
 // faultManifest is 4 validators (plus extra groups) under a light load to
@@ -76,6 +77,44 @@ func readFaults(t *testing.T, dir string) *analyze.FaultResults {
 	return fr
 }
 
+// runOnePerturbation runs m, a manifest with one [[perturb]] entry on a
+// chain that must not halt, and returns the run and that entry's effects.
+func runOnePerturbation(t *testing.T, m *manifest.Manifest) (Outcome, analyze.Perturbation) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out, err := Steady(ctx, m, Options{Up: testnetOptions(t), Log: testWriter{t}})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	checkIdentity(t, out.Results)
+	fr := readFaults(t, out.RunDir)
+	if len(fr.Perturbations) != 1 {
+		t.Fatalf("perturbations: %+v", fr.Perturbations)
+	}
+	if fr.Halted != "" {
+		t.Errorf("halted: %s", fr.Halted)
+	}
+	return out, fr.Perturbations[0]
+}
+
+// checkEvents checks that the run recorded each of want ("kind/node") and
+// returns its events.
+func checkEvents(t *testing.T, dir string, want ...string) []rundir.Event {
+	t.Helper()
+	events := readEvents(t, dir)
+	kinds := map[string]bool{}
+	for _, e := range events {
+		kinds[e.Kind+"/"+e.Node] = true
+	}
+	for _, k := range want {
+		if !kinds[k] {
+			t.Errorf("no %s event", k)
+		}
+	}
+	return events
+}
+
 // TestKilledValidatorRestarts: one validator of four killed for 6 s keeps
 // the chain going (2/3 of the power remains), and once restarted with its
 // home it is back at the tip.
@@ -89,21 +128,7 @@ node = "validator2"
 action = "kill"
 for = "6s"
 `)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	out, err := Steady(ctx, m, Options{Up: testnetOptions(t), Log: testWriter{t}})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	checkIdentity(t, out.Results)
-	fr := readFaults(t, out.RunDir)
-	if len(fr.Perturbations) != 1 {
-		t.Fatalf("perturbations: %+v", fr.Perturbations)
-	}
-	p := fr.Perturbations[0]
-	if fr.Halted != "" {
-		t.Errorf("halted: %s", fr.Halted)
-	}
+	out, p := runOnePerturbation(t, m)
 	if !p.Undone || p.Blocks == 0 {
 		t.Errorf("one validator down of four: the chain should go on; %d blocks in the outage, undone %v", p.Blocks, p.Undone)
 	}
@@ -117,20 +142,68 @@ for = "6s"
 		// Only what was in flight at the kill (at most ~1 s of its 40 tx/s) may commit.
 		t.Errorf("%d txs sent to the dead validator committed: %v", n, p.Txs)
 	}
-	kinds := map[string]bool{}
-	for _, e := range readEvents(t, out.RunDir) {
-		kinds[e.Kind+"/"+e.Node] = true
-	}
-	for _, k := range []string{"node_kill/validator2", "node_restart/validator2", "perturb_step/validator2"} {
-		if !kinds[k] {
-			t.Errorf("no %s event", k)
-		}
-	}
+	checkEvents(t, out.RunDir, "node_kill/validator2", "node_restart/validator2", "perturb_step/validator2")
 	if _, err := os.Stat(filepath.Join(out.RunDir, analyze.FaultsFile)); err != nil {
 		t.Errorf("faults.json: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(out.RunDir, rundir.HeightsCSV.Name)); err != nil {
 		t.Errorf("heights.csv: %v", err)
+	}
+}
+
+// TestWipeRestartSocketApp: a full node with its app in a second process
+// (abci-cli's kvstore, which persists its state under the node's home) is
+// stopped, reset to genesis through the CometBFT driver and started again:
+// node and app both start from genesis (an app store left at its old
+// height would fail the handshake), block-sync, and are back at the tip.
+func TestWipeRestartSocketApp(t *testing.T) {
+	needRoot(t)
+	needTool(t, v101, "cometbft")
+	needTool(t, v101, "abci-cli")
+	m := faultManifest(t, subnetWipeApp, `[node.full]
+role = "full"
+count = 1
+release = "cometbft@v1.0.1"
+app = "kvstore-socket"`, `duration = "24s"`, `
+[[perturb]]
+at = "6s"
+node = "full0"
+action = "wipe-restart"
+for = "4s"
+`)
+	out, p := runOnePerturbation(t, m)
+	back, ok := p.BackAtTip["full0"]
+	if !ok || back < 0 || back > 30 {
+		t.Errorf("full0 back at the tip after %.1f s (measured %v), want within 30 s", back, ok)
+	}
+	for _, e := range checkEvents(t, out.RunDir, "node_stop/full0", "node_wipe/full0", "node_restart/full0") {
+		if e.Kind == "perturb_error" || e.Kind == "node_exited" {
+			t.Errorf("event %s %s: %s", e.Kind, e.Node, e.Detail)
+		}
+	}
+	// The restarted node replayed the chain from height 1: its heights
+	// went back below where they were before the wipe.
+	samples, _, err := rundir.HeightsCSV.ReadFile(filepath.Join(out.RunDir, rundir.HeightsCSV.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, low int64
+	wiped := false
+	for _, s := range samples {
+		if s.Node != "full0" {
+			continue
+		}
+		switch {
+		case !wiped && s.Height >= before:
+			before = s.Height
+		case !wiped:
+			wiped, low = true, s.Height
+		case s.Height < low:
+			low = s.Height
+		}
+	}
+	if !wiped || before < 3 || low >= before {
+		t.Errorf("full0's heights: %d before the wipe, then %d: want a restart from genesis (wiped %v)", before, low, wiped)
 	}
 }
 

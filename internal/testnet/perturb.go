@@ -3,15 +3,12 @@ package testnet
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
-	"github.com/benchnet/benchnet/internal/node/cometbft"
 	"github.com/benchnet/benchnet/internal/plan"
-	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Node lifecycle and link changes during a run. Every change is an event
@@ -50,12 +47,10 @@ func (t *Testnet) node(name string) (*plan.Node, error) {
 	return n, nil
 }
 
-// processes are a node's processes, the node first.
-func processes(n *plan.Node) []string {
-	if cometbft.HasAppProcess(n) {
-		return []string{"node", "app"}
-	}
-	return []string{"node"}
+// processes are the names of a node's processes, the node first (the
+// driver's, in the reverse of their start order).
+func (t *Testnet) processes(n *plan.Node) []string {
+	return node.ProcessNames(t.Driver, n, t.bins, t.env)
 }
 
 func (t *Testnet) event(kind, node, detail string) { _ = t.Dir.Event(kind, node, detail) }
@@ -66,7 +61,7 @@ func (t *Testnet) Kill(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	for _, proc := range processes(n) {
+	for _, proc := range t.processes(n) {
 		if err := t.Runner.Kill(ctx, name, proc); err != nil {
 			return err
 		}
@@ -81,7 +76,7 @@ func (t *Testnet) StopNode(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	for _, proc := range processes(n) {
+	for _, proc := range t.processes(n) {
 		if err := t.Runner.Stop(ctx, name, proc); err != nil {
 			return err
 		}
@@ -96,7 +91,7 @@ func (t *Testnet) Pause(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	for _, proc := range processes(n) {
+	for _, proc := range t.processes(n) {
 		if err := t.Runner.Pause(ctx, name, proc); err != nil {
 			return err
 		}
@@ -111,7 +106,7 @@ func (t *Testnet) Resume(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	for _, proc := range slices.Backward(processes(n)) {
+	for _, proc := range slices.Backward(t.processes(n)) {
 		if err := t.Runner.Resume(ctx, name, proc); err != nil {
 			return err
 		}
@@ -145,29 +140,19 @@ func (t *Testnet) Restart(ctx context.Context, name string) error {
 	return nil
 }
 
-// Wipe resets a stopped node's home to its state at genesis (keys, config
-// and genesis kept; blocks, state, WAL, address book and the validator's
-// signing state gone), so that it next starts empty and block-syncs.
+// Wipe resets a stopped node's home to its state at genesis, as its driver
+// does it (CometBFT: the release's own unsafe-reset-all, the app's store
+// too), so that it next starts empty (a CometBFT node block-syncs). A kind
+// that cannot answers with an error wrapping node.ErrNotSupported.
 func (t *Testnet) Wipe(ctx context.Context, name string) error {
 	n, err := t.node(name)
 	if err != nil {
 		return err
 	}
-	if err := resetHome(ctx, node.Find(t.bins, n.Release, "cometbft"), t.Dir.Join(rundir.Homes, name)); err != nil {
+	if err := t.Driver.Reset(ctx, n, t.bins, t.env); err != nil {
 		return fmt.Errorf("wipe %s: %w", name, err)
 	}
 	t.event("node_wipe", name, "home reset to genesis")
-	return nil
-}
-
-// resetHome is the one call that regenerates a home. It asks the node's own
-// binary (CometBFT's unsafe-reset-all), so the reset is the release's own.
-// TODO(node driver): move behind the node-driver interface.
-func resetHome(ctx context.Context, bin, home string) error {
-	cmd := exec.CommandContext(ctx, bin, "unsafe-reset-all", "--home", home)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s unsafe-reset-all: %w: %s", bin, err, strings.TrimSpace(string(out)))
-	}
 	return nil
 }
 

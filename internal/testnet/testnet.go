@@ -25,8 +25,6 @@ import (
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
-	"github.com/benchnet/benchnet/internal/node/cometbft"
-	"github.com/benchnet/benchnet/internal/node/gossipsub"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -42,8 +40,8 @@ type Options struct {
 	// pulling the testnet from under it. Only for a process whose SIGTERM
 	// handler tears down (the CLI); a test binary has none.
 	Harness bool
-	// Driver runs the nodes; default by the plan's kind (cometbft ready at
-	// ReadyHeight, gossipsub with HostExecutable).
+	// Driver runs the nodes; default the plan's kind's registered driver
+	// (node.New with ReadyHeight and HostExecutable).
 	Driver node.Driver
 	// HostExecutable is the benchnet binary gossipsub hosts and the
 	// accounts app run (default: this process's own executable).
@@ -57,15 +55,14 @@ type Options struct {
 	LateStarts bool
 }
 
-// DriverFor is the driver of p's node kind.
-func DriverFor(p *plan.Testnet, opts Options) node.Driver {
+// DriverFor is the driver of p's node kind: opts.Driver, or the kind's
+// registered one (node.New; a binary links the kinds in with
+// internal/node/kinds).
+func DriverFor(p *plan.Testnet, opts Options) (node.Driver, error) {
 	if opts.Driver != nil {
-		return opts.Driver
+		return opts.Driver, nil
 	}
-	if p.NodeKind() == manifest.KindGossipsub {
-		return &gossipsub.Driver{Executable: opts.HostExecutable}
-	}
-	return &cometbft.Driver{ReadyHeight: opts.ReadyHeight, Executable: opts.HostExecutable}
+	return node.New(p.NodeKind(), node.Config{ReadyHeight: opts.ReadyHeight, Executable: opts.HostExecutable})
 }
 
 // Testnet is a running testnet.
@@ -122,7 +119,10 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	if err != nil {
 		return nil, err
 	}
-	drv := DriverFor(p, opts)
+	drv, err := DriverFor(p, opts)
+	if err != nil {
+		return nil, err
+	}
 	bins, err := drv.Binaries(ctx, p, opts.Log)
 	if err != nil {
 		return nil, err
@@ -418,16 +418,25 @@ func (t *Testnet) waitReady(ctx context.Context, timeout time.Duration, wait map
 
 // tail returns the last lines of a process's log, for error messages.
 func (t *Testnet) tail(node, name string) string {
-	file := node + ".log"
-	if name == "app" {
-		file = node + "-app.log"
-	}
-	path := t.Dir.Join(rundir.Logs, file)
+	path := t.logPath(node, name)
 	lines, err := TailLines(path, 15)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
 	return fmt.Sprintf("last lines of %s:\n    %s", path, strings.Join(lines, "\n    "))
+}
+
+// logPath is where the driver has a node's process write its log (the
+// node's own log, <node>.log, for a process it does not know).
+func (t *Testnet) logPath(node, name string) string {
+	if n := t.Plan.Node(node); n != nil {
+		for _, p := range t.Driver.Processes(n, t.bins, t.env) {
+			if p.Name == name && p.LogPath != "" {
+				return p.LogPath
+			}
+		}
+	}
+	return t.Dir.Join(rundir.Logs, node+".log")
 }
 
 // TailLines returns the last n lines of a file.

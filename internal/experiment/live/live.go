@@ -5,6 +5,9 @@
 package live
 
 import (
+	// Every node kind's driver, for testnet.Up.
+	_ "github.com/benchnet/benchnet/internal/node/kinds"
+
 	"context"
 	"errors"
 	"fmt"

@@ -167,15 +167,8 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		defer r.starting.Done()
 	}
 	r.mu.Unlock()
-	switch {
-	case closing:
-		return 0, fmt.Errorf("start %s: run %s is being cleaned up", key, r.cfg.RunID)
-	case p == nil:
-		return 0, fmt.Errorf("start %s: run %s is not set up", key, r.cfg.RunID)
-	case p.Node(proc.Node) == nil:
-		return 0, fmt.Errorf("start %s: no node %q in the plan", key, proc.Node)
-	case len(proc.Argv) == 0:
-		return 0, fmt.Errorf("start %s: empty argv", key)
+	if err := local.CheckStart(r.cfg.RunID, closing, p, proc); err != nil {
+		return 0, err
 	}
 	if old != nil {
 		select {
@@ -341,12 +334,7 @@ func (r *Runner) wait(cmd *exec.Cmd, c *container) {
 	expected := c.stopping || r.closing
 	r.mu.Unlock()
 	close(c.done)
-	if !expected {
-		select {
-		case r.exited <- infra.Exit{Node: c.res.Node, Name: c.res.Name, PID: c.res.PID, Status: status}:
-		default:
-		}
-	}
+	local.ReportExit(r.exited, infra.Exit{Node: c.res.Node, Name: c.res.Name, PID: c.res.PID, Status: status}, expected)
 }
 
 // Stop stops one process's container (docker stop: SIGTERM, SIGKILL after
@@ -364,6 +352,12 @@ func (r *Runner) Stop(ctx context.Context, node, name string) error {
 	if _, err := dockerCmd(ctx, "stop", "--time", strconv.Itoa(int(r.grace().Seconds())), c.name); err != nil && !noSuch(err) {
 		return fmt.Errorf("stop %s/%s: %w", node, name, err)
 	}
+	return r.remove(ctx, c, node, name)
+}
+
+// remove waits (up to 10 s) for a stopped or killed container's client to
+// end, removes the container and drops it from the state file.
+func (r *Runner) remove(ctx context.Context, c *container, node, name string) error {
 	select {
 	case <-c.done:
 	case <-time.After(10 * time.Second):

@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // Kill ends one node process at once (docker kill: SIGKILL to the
@@ -18,15 +17,7 @@ func (r *Runner) Kill(ctx context.Context, node, name string) error {
 	if _, err := dockerCmd(ctx, "kill", c.name); err != nil && !noSuch(err) {
 		return fmt.Errorf("kill %s/%s: %w", node, name, err)
 	}
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-	}
-	if _, err := dockerCmd(ctx, "rm", "-f", c.name); err != nil && !noSuch(err) {
-		return fmt.Errorf("remove container of %s/%s: %w", node, name, err)
-	}
-	_ = r.state.RemoveNode(node, name)
-	return nil
+	return r.remove(ctx, c, node, name)
 }
 
 // Pause freezes one node's container (docker pause: the cgroup freezer,

@@ -163,15 +163,8 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		defer r.starting.Done()
 	}
 	r.mu.Unlock()
-	switch {
-	case closing:
-		return 0, fmt.Errorf("start %s: run %s is being cleaned up", key, r.RunID)
-	case p == nil:
-		return 0, fmt.Errorf("start %s: run %s is not set up", key, r.RunID)
-	case p.Node(proc.Node) == nil:
-		return 0, fmt.Errorf("start %s: no node %q in the plan", key, proc.Node)
-	case len(proc.Argv) == 0:
-		return 0, fmt.Errorf("start %s: empty argv", key)
+	if err := CheckStart(r.RunID, closing, p, proc); err != nil {
+		return 0, err
 	}
 	if old != nil {
 		select {
@@ -256,12 +249,7 @@ func (r *Runner) wait(cmd *exec.Cmd, pr *process) {
 	expected := pr.stopping || r.closing
 	r.mu.Unlock()
 	close(pr.done)
-	if !expected {
-		select {
-		case r.exited <- infra.Exit{Node: pr.res.Node, Name: pr.res.Name, PID: pr.res.PID, Status: status}:
-		default: // nobody listening and the buffer is full: never block
-		}
-	}
+	ReportExit(r.exited, infra.Exit{Node: pr.res.Node, Name: pr.res.Name, PID: pr.res.PID, Status: status}, expected)
 }
 
 // Stop stops one process: SIGTERM to its group, SIGKILL after StopTimeout.

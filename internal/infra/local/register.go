@@ -60,3 +60,34 @@ func ClaimSetup(runID string, mu *sync.Mutex, planned **plan.Testnet, p *plan.Te
 	*planned = p
 	return nil
 }
+
+// CheckStart is what a runner checks before it starts proc: the run is not
+// being cleaned up, is set up (p is its plan), has proc's node, and proc
+// has a command.
+func CheckStart(runID string, closing bool, p *plan.Testnet, proc infra.Process) error {
+	key := proc.Node + "/" + proc.Name
+	switch {
+	case closing:
+		return fmt.Errorf("start %s: run %s is being cleaned up", key, runID)
+	case p == nil:
+		return fmt.Errorf("start %s: run %s is not set up", key, runID)
+	case p.Node(proc.Node) == nil:
+		return fmt.Errorf("start %s: no node %q in the plan", key, proc.Node)
+	case len(proc.Argv) == 0:
+		return fmt.Errorf("start %s: empty argv", key)
+	}
+	return nil
+}
+
+// ReportExit sends ex on a runner's Exited channel unless the exit was
+// expected (a stop or kill asked for it, or the cleanup). It never blocks:
+// with nobody listening and the buffer full the report is dropped.
+func ReportExit(exited chan<- infra.Exit, ex infra.Exit, expected bool) {
+	if expected {
+		return
+	}
+	select {
+	case exited <- ex:
+	default:
+	}
+}

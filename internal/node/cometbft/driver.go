@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -119,7 +123,42 @@ func (d *Driver) Ready(ctx context.Context, n *plan.Node) (bool, string) {
 	return st.Height >= d.ReadyHeight, fmt.Sprintf("at height %d", st.Height)
 }
 
+// Reset runs the release's own `cometbft unsafe-reset-all` on n's home
+// (blocks, state, WAL, address book gone; the validator's signing state back
+// to height 0; keys, config and genesis kept), then removes the socket
+// app's store (AppDataDir: kvstore's or the accounts app's), so the app
+// too starts from genesis and replays the chain with the node. The
+// releases' reset removes the whole data directory, the app's store with
+// it, but that store is ours, so it is removed here by name.
+func (d *Driver) Reset(ctx context.Context, n *plan.Node, bins []node.Binary, env node.Env) error {
+	bin := node.Find(bins, n.Release, "cometbft")
+	if bin == "" {
+		return fmt.Errorf("reset: no cometbft binary of %s", n.Release)
+	}
+	home := filepath.Join(env.Homes, n.Name)
+	if _, err := os.Stat(filepath.Join(home, "config", "genesis.json")); err != nil {
+		// unsafe-reset-all would create a home where there was none.
+		return fmt.Errorf("reset: not a generated home: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, bin, "unsafe-reset-all", "--home", home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("reset: %s unsafe-reset-all: %w: %s", bin, err, strings.TrimSpace(string(out)))
+	}
+	if HasAppProcess(n) {
+		if err := os.RemoveAll(AppDataDir(home)); err != nil {
+			return fmt.Errorf("reset: app store: %w", err)
+		}
+	}
+	return nil
+}
+
 // Waiting implements node.Driver.
 func (d *Driver) Waiting() string { return fmt.Sprintf("at height >= %d", d.ReadyHeight) }
 
 var _ node.Driver = (*Driver)(nil)
+
+func init() {
+	node.Register(manifest.KindCometBFT, func(c node.Config) node.Driver {
+		return &Driver{ReadyHeight: c.ReadyHeight, Executable: c.Executable}
+	})
+}

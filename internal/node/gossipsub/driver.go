@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -107,6 +108,15 @@ func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []inf
 	}}
 }
 
+// Reset is not supported: a host keeps nothing in its home but its config
+// (its identity comes from the seed, its trace goes to traces/), so there is
+// no state at genesis to return to, and a wipe-restart would test nothing a
+// restart does not. The manifest refuses wipe-restart and [rotate] for
+// gossipsub testnets; this answers any other caller.
+func (d *Driver) Reset(ctx context.Context, n *plan.Node, bins []node.Binary, env node.Env) error {
+	return fmt.Errorf("reset to genesis: %w for gossipsub hosts (a host keeps no state in its home to reset)", node.ErrNotSupported)
+}
+
 // ControlURL is node n's control endpoint.
 func ControlURL(n *plan.Node) string {
 	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()
@@ -170,3 +180,9 @@ func copyFile(src, dst string, mode os.FileMode) error {
 }
 
 var _ node.Driver = (*Driver)(nil)
+
+func init() {
+	node.Register(manifest.KindGossipsub, func(c node.Config) node.Driver {
+		return &Driver{Executable: c.Executable}
+	})
+}
