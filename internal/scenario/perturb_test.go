@@ -126,8 +126,10 @@ for = "6s"
 			t.Errorf("no %s event", k)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out.RunDir, analyze.FaultsFile)); err != nil {
+	if fr, err := (&rundir.Dir{Path: out.RunDir}).ReadFaults(); err != nil {
 		t.Errorf("faults.json: %v", err)
+	} else if len(fr.Perturbations) != 1 || fr.Perturbations[0].Action != "kill" {
+		t.Errorf("faults.json: %+v, want the one kill", fr.Perturbations)
 	}
 	if _, err := os.Stat(filepath.Join(out.RunDir, rundir.HeightsCSV.Name)); err != nil {
 		t.Errorf("heights.csv: %v", err)
