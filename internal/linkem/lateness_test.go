@@ -281,6 +281,13 @@ func TestUserspaceRecords(t *testing.T) {
 	if !strings.Contains(string(prom), "benchnet_linkem_lateness_seconds_count 1\n") {
 		t.Errorf("counters.prom lacks the histogram:\n%s", prom)
 	}
+	c, err := rundir.DecodeLinkemCounters(bytes.NewReader(prom), CountersFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Lateness == nil || c.Lateness.Count != 1 || c.Lateness.MaxSeconds != 0.003 {
+		t.Errorf("counters.prom decodes to lateness %+v, want the one 3 ms frame", c.Lateness)
+	}
 }
 
 // BenchmarkLatenessObserve is the cost added to every delayed frame.
