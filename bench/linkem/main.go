@@ -30,6 +30,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/linkem/linkemtest"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func main() {
@@ -152,12 +153,7 @@ func measureDelay(ctx context.Context, lab *linkemtest.Lab, u *linkem.Userspace,
 		f, _ := strconv.ParseFloat(mm[1], 64)
 		rtt = append(rtt, time.Duration(f*float64(time.Millisecond))-2*delay)
 	}
-	f, err := os.Open(filepath.Join(rec, linkem.LatenessSeriesFile))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	series, err := linkem.ReadLatenessSeries(f, linkem.LatenessSeriesFile)
+	series, _, err := rundir.LinkemLatenessSeries.ReadFile(filepath.Join(rec, linkem.LatenessSeriesFile))
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,9 @@
 package analyze
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/linkem"
@@ -25,32 +22,22 @@ type LinkemLateness = rundir.LinkLateness
 // delays txs, it does not lose them). Without a record (netem, no
 // emulation) the fields stay absent.
 func checkLinks(dir string, res *Results) error {
-	name := filepath.Join(linkem.DirName, linkem.LatenessSeriesFile)
-	f, err := os.Open(filepath.Join(dir, name))
+	d, err := rundir.Open(dir)
+	if err != nil {
+		return err
+	}
+	series, _, err := rundir.LinkemLatenessSeries.ReadFile(rundir.LinkemLatenessSeries.Path(d))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}
-	defer f.Close()
-	series, err := linkem.ReadLatenessSeries(f, name)
-	if err != nil {
-		return fmt.Errorf("analyze: %w", err)
-	}
-	d, err := rundir.Open(dir)
-	if err != nil {
-		return err
-	}
 	events, _ := d.ReadEvents() // a cut last line still leaves the ones before
 	from, to, window := measuredWindow(events)
 	c := linkem.CheckLateness(series, from, to, window)
 	applyLinkCheck(res, &c)
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return fmt.Errorf("analyze: encode %s: %w", linkem.LatenessFile, err)
-	}
-	return rundir.WriteAtomic(filepath.Join(dir, linkem.DirName, linkem.LatenessFile), append(data, '\n'))
+	return d.WriteLinkLateness(&c)
 }
 
 func applyLinkCheck(res *Results, c *LinkemLateness) {

@@ -145,6 +145,7 @@ type line struct {
 func writeSeries(t *testing.T, dir string, lines []line) {
 	t.Helper()
 	var b bytes.Buffer
+	enc := rundir.LinkemLatenessSeries.NewEncoder(&b)
 	for _, l := range lines {
 		s := linkem.LatenessSample{Time: l.t, MaxNs: l.maxNs, MinDelayNs: int64(l.minDelay), Counts: make([]uint64, linkem.LatBuckets)}
 		for d, n := range l.frames {
@@ -156,7 +157,7 @@ func writeSeries(t *testing.T, dir string, lines []line) {
 			s.Frames += n
 			s.SumNs += int64(d) * int64(n)
 		}
-		if err := linkem.EncodeLatenessSample(&b, s); err != nil {
+		if err := enc.Encode(&s); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,10 +2,11 @@ package linkem
 
 import (
 	"fmt"
-	"github.com/benchnet/benchnet/internal/rundir"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // LatenessCheck is linkem/lateness.json, a run-directory record owned by
@@ -44,11 +45,11 @@ func CheckLateness(series []LatenessSample, from, to time.Time, window string) L
 	var maxNs, minDelay int64
 	first := 0
 	if base >= 0 {
-		h = series[end].hist().Sub(series[base].hist())
+		h = sampleHist(&series[end]).Sub(sampleHist(&series[base]))
 		c.From = series[base].Time
 		first = base + 1
 	} else {
-		h = series[end].hist()
+		h = sampleHist(&series[end])
 		c.From = series[0].Time
 		first = 0
 	}

@@ -3,7 +3,6 @@ package linkem
 import (
 	"math"
 	"math/bits"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -209,6 +208,3 @@ func minNonzeroDelay(s *Snapshot) time.Duration {
 	}
 	return d
 }
-
-// promFloat renders v in Prometheus's text format.
-func promFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/linkem/linkemtest"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // TestLatenessCertifies runs the switch between two real namespaces twice:
@@ -109,12 +110,7 @@ func lateness(t *testing.T, hog int) linkem.LatenessCheck {
 	if err := u.Close(); err != nil { // writes the last line
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, linkem.LatenessSeriesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	series, err := linkem.ReadLatenessSeries(f, linkem.LatenessSeriesFile)
+	series, _, err := rundir.LinkemLatenessSeries.ReadFile(filepath.Join(dir, linkem.LatenessSeriesFile))
 	if err != nil {
 		t.Fatal(err)
 	}

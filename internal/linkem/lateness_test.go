@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -174,10 +175,13 @@ func TestLatenessBound(t *testing.T) {
 	}
 }
 
+// TestReadLatenessSeries: the switch's lines through rundir's codec.
 func TestReadLatenessSeries(t *testing.T) {
 	var b bytes.Buffer
+	enc := rundir.LinkemLatenessSeries.NewEncoder(&b)
 	for i := range 3 {
-		if err := EncodeLatenessSample(&b, sample(i, time.Millisecond, 7, rep(i, time.Duration(i)*time.Millisecond)...)); err != nil {
+		s := sample(i, time.Millisecond, 7, rep(i, time.Duration(i)*time.Millisecond)...)
+		if err := enc.Encode(&s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,12 +196,12 @@ func TestReadLatenessSeries(t *testing.T) {
 		{"bad middle line", strings.Replace(full, "\n", "\nnot json\n", 1), 1, "lateness.jsonl:2:"},
 		{"too many buckets", `{"counts":[` + strings.Repeat("0,", LatBuckets) + "0]}\n", 0, "buckets"},
 	} {
-		got, err := ReadLatenessSeries(strings.NewReader(tc.in), LatenessSeriesFile)
+		got, _, err := rundir.LinkemLatenessSeries.Read(strings.NewReader(tc.in), LatenessSeriesFile)
 		if len(got) != tc.n || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %d lines, err %v; want %d, %q", tc.name, len(got), err, tc.n, tc.err)
 		}
 	}
-	got, _ := ReadLatenessSeries(strings.NewReader(full), LatenessSeriesFile)
+	got, _, _ := rundir.LinkemLatenessSeries.Read(strings.NewReader(full), LatenessSeriesFile)
 	if got[2].Frames != 2 || got[2].MinDelayNs != int64(time.Millisecond) || !got[2].Time.Equal(time.Unix(1002, 0)) {
 		t.Errorf("round trip: %+v", got[2])
 	}
@@ -255,13 +259,8 @@ func TestUserspaceRecords(t *testing.T) {
 	if err := u.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(dir + "/" + LatenessSeriesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	series, err := ReadLatenessSeries(f, LatenessSeriesFile)
-	if err != nil {
+	series, truncated, err := rundir.LinkemLatenessSeries.ReadFile(dir + "/" + LatenessSeriesFile)
+	if err != nil || truncated {
 		t.Fatal(err)
 	}
 	if len(series) < 3 {
@@ -281,6 +280,13 @@ func TestUserspaceRecords(t *testing.T) {
 	}
 	if !strings.Contains(string(prom), "benchnet_linkem_lateness_seconds_count 1\n") {
 		t.Errorf("counters.prom lacks the histogram:\n%s", prom)
+	}
+	c, err := rundir.DecodeLinkemCounters(bytes.NewReader(prom), CountersFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Lateness == nil || c.Lateness.Count != 1 || c.Lateness.MaxSeconds != 0.003 {
+		t.Errorf("counters.prom decodes to lateness %+v, want the one 3 ms frame", c.Lateness)
 	}
 }
 

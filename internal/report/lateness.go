@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/benchnet/benchnet/internal/linkem"
 )
@@ -16,14 +15,14 @@ func (r *run) latenessCheck() *linkem.LatenessCheck {
 	if r.results != nil && r.results.Linkem != nil {
 		return r.results.Linkem
 	}
-	var c linkem.LatenessCheck
-	if err := r.dir.ReadJSON(filepath.Join(linkemDir, linkem.LatenessFile), &c); err != nil {
+	c, err := r.dir.ReadLinkLateness()
+	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.note(err)
 		}
 		return nil
 	}
-	return &c
+	return c
 }
 
 // latencyHeadline says in the headline whether the latencies measured the

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io/fs"
@@ -11,10 +10,11 @@ import (
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/linkem"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // linkemDir is where the testnet records its link emulation.
-const linkemDir = "linkem"
+const linkemDir = rundir.LinkemDir
 
 // network is the "Network emulation" part of the parameters: which backend,
 // the conditions, and the one-way delays between the zones the nodes are in,
@@ -42,8 +42,10 @@ func (r *run) network() []block {
 		}
 	}
 	bs = append(bs, r.lateness()...)
-	if data, err := os.ReadFile(filepath.Join(dir, linkem.CountersFile)); err == nil {
-		bs = append(bs, details{"userspace switch counters at the end of the run", summarizeCounters(data)})
+	if c, err := r.dir.ReadLinkemCounters(); err == nil {
+		bs = append(bs, details{"userspace switch counters at the end of the run", summarizeCounters(c)})
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		r.note(err)
 	}
 	return bs
 }
@@ -74,16 +76,10 @@ func (r *run) zoneTable(mx *linkem.Matrix) table {
 	return t
 }
 
-// summarizeCounters keeps the sample lines of the Prometheus text, sorted,
-// but not the lateness histogram (its figures have their own table).
-func summarizeCounters(data []byte) string {
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "benchnet_linkem_lateness") {
-			lines = append(lines, l)
-		}
-	}
+// summarizeCounters is the port counters' sample lines, sorted, but not
+// the lateness histogram (its figures have their own table).
+func summarizeCounters(c *rundir.LinkemCounters) string {
+	lines := c.CounterLines()
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
 }

@@ -27,7 +27,7 @@ var BlocksCSV = &CSV[Block]{
 	},
 	decode: func(b *Block, f *fields) {
 		b.Height, b.TimeNs, b.NumTxs, b.RunTxs = f.Int64(0), f.Int64(1), f.Int(2), f.Int(3)
-		b.SizeBytes, b.Proposer = f.Int64(4), f.Str(5)
+		b.SizeBytes, b.Proposer = f.Int64(4), f.Sym(5)
 	},
 }
 

@@ -86,15 +86,14 @@ func (e *Encoder[T]) Flush() error {
 // error naming file:line.
 type Decoder[T any] struct {
 	c      *CSV[T]
-	r      *csv.Reader
+	r      *recordReader
 	name   string
 	f      fields
 	header bool
 	cols   int // columns of the file's header
 
 	// one record of look-ahead, to tell a cut last line from a broken one
-	cur      []string // the record being decoded (swapped with next)
-	next     []string
+	next     [][]byte // valid until the read after the next (recordReader)
 	nextLine int
 	nextErr  error
 	primed   bool
@@ -109,22 +108,24 @@ func (c *CSV[T]) NewDecoder(r io.Reader, name string) *Decoder[T] {
 	if name == "" {
 		name = c.base()
 	}
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	// The fields are substrings of one string per line either way; reusing
-	// the slice saves an allocation per line (advance copies the fields).
-	cr.ReuseRecord = true
-	return &Decoder[T]{c: c, r: cr, name: name}
+	// Fields are read as bytes and become strings only when a record keeps
+	// them (fields.Str), or interned when they repeat (fields.Sym): no
+	// string per line.
+	return &Decoder[T]{c: c, r: newRecordReader(r), name: name}
 }
 
 func (d *Decoder[T]) readHeader() error {
 	d.header = true
-	got, err := d.r.Read()
+	rec, _, err := d.r.read()
 	if err == io.EOF {
 		return fmt.Errorf("%s: empty file (no header)", d.name)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: header: %w", d.name, err)
+	}
+	got := make([]string, len(rec))
+	for i, h := range rec {
+		got[i] = string(h)
 	}
 	d.cols = len(got)
 	pos := map[string]int{}
@@ -148,9 +149,7 @@ func (d *Decoder[T]) readHeader() error {
 }
 
 func (d *Decoder[T]) advance() {
-	rec, err := d.r.Read()
-	d.nextLine, _ = d.r.FieldPos(0)
-	d.next, d.nextErr = append(d.next[:0], rec...), err
+	d.next, d.nextLine, d.nextErr = d.r.read()
 }
 
 // Decode reads the next record into r; io.EOF at the end of the file.
@@ -168,12 +167,10 @@ func (d *Decoder[T]) Decode(r *T) error {
 	if err == io.EOF {
 		return io.EOF
 	}
-	d.cur, d.next = d.next, d.cur
 	d.advance()
 	last := d.nextErr == io.EOF
 	if err != nil {
-		var pe *csv.ParseError
-		if last && (errors.As(err, &pe) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		if last && cutRecord(err) {
 			d.Truncated = true // e.g. a quoted field cut in the middle
 			return io.EOF
 		}
@@ -207,48 +204,80 @@ func (d *Decoder[T]) Decode(r *T) error {
 type fields struct {
 	header []string
 	idx    []int
-	rec    []string
+	rec    [][]byte
 	err    error
+	// syms interns the values of Sym columns (node names, kinds, states),
+	// up to maxSyms of them.
+	syms map[string]string
 }
 
-// Str returns column i as is.
-func (f *fields) Str(i int) string { return f.rec[f.idx[i]] }
+// maxSyms bounds a decoder's interned values: a Sym column that turns out
+// not to repeat costs a string per row, not an ever-growing table.
+const maxSyms = 4096
+
+// Str returns column i as a new string (one allocation unless empty).
+func (f *fields) Str(i int) string { return string(f.rec[f.idx[i]]) }
+
+// Sym returns column i as Str does, interned: for columns whose values
+// repeat row after row (node names, kinds, states), every row gets the
+// same string and no allocation once the value was seen. Not for ids.
+func (f *fields) Sym(i int) string {
+	b := f.rec[f.idx[i]]
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := f.syms[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(b)
+	if f.syms == nil {
+		f.syms = map[string]string{}
+	}
+	if len(f.syms) < maxSyms {
+		f.syms[s] = s
+	}
+	return s
+}
+
+// num is column i for parsing: converted on the stack (the parsers do not
+// keep it), so a number costs no allocation.
+func (f *fields) num(i int) []byte { return f.rec[f.idx[i]] }
 
 // Int64 parses column i; "" is 0.
 func (f *fields) Int64(i int) int64 {
-	s := f.Str(i)
-	if s == "" || f.err != nil {
+	b := f.num(i)
+	if len(b) == 0 || f.err != nil {
 		return 0
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
+	v, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		f.err = fmt.Errorf("%s: %q is not an integer", f.header[i], s)
+		f.err = fmt.Errorf("%s: %q is not an integer", f.header[i], b)
 	}
 	return v
 }
 
 // Uint64 parses column i; "" is 0.
 func (f *fields) Uint64(i int) uint64 {
-	s := f.Str(i)
-	if s == "" || f.err != nil {
+	b := f.num(i)
+	if len(b) == 0 || f.err != nil {
 		return 0
 	}
-	v, err := strconv.ParseUint(s, 10, 64)
+	v, err := strconv.ParseUint(string(b), 10, 64)
 	if err != nil {
-		f.err = fmt.Errorf("%s: %q is not an unsigned integer", f.header[i], s)
+		f.err = fmt.Errorf("%s: %q is not an unsigned integer", f.header[i], b)
 	}
 	return v
 }
 
 // Uint32 parses column i; "" is 0.
 func (f *fields) Uint32(i int) uint32 {
-	s := f.Str(i)
-	if s == "" || f.err != nil {
+	b := f.num(i)
+	if len(b) == 0 || f.err != nil {
 		return 0
 	}
-	v, err := strconv.ParseUint(s, 10, 32)
+	v, err := strconv.ParseUint(string(b), 10, 32)
 	if err != nil {
-		f.err = fmt.Errorf("%s: %q is not a 32-bit unsigned integer", f.header[i], s)
+		f.err = fmt.Errorf("%s: %q is not a 32-bit unsigned integer", f.header[i], b)
 	}
 	return uint32(v)
 }
@@ -258,13 +287,13 @@ func (f *fields) Int(i int) int { return int(f.Int64(i)) }
 
 // Float parses column i; "" is 0. ok is false for "".
 func (f *fields) Float(i int) (v float64, ok bool) {
-	s := f.Str(i)
-	if s == "" || f.err != nil {
+	b := f.num(i)
+	if len(b) == 0 || f.err != nil {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
-		f.err = fmt.Errorf("%s: %q is not a number", f.header[i], s)
+		f.err = fmt.Errorf("%s: %q is not a number", f.header[i], b)
 	}
 	return v, true
 }
@@ -302,8 +331,9 @@ func (c *CSV[T]) ReadFileFilter(path string, keep func(*T) bool) (rows []T, trun
 }
 
 func (c *CSV[T]) read(f *os.File, path string, keep func(*T) bool) (rows []T, truncated bool, err error) {
-	var r io.Reader = bufio.NewReaderSize(f, 1<<16)
+	var r io.Reader = f // the decoder buffers
 	if c.Gzip {
+		r = bufio.NewReaderSize(f, 1<<16)
 		gz, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s: %w", filepath.Base(path), err)
@@ -320,7 +350,7 @@ func (c *CSV[T]) read(f *os.File, path string, keep func(*T) bool) (rows []T, tr
 			// A million-row file would otherwise grow rows by doubling,
 			// copying it some twenty times: estimate the count from the
 			// bytes per line so far, with a margin.
-			if used := d.r.InputOffset(); used > 0 {
+			if used := d.r.offset; used > 0 {
 				rows = slices.Grow(rows, int(float64(size)/float64(used)*float64(n)*1.05)-len(rows))
 			}
 		}

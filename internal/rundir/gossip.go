@@ -40,8 +40,8 @@ var PublishedCSV = &CSV[Published]{
 		f[3], f[4], f[5], f[6], f[7] = i64(p.Intended), i64(p.SentAt), i64(p.Ack), p.Result, p.Log
 	},
 	decode: func(p *Published, f *fields) {
-		p.Seq, p.MsgID, p.Publisher = f.Uint64(0), f.Str(1), f.Str(2)
-		p.Intended, p.SentAt, p.Ack, p.Result, p.Log = f.Int64(3), f.Int64(4), f.Int64(5), f.Str(6), f.Str(7)
+		p.Seq, p.MsgID, p.Publisher = f.Uint64(0), f.Str(1), f.Sym(2)
+		p.Intended, p.SentAt, p.Ack, p.Result, p.Log = f.Int64(3), f.Int64(4), f.Int64(5), f.Sym(6), f.Str(7)
 		switch p.Result {
 		case ResultOK, ResultSendError:
 		default:
@@ -75,8 +75,8 @@ var GossipTraceCSV = &CSV[GossipEvent]{
 		f[4], f[5], f[6] = e.Peer, e.Reason, strconv.Itoa(e.Size)
 	},
 	decode: func(e *GossipEvent, f *fields) {
-		e.TimeNs, e.Node, e.Kind, e.MsgID = f.Int64(0), f.Str(1), f.Str(2), f.Str(3)
-		e.Peer, e.Reason, e.Size = f.Str(4), f.Str(5), f.Int(6)
+		e.TimeNs, e.Node, e.Kind, e.MsgID = f.Int64(0), f.Sym(1), f.Sym(2), f.Str(3)
+		e.Peer, e.Reason, e.Size = f.Sym(4), f.Sym(5), f.Int(6)
 	},
 }
 
@@ -113,8 +113,8 @@ var DeliveriesCSV = &CSV[Delivery]{
 		f[5], f[6], f[7], f[8], f[9] = strconv.Itoa(d.Hop), i64(d.PublishNs), i64(d.DeliverNs), strconv.Itoa(d.Duplicates), d.Reason
 	},
 	decode: func(d *Delivery, f *fields) {
-		d.MsgID, d.Publisher, d.Node, d.State, d.From = f.Str(0), f.Str(1), f.Str(2), f.Str(3), f.Str(4)
-		d.Hop, d.PublishNs, d.DeliverNs, d.Duplicates, d.Reason = f.Int(5), f.Int64(6), f.Int64(7), f.Int(8), f.Str(9)
+		d.MsgID, d.Publisher, d.Node, d.State, d.From = f.Str(0), f.Sym(1), f.Sym(2), f.Sym(3), f.Sym(4)
+		d.Hop, d.PublishNs, d.DeliverNs, d.Duplicates, d.Reason = f.Int(5), f.Int64(6), f.Int64(7), f.Int(8), f.Sym(9)
 		switch d.State {
 		case DeliveryDelivered, DeliveryMissing:
 		default:

@@ -22,6 +22,6 @@ var HeightsCSV = &CSV[HeightSample]{
 		}
 	},
 	decode: func(h *HeightSample, f *fields) {
-		h.TimeNs, h.Node, h.Height, h.CatchingUp = f.Int64(0), f.Str(1), f.Int64(2), f.Int(3) != 0
+		h.TimeNs, h.Node, h.Height, h.CatchingUp = f.Int64(0), f.Sym(1), f.Int64(2), f.Int(3) != 0
 	},
 }

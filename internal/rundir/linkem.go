@@ -1,6 +1,10 @@
 package rundir
 
-import "time"
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
 
 // LinkemDir is the run directory's folder for the link emulation; the
 // files below live in it (written by linkem, the check by analyze).
@@ -18,10 +22,6 @@ const (
 	// bound (LinkLateness), written by the analysis from the series.
 	LinkemLatenessFile = "lateness.json"
 )
-
-// FaultsFile is faults.json: each perturbation's effect and each rotate
-// cycle (analyze.FaultEffects), written by the analysis.
-const FaultsFile = "faults.json"
 
 // LinkLateness is linkem/lateness.json: the userspace switch's lateness
 // over a run's measured window, against LatenessBound. When Met is false the
@@ -48,4 +48,54 @@ type LinkLateness struct {
 	Sched string `json:"delivery_sched,omitempty"`
 	// Verdict says the same in one sentence with the figures.
 	Verdict string `json:"verdict"`
+}
+
+// ReadLinkLateness reads linkem/lateness.json.
+func (d *Dir) ReadLinkLateness() (*LinkLateness, error) {
+	var c LinkLateness
+	if err := d.ReadJSON(filepath.Join(LinkemDir, LinkemLatenessFile), &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// WriteLinkLateness writes linkem/lateness.json.
+func (d *Dir) WriteLinkLateness(c *LinkLateness) error {
+	return d.WriteJSON(filepath.Join(LinkemDir, LinkemLatenessFile), c)
+}
+
+// LinkemLatenessBuckets is the number of buckets of the switch's lateness
+// histogram (linkem.LatBuckets, which is held equal to it): a lateness line
+// has at most this many counts.
+const LinkemLatenessBuckets = 98
+
+// LinkemLatenessSample is one line of linkem/lateness.jsonl, which the
+// userspace switch appends every second or so while it runs. Counts are
+// cumulative since the switch started, so the histogram of any window is the
+// difference of two lines; MaxNs is the largest lateness since the previous
+// line, so a window's max is the largest of its lines'.
+type LinkemLatenessSample struct {
+	Time   time.Time `json:"t"`
+	Frames uint64    `json:"frames"`
+	SumNs  int64     `json:"sum_ns"`
+	MaxNs  int64     `json:"max_ns"`
+	// MinDelayNs is the smallest nonzero configured one-way delay in effect
+	// (0: none): the bound scales with it.
+	MinDelayNs int64 `json:"min_delay_ns"`
+	// Sched is how the delivery thread was scheduled, e.g. "SCHED_FIFO 1".
+	Sched string `json:"sched,omitempty"`
+	// Counts per bucket of linkem.LatUpper, trailing empty buckets left out.
+	Counts []uint64 `json:"counts"`
+}
+
+// LinkemLatenessSeries is the codec of linkem/lateness.jsonl (a cut last
+// line, from a harness that died mid-write, is tolerated).
+var LinkemLatenessSeries = &JSONL[LinkemLatenessSample]{
+	Name: filepath.Join(LinkemDir, LinkemLatenessSeriesFile),
+	check: func(s *LinkemLatenessSample) error {
+		if len(s.Counts) > LinkemLatenessBuckets {
+			return fmt.Errorf("%d buckets, at most %d", len(s.Counts), LinkemLatenessBuckets)
+		}
+		return nil
+	},
 }

@@ -16,5 +16,5 @@ var MempoolCSV = &CSV[MempoolSample]{
 	Name:   "mempool.csv",
 	Header: []string{"time_ns", "node", "size"},
 	encode: func(m *MempoolSample, f []string) { f[0], f[1], f[2] = i64(m.TimeNs), m.Node, strconv.Itoa(m.Size) },
-	decode: func(m *MempoolSample, f *fields) { m.TimeNs, m.Node, m.Size = f.Int64(0), f.Str(1), f.Int(2) },
+	decode: func(m *MempoolSample, f *fields) { m.TimeNs, m.Node, m.Size = f.Int64(0), f.Sym(1), f.Int(2) },
 }

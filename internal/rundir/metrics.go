@@ -28,7 +28,7 @@ var SamplesCSV = &CSV[Sample]{
 		f[0], f[1], f[2], f[3], f[4] = i64(s.TimeNs), s.Node, s.Metric, s.Labels, f64(s.Value)
 	},
 	decode: func(s *Sample, f *fields) {
-		s.TimeNs, s.Node, s.Metric, s.Labels = f.Int64(0), f.Str(1), f.Str(2), f.Str(3)
+		s.TimeNs, s.Node, s.Metric, s.Labels = f.Int64(0), f.Sym(1), f.Sym(2), f.Sym(3)
 		s.Value, _ = f.Float(4)
 	},
 }
@@ -54,7 +54,7 @@ var ProcCSV = &CSV[Proc]{
 		f[0], f[1], f[2], f[3], f[4] = i64(p.TimeNs), p.Node, strconv.Itoa(p.PID), i64(p.RSSBytes), f64(p.CPUSeconds)
 	},
 	decode: func(p *Proc, f *fields) {
-		p.TimeNs, p.Node, p.PID, p.RSSBytes = f.Int64(0), f.Str(1), f.Int(2), f.Int64(3)
+		p.TimeNs, p.Node, p.PID, p.RSSBytes = f.Int64(0), f.Sym(1), f.Int(2), f.Int64(3)
 		p.CPUSeconds, _ = f.Float(4)
 	},
 }
@@ -103,7 +103,7 @@ var ScrapeErrorsCSV = &CSV[ScrapeError]{
 	Header: []string{"time_ns", "node", "source", "error"},
 	encode: func(e *ScrapeError, f []string) { f[0], f[1], f[2], f[3] = i64(e.TimeNs), e.Node, e.Source, e.Error },
 	decode: func(e *ScrapeError, f *fields) {
-		e.TimeNs, e.Node, e.Source, e.Error = f.Int64(0), f.Str(1), f.Str(2), f.Str(3)
+		e.TimeNs, e.Node, e.Source, e.Error = f.Int64(0), f.Sym(1), f.Sym(2), f.Str(3)
 	},
 }
 

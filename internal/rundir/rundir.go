@@ -26,11 +26,13 @@
 //	traces/<node>.csv  gossip: each host's own event trace (harvest) [GossipEvent, GossipTraceCSV]
 //	deliveries.csv     gossip: one row per (message, other host) with its end state (analyze/gossip) [Delivery, DeliveriesCSV]
 //	heights.csv        every node's height and catching_up, polled during a run with faults (scenario) [HeightSample, HeightsCSV]
-//	faults.json        each perturbation's effect and each rotate cycle (analyze.FaultEffects)
+//	faults.json        each perturbation's effect and each rotate cycle (analyze.FaultEffects) [FaultResults]
 //	metrics/           (collect) samples.csv.gz [Sample, SamplesCSV], proc.csv [Proc, ProcCSV],
 //	                   host.csv [Host, HostCSV], scrape_errors.csv [ScrapeError, ScrapeErrorsCSV],
 //	                   machine.json [Machine]
-//	linkem/            link emulation: backend, zone matrix, switch counters (testnet)
+//	linkem/            link emulation (testnet): linkem.json, matrix.csv, the userspace switch's
+//	                   lateness.jsonl [LinkemLatenessSample, LinkemLatenessSeries] and counters.prom
+//	                   [LinkemCounters], and the analysis's lateness.json [LinkLateness]
 //	prometheus/        config and TSDB of the optional Prometheus server (promserver)
 //	report.md, report.html, plots/   the report (report)
 package rundir

@@ -41,9 +41,9 @@ var SentCSV = &CSV[Sent]{
 		f[7], f[8], f[9] = s.Result, i64(s.Code), s.Log
 	},
 	decode: func(s *Sent, f *fields) {
-		s.Seq, s.Conn, s.Node, s.Hash = f.Uint64(0), f.Int(1), f.Str(2), strings.ToUpper(f.Str(3))
+		s.Seq, s.Conn, s.Node, s.Hash = f.Uint64(0), f.Int(1), f.Sym(2), strings.ToUpper(f.Str(3))
 		s.Intended, s.SentAt, s.Ack = f.Int64(4), f.Int64(5), f.Int64(6)
-		s.Result, s.Code, s.Log = f.Str(7), f.Int64(8), f.Str(9)
+		s.Result, s.Code, s.Log = f.Sym(7), f.Int64(8), f.Str(9)
 		switch s.Result {
 		case ResultOK, ResultRejected, ResultSendError:
 		default:

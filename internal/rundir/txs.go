@@ -66,8 +66,8 @@ var TxsCSV = &CSV[Tx]{
 		}
 	},
 	decode: func(t *Tx, f *fields) {
-		t.Seq, t.Node, t.Conn, t.Hash = f.Uint64(0), f.Str(1), f.Int(2), strings.ToUpper(f.Str(3))
-		t.IntendedNs, t.SentNs, t.State, t.Code, t.Log = f.Int64(4), f.Int64(5), f.Str(6), f.Int64(7), f.Str(8)
+		t.Seq, t.Node, t.Conn, t.Hash = f.Uint64(0), f.Sym(1), f.Int(2), strings.ToUpper(f.Str(3))
+		t.IntendedNs, t.SentNs, t.State, t.Code, t.Log = f.Int64(4), f.Int64(5), f.Sym(6), f.Int64(7), f.Str(8)
 		t.Height, t.BlockTimeNs = f.Int64(9), f.Int64(10)
 		t.LatencyMs, t.HasLatency = f.Float(11)
 		t.LatencyNextMs, t.HasNext = f.Float(12)

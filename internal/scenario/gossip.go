@@ -26,15 +26,7 @@ import (
 // → down (the hosts flush their traces) → analysis → report. Like Steady it leaves
 // everything in the run directory as it happens and always tears down.
 func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcome, err error) {
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
-	if opts.ScrapeInterval == 0 {
-		opts.ScrapeInterval = time.Second
-	}
-	if opts.Up.Log == nil {
-		opts.Up.Log = opts.Log
-	}
+	opts = opts.withDefaults()
 	if opts.Up.ReadyTimeout == 0 {
 		opts.Up.ReadyTimeout = 2 * time.Minute
 	}
@@ -87,34 +79,18 @@ func GossipSummary(res *rundir.Results) string {
 	return b.String()
 }
 
-// gossipUp is the part of Gossip while the hosts run, teardown included.
-func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options) (err error) {
-	bg := context.WithoutCancel(ctx)
-	defer func() {
-		if opts.Preserve {
-			fmt.Fprintf(opts.Log, "testnet left up (--preserve): benchnet down %s\n", tn.Dir.Path)
-			return
+// gossipUp is the part of Gossip while the hosts run (whileUp's frame:
+// collector, exit watcher, teardown).
+func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options) error {
+	return whileUp(ctx, tn, opts, fmt.Sprintf(" (traces in %s)", tn.Dir.Join(rundir.GossipTraceDir)), func(func()) error {
+		sum, err := Publish(ctx, tn.Dir, tn.Plan, opts.Log)
+		if sum != nil {
+			if werr := tn.Dir.WriteLoad(sum); werr != nil {
+				err = errors.Join(err, werr)
+			}
 		}
-		dctx, cancel := context.WithTimeout(bg, time.Minute)
-		defer cancel()
-		if derr := tn.Down(dctx); derr != nil {
-			err = errors.Join(err, fmt.Errorf("down: %w", derr))
-		} else {
-			fmt.Fprintf(opts.Log, "testnet down (traces in %s)\n", tn.Dir.Join(rundir.GossipTraceDir))
-		}
-	}()
-	watchDone := watchExits(tn, opts.Log)
-	defer watchDone()
-	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, opts.ScrapeInterval, opts.Log)
-	defer stopCollector()
-
-	sum, err := Publish(ctx, tn.Dir, tn.Plan, opts.Log)
-	if sum != nil {
-		if werr := tn.Dir.WriteLoad(sum); werr != nil {
-			err = errors.Join(err, werr)
-		}
-	}
-	return err
+		return err
+	})
 }
 
 // Publish runs a gossip testnet's [publish] workload against hosts that are

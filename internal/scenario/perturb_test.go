@@ -143,8 +143,10 @@ for = "6s"
 		t.Errorf("%d txs sent to the dead validator committed: %v", n, p.Txs)
 	}
 	checkEvents(t, out.RunDir, "node_kill/validator2", "node_restart/validator2", "perturb_step/validator2")
-	if _, err := os.Stat(filepath.Join(out.RunDir, analyze.FaultsFile)); err != nil {
+	if fr, err := (&rundir.Dir{Path: out.RunDir}).ReadFaults(); err != nil {
 		t.Errorf("faults.json: %v", err)
+	} else if len(fr.Perturbations) != 1 || fr.Perturbations[0].Action != "kill" {
+		t.Errorf("faults.json: %+v, want the one kill", fr.Perturbations)
 	}
 	if _, err := os.Stat(filepath.Join(out.RunDir, rundir.HeightsCSV.Name)); err != nil {
 		t.Errorf("heights.csv: %v", err)

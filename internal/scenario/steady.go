@@ -47,15 +47,7 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	if m.Kind() == manifest.KindGossipsub {
 		return Gossip(ctx, m, opts)
 	}
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
-	if opts.ScrapeInterval == 0 {
-		opts.ScrapeInterval = time.Second
-	}
-	if opts.Up.Log == nil {
-		opts.Up.Log = opts.Log
-	}
+	opts = opts.withDefaults()
 	// Refuse a load the generator cannot build before a minute goes into up.
 	if _, err := load.NewCodec(load.FromManifest(m.Load, "000000")); err != nil {
 		return out, fmt.Errorf("load: %w", err)
@@ -89,11 +81,30 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	return out, merr
 }
 
-// steadyUp is the part of Steady while the testnet is up: collectors,
-// measurement, summary, and the teardown on the way out, whatever happens.
-func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Faults) (res *analyze.Results, err error) {
-	// Teardown runs even when ctx is cancelled: it is what an interrupted
-	// run leaves behind.
+// withDefaults fills in what a run leaves unset: no log, a 1 s scrape
+// interval, and up logging where the run does.
+func (o Options) withDefaults() Options {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.ScrapeInterval == 0 {
+		o.ScrapeInterval = time.Second
+	}
+	if o.Up.Log == nil {
+		o.Up.Log = o.Log
+	}
+	return o
+}
+
+// whileUp is the frame of every run while its testnet is up (Steady and
+// Gossip): node exits recorded as they happen, the collector scraping every
+// node, then body, and on the way out, whatever happens, the collector
+// stopped and the testnet torn down (unless opts.Preserve). The teardown
+// runs even when ctx was cancelled (an interrupt): it is what an
+// interrupted run leaves behind. body may stop the collector itself before
+// it returns (stopCollector is idempotent); downNote follows "testnet down"
+// in the log.
+func whileUp(ctx context.Context, tn *testnet.Testnet, opts Options, downNote string, body func(stopCollector func()) error) (err error) {
 	bg := context.WithoutCancel(ctx)
 	defer func() {
 		if opts.Preserve {
@@ -105,7 +116,7 @@ func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Fa
 		if derr := tn.Down(dctx); derr != nil {
 			err = errors.Join(err, fmt.Errorf("down: %w", derr))
 		} else {
-			fmt.Fprintf(opts.Log, "testnet down\n")
+			fmt.Fprintf(opts.Log, "testnet down%s\n", downNote)
 		}
 	}()
 
@@ -115,27 +126,37 @@ func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Fa
 	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, opts.ScrapeInterval, opts.Log)
 	defer stopCollector()
 
-	if opts.Prometheus {
-		// Before the warm-up: Prometheus applies its targets ~5 s after start.
-		ps, err := promserver.Start(ctx, tn.Dir.Path, promserver.TargetsFromPlan(tn.Plan), opts.Log)
-		if err != nil {
-			return nil, fmt.Errorf("start prometheus: %w", err)
-		}
-		defer func() {
-			if perr := ps.Stop(bg); perr != nil {
-				fmt.Fprintf(opts.Log, "warning: prometheus: %v\n", perr)
-			}
-		}()
-		fmt.Fprintf(opts.Log, "prometheus: %s (TSDB in %s)\n", ps.URL, ps.DataDir)
-		_ = tn.Dir.Event("prometheus", "", ps.URL)
-	}
+	return body(stopCollector)
+}
 
-	res, err = measure(ctx, tn.Dir, tn.Plan, tn.Plan.Load, tn.RunID, opts.Log, opts.Progress, faults, tn.NotStarted)
-	stopCollector()
-	if res != nil {
-		fmt.Fprintln(opts.Log)
-		fmt.Fprint(opts.Log, analyze.Summary(res))
-	}
+// steadyUp is the part of Steady while the testnet is up: Prometheus when
+// asked, measurement and summary, in whileUp's frame.
+func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Faults) (res *analyze.Results, err error) {
+	err = whileUp(ctx, tn, opts, "", func(stopCollector func()) error {
+		if opts.Prometheus {
+			// Before the warm-up: Prometheus applies its targets ~5 s after start.
+			ps, err := promserver.Start(ctx, tn.Dir.Path, promserver.TargetsFromPlan(tn.Plan), opts.Log)
+			if err != nil {
+				return fmt.Errorf("start prometheus: %w", err)
+			}
+			defer func() {
+				if perr := ps.Stop(context.WithoutCancel(ctx)); perr != nil {
+					fmt.Fprintf(opts.Log, "warning: prometheus: %v\n", perr)
+				}
+			}()
+			fmt.Fprintf(opts.Log, "prometheus: %s (TSDB in %s)\n", ps.URL, ps.DataDir)
+			_ = tn.Dir.Event("prometheus", "", ps.URL)
+		}
+
+		var merr error
+		res, merr = measure(ctx, tn.Dir, tn.Plan, tn.Plan.Load, tn.RunID, opts.Log, opts.Progress, faults, tn.NotStarted)
+		stopCollector()
+		if res != nil {
+			fmt.Fprintln(opts.Log)
+			fmt.Fprint(opts.Log, analyze.Summary(res))
+		}
+		return merr
+	})
 	return res, err
 }
 

@@ -14,11 +14,12 @@ import (
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // LinkemDir holds what the link emulation of a run was: the backend, why it
 // was chosen, the zone matrix, and (userspace) its packet counters.
-const LinkemDir = "linkem"
+const LinkemDir = rundir.LinkemDir
 
 // wantsLinkem says whether the plan asks for any link emulation.
 func wantsLinkem(p *plan.Testnet) bool {
