@@ -105,7 +105,7 @@ func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options) (err error
 	}()
 	watchDone := watchExits(tn, opts.Log)
 	defer watchDone()
-	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, opts.ScrapeInterval, opts.Log)
+	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, tn.Running, opts.ScrapeInterval, opts.Log)
 	defer stopCollector()
 
 	sum, err := Publish(ctx, tn.Dir, tn.Plan, opts.Log)

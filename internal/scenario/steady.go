@@ -109,7 +109,7 @@ func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Fa
 	watchDone := watchExits(tn, opts.Log)
 	defer watchDone()
 
-	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, opts.ScrapeInterval, opts.Log)
+	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, tn.Running, opts.ScrapeInterval, opts.Log)
 	defer stopCollector()
 
 	if opts.Prometheus {

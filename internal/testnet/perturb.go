@@ -19,9 +19,10 @@ import (
 // every signal and link change goes through the runner or the link
 // emulation: nothing here touches a pid or a namespace.
 
-// notStartedByUp lists the nodes Up leaves stopped: the rotating group, which
-// the rotate scenario starts and stops during the load.
-func notStartedByUp(m *manifest.Manifest, p *plan.Testnet) map[string]bool {
+// NotStartedByUp lists the nodes Up leaves stopped: the rotating group, which
+// the rotate scenario starts and stops during the load. `benchnet load`
+// leaves them out of the warm-up, the load, the collectors and the drain.
+func NotStartedByUp(m *manifest.Manifest, p *plan.Testnet) map[string]bool {
 	out := map[string]bool{}
 	if m.Rotate == nil {
 		return out
@@ -41,6 +42,10 @@ func (t *Testnet) NotStarted(node string) bool {
 	defer t.mu.Unlock()
 	return t.absent[node]
 }
+
+// Running is !NotStarted: whether the collectors and pollers should reach
+// the node now.
+func (t *Testnet) Running(node string) bool { return !t.NotStarted(node) }
 
 func (t *Testnet) node(name string) (*plan.Node, error) {
 	n := t.Plan.Node(name)
