@@ -135,6 +135,11 @@ func (t *Testnet) StartNode(ctx context.Context, name string) error {
 	if err := t.startNode(ctx, n, t.bins, t.env); err != nil {
 		return err
 	}
+	if t.NotStarted(name) {
+		// A node the collectors leave alone (a rotating one) joins them
+		// once it answers, as a late start does.
+		t.awaitAnswer(ctx, n)
+	}
 	t.mu.Lock()
 	delete(t.absent, name)
 	t.mu.Unlock()
