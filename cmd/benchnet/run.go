@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -177,9 +180,19 @@ drain, harvest, accounting and report, into a new run directory of its own
 			fmt.Fprintf(os.Stderr, "load run %s against the testnet of %s\n", dir.Path, up)
 
 			ctx := cmd.Context()
+			// `up` never starts a [rotate] group (only `run` rotates it):
+			// nothing dials those nodes.
+			absent := testnet.NotStartedByUp(m, &p)
+			if len(absent) > 0 {
+				names := slices.Sorted(maps.Keys(absent))
+				fmt.Fprintf(os.Stderr, "not started by 'up' ([rotate] group %q, rotated only by 'benchnet run'): %s: left out of the warm-up, the load, the collectors and the drain\n",
+					m.Rotate.Group, strings.Join(names, ", "))
+			}
+			notStarted := func(node string) bool { return absent[node] }
 			pids := local.NodePIDs(src.Join(rundir.State))
-			stopCollector := scenario.StartCollector(ctx, dir, &p, func(node string) int { return pids[node] }, scrape, os.Stderr)
-			res, merr := scenario.Measure(ctx, dir, &p, testnet.NewRunID(), os.Stderr, os.Stderr)
+			stopCollector := scenario.StartCollector(ctx, dir, &p, func(node string) int { return pids[node] },
+				func(node string) bool { return !absent[node] }, scrape, os.Stderr)
+			res, merr := scenario.MeasureRunning(ctx, dir, &p, p.Load, testnet.NewRunID(), os.Stderr, os.Stderr, notStarted)
 			stopCollector()
 			if res != nil {
 				fmt.Fprintln(os.Stderr)

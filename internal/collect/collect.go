@@ -37,12 +37,17 @@ var SamplesFile = path.Base(rundir.SamplesCSV.Name)
 
 // Target is one node to watch. MetricsURL "" skips the Prometheus scrape
 // (e.g. a socket app process); PID nil or returning 0 skips the /proc stats
-// (a node not started yet, or restarting).
+// (a node not started yet, or restarting). Running, when set and false,
+// skips both for that tick (a late start not yet due, a stopped rotating
+// node): no sample and no scrape error for a node that is not meant to run.
 type Target struct {
 	Node       string
 	MetricsURL string
 	PID        func() int
+	Running    func() bool
 }
+
+func (t Target) running() bool { return t.Running == nil || t.Running() }
 
 // Collector scrapes targets and samples /proc on a fixed interval.
 type Collector struct {
@@ -192,6 +197,9 @@ func (c *Collector) tick(ctx context.Context, phase time.Duration, f func(time.T
 func (c *Collector) scrapeLoop(ctx context.Context, t Target, phase time.Duration) {
 	buf := &sampleBuf{}
 	c.tick(ctx, phase, func(now time.Time) {
+		if !t.running() {
+			return
+		}
 		buf.reset()
 		err := c.scrape(ctx, t, buf)
 		if ctx.Err() != nil {
@@ -234,7 +242,7 @@ func (c *Collector) procLoop(ctx context.Context) {
 		ts := now.UnixNano()
 		var rows []rundir.Proc
 		for _, t := range c.targets {
-			if t.PID == nil {
+			if t.PID == nil || !t.running() {
 				continue
 			}
 			pid := t.PID()

@@ -396,3 +396,76 @@ func TestPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectorNotRunning: a target whose Running says no (a late start not
+// yet due, a node never started) is neither scraped nor read in /proc, and
+// leaves no error; once it runs, its samples come.
+func TestCollectorNotRunning(t *testing.T) {
+	expo, err := os.ReadFile(realExposition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(expo) }))
+	defer late.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // refuses connections, like a node never started
+	dir, err := rundir.Create(t.TempDir(), "collect", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	var running atomic.Bool
+	c := New(dir, []Target{
+		{Node: "late", MetricsURL: late.URL + "/metrics", PID: func() int { return os.Getpid() }, Running: running.Load},
+		{Node: "never", MetricsURL: dead.URL + "/metrics", PID: func() int { return 1 << 30 }, Running: func() bool { return false }},
+	}, 50*time.Millisecond)
+	c.FlushEvery = 50 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	// A tick that fired just before the switch may still see it: one
+	// interval of slack.
+	joined := time.Now().Add(-50 * time.Millisecond).UnixNano()
+	running.Store(true)
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if st := c.Stats(); st.Failures != 0 || st.Scrapes == 0 {
+		t.Errorf("stats %+v: want scrapes of late and no failure", st)
+	}
+	samples, _, err := rundir.SamplesCSV.ReadFile(rundir.SamplesCSV.Path(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range samples {
+		if s.Node != "late" || s.TimeNs < joined {
+			t.Fatalf("sample of %s at %d (late runs from %d)", s.Node, s.TimeNs, joined)
+		}
+		n++
+	}
+	proc, _, err := rundir.ProcCSV.ReadFile(rundir.ProcCSV.Path(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range proc {
+		if (p.Node == "late" && p.TimeNs < joined) || p.Node == "never" {
+			t.Errorf("proc row of a node not running: %+v", p)
+		}
+	}
+	evs, err := dir.ReadEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Kind == "scrape_failed" {
+			t.Errorf("event %+v", e)
+		}
+	}
+	if n == 0 {
+		t.Error("no sample of late once it ran")
+	}
+}

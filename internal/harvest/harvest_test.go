@@ -382,3 +382,44 @@ func TestDrainRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestMempoolPollerRunning: a node that does not run yet is neither polled
+// nor counted as a failed poll; once it runs, its rows come.
+func TestMempoolPollerRunning(t *testing.T) {
+	fa, a := newFake(t)
+	var polls atomic.Int64
+	fa.mempool = func() int { polls.Add(1); return 1 }
+	fl, late := newFake(t)
+	fl.mempool = func() int { return 2 }
+	fl.fail.Store(true) // not started: it would not answer
+	var running atomic.Bool
+	dir := t.TempDir()
+	p := NewMempoolPoller(dir, []Node{{"a", a.URL}, {"late", late.URL}}, 20*time.Millisecond)
+	p.Running = func(n string) bool { return n != "late" || running.Load() }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = p.Run(ctx) }()
+	for polls.Load() < 5 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e := p.Errors(); e != 0 {
+		t.Errorf("%d failed polls of a node that does not run", e)
+	}
+	joined := time.Now().Add(-20 * time.Millisecond).UnixNano() // a round begun just before
+	fl.fail.Store(false)
+	running.Store(true)
+	for p.Peaks()["late"] == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	rows, _, err := rundir.MempoolCSV.ReadFile(filepath.Join(dir, rundir.MempoolCSV.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Node == "late" && r.TimeNs < joined {
+			t.Errorf("late polled before it ran: %+v", r)
+		}
+	}
+}

@@ -138,6 +138,11 @@ type MempoolPoller struct {
 	Path     string // e.g. <run dir>/mempool.csv
 	Nodes    []Node
 	Interval time.Duration // default 500 ms
+	// Running, when set, says whether a node runs now: a node that does
+	// not (a late start not yet due, a stopped rotating node) is not
+	// polled that round, so it has no row and no failed poll until it
+	// starts. Nil: every node runs.
+	Running func(node string) bool
 
 	mu     sync.Mutex
 	peak   map[string]int
@@ -171,9 +176,18 @@ func (p *MempoolPoller) Run(ctx context.Context) (int, error) {
 	defer tick.Stop()
 	for {
 		now := time.Now().UnixNano()
-		sizes, errs := pollAll(ctx, p.Nodes, clients)
+		nodes, cls := p.Nodes, clients
+		if p.Running != nil {
+			nodes, cls = nil, nil
+			for i, n := range p.Nodes {
+				if p.Running(n.Name) {
+					nodes, cls = append(nodes, n), append(cls, clients[i])
+				}
+			}
+		}
+		sizes, errs := pollAll(ctx, nodes, cls)
 		p.mu.Lock()
-		for i, n := range p.Nodes {
+		for i, n := range nodes {
 			if errs[i] != nil {
 				if ctx.Err() == nil {
 					p.errors++

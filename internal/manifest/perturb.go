@@ -289,6 +289,9 @@ func (m *Manifest) validateRotate(errs *Errors) map[string]bool {
 		if g.StartDelay.Duration > 0 {
 			add("group", "%q has a start_delay; [rotate] starts it (use rotate.start)", r.Group)
 		}
+		if m.Load.Workload == WorkloadAccounts && rotating[m.Load.Target] {
+			*errs = append(*errs, m.Errorf("load.target", "%q is a node of the [rotate] group %q, which no load may target (up never starts it; run starts it during the load): target a validator or another full node", m.Load.Target, r.Group))
+		}
 	}
 	if r.Cycles < 1 || r.Cycles > 10_000 {
 		add("cycles", "%d: want 1 to 10000", r.Cycles)

@@ -174,3 +174,30 @@ count = 50
 		t.Errorf("CometBFT wipe-restart: %v", err)
 	}
 }
+
+// TestRotateNodeNotALoadTarget: the accounts workload may not name a
+// rotating node as its target (up never starts it, run only during the load).
+func TestRotateNodeNotALoadTarget(t *testing.T) {
+	src := `name = "f"
+[node.validator]
+count = 4
+app = "accounts"
+[node.eph]
+role = "full"
+count = 2
+app = "accounts"
+[rotate]
+group = "eph"
+cycles = 2
+[load]
+workload = "accounts"
+target = "%s"
+`
+	_, err := Parse("m.toml", []byte(strings.Replace(src, "%s", "eph1", 1)))
+	if err == nil || !strings.Contains(err.Error(), `load.target: "eph1" is a node of the [rotate] group "eph"`) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Parse("m.toml", []byte(strings.Replace(src, "%s", "validator1", 1))); err != nil {
+		t.Fatalf("a validator target: %v", err)
+	}
+}

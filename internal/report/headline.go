@@ -156,6 +156,9 @@ func (r *run) loadThatRan() []block {
 	bs = append(bs, para{text}, t)
 	if ls, err := r.dir.ReadLoad(); err == nil {
 		bs = append(bs, para{fmt.Sprintf("The generator's own account (load.json): %d txs expected, %d attempted.", ls.Expected, ls.Attempted)})
+		for _, sk := range ls.Skipped {
+			bs = append(bs, para{fmt.Sprintf("Not loaded: %s, %s.", sk.Node, sk.Reason)})
+		}
 	} else {
 		bs = append(bs, para{"No load.json (the generator's own account, written when the load ends): the load did not finish."})
 	}

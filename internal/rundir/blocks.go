@@ -95,6 +95,9 @@ type Drain struct {
 	GraceSec    float64  `json:"grace_sec"` // the manifest's load.grace
 	Left        string   `json:"left,omitempty"`
 	Unreachable []string `json:"unreachable,omitempty"`
+	// Nodes are the nodes the drain waited for: every node running when
+	// it began (late joiners included, nodes not started left out).
+	Nodes []string `json:"nodes,omitempty"`
 }
 
 // DrainSeconds converts a duration for Drain's fields.

@@ -18,6 +18,16 @@ type LoadSummary struct {
 	Conns                                     []LoadConn
 	Valid                                     bool
 	Invalid                                   []string // why not valid
+	// Skipped lists the nodes the load would have targeted but that were
+	// not running when it began (a late start_delay node, a [rotate] node):
+	// their share went to the running targets, so no tx is missing.
+	Skipped []LoadSkip `json:",omitempty"`
+}
+
+// LoadSkip is one load target left out, and why.
+type LoadSkip struct {
+	Node   string
+	Reason string
 }
 
 // LoadConn is one connection's target vs achieved rate and lag.

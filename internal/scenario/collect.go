@@ -14,13 +14,19 @@ import (
 
 // StartCollector writes machine.json and scrapes every node of p (metrics and
 // /proc stats; pid gives a node's process, 0 when none) until the returned
-// stop is called. It outlives ctx's cancellation, so an interrupted run
+// stop is called. running (nil: every node runs) says whether a node runs
+// now: one that does not (a late start not yet due, a [rotate] node between
+// cycles) is not scraped until it does. It outlives ctx's cancellation, so an interrupted run
 // keeps collecting until its teardown; stop is idempotent.
-func StartCollector(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, pid func(node string) int, interval time.Duration, log io.Writer) (stop func()) {
+func StartCollector(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, pid func(node string) int, running func(node string) bool, interval time.Duration, log io.Writer) (stop func()) {
 	var targets []collect.Target
 	for _, n := range p.Nodes {
 		name := n.Name
-		targets = append(targets, collect.Target{Node: name, MetricsURL: n.MetricsURL(), PID: func() int { return pid(name) }})
+		t := collect.Target{Node: name, MetricsURL: n.MetricsURL(), PID: func() int { return pid(name) }}
+		if running != nil {
+			t.Running = func() bool { return running(name) }
+		}
+		targets = append(targets, t)
 	}
 	if err := collect.WriteMachine(dir); err != nil {
 		fmt.Fprintf(log, "warning: machine.json: %v\n", err)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
@@ -48,26 +49,44 @@ func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manife
 	return measure(ctx, dir, p, l, runID, log, progressOut, nil, nil)
 }
 
+// MeasureRunning is MeasureLoad on a testnet where some nodes may not run:
+// notStarted (nil: every node runs) names them at any moment (a [rotate]
+// group `benchnet up` never started, a late start not yet due). See
+// measure for what leaves them out.
+func MeasureRunning(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, notStarted func(string) bool) (*analyze.Results, error) {
+	return measure(ctx, dir, p, l, runID, log, progressOut, nil, notStarted)
+}
+
 // measure is MeasureLoad with faults (nil: none) run during the load; a halt
 // they detect ends the load like an interrupt, with the halt as the cause.
-// notStarted (nil: every node runs) names the nodes not running when the
-// load begins (rotating nodes, late starts): the warm-up, the load, the
-// mempool poller and the drain leave them out.
+// notStarted (nil: every node runs) names the nodes not running at a given
+// moment (rotating nodes, late starts). The load's targets are the nodes
+// running when it begins: a load node not running then is skipped (an event,
+// a line in the log and load.json's Skipped) and its share goes to the
+// running targets, so the load sends exactly what it was asked to. The
+// warm-up waits for the nodes running at its start; the mempool poller
+// takes a node in once it runs (a late joiner from its start, no failed
+// poll before), and the drain waits for every node running when it begins.
 func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, faults *Faults, notStarted func(string) bool) (*analyze.Results, error) {
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	cfg := load.FromManifest(l, runID)
 	cfg.Seed = p.Seed
 	running := func(name string) bool { return notStarted == nil || !notStarted(name) }
-	var targets []load.Target
-	loadNodes := p.Validators()
-	if l.Workload == manifest.WorkloadAccounts { // validators and full nodes
-		loadNodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n *plan.Node) bool { return n.Role == "seed" })
+	targets, skipped := loadTargets(p, l, running)
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("load: none of the load's nodes runs (%s)", skipList(skipped))
 	}
-	for _, n := range loadNodes {
-		if running(n.Name) {
-			targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
+	if l.Workload == manifest.WorkloadAccounts && l.Target != manifest.TargetAllNodes {
+		for _, s := range skipped {
+			if s.Node == l.Target {
+				return nil, fmt.Errorf("load.target %q does not run when the load begins (%s): target a node that runs", s.Node, s.Reason)
+			}
 		}
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(log, "load: %s skipped: %s\n", s.Node, s.Reason)
+		_ = dir.Event("load_target_skipped", s.Node, s.Reason)
 	}
 	nodes := slices.DeleteFunc(harvest.Nodes(p), func(n harvest.Node) bool { return !running(n.Name) })
 
@@ -86,7 +105,8 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	from++
 
 	pctx, stopPoll := context.WithCancel(context.WithoutCancel(ctx))
-	poller := harvest.NewMempoolPoller(dir.Path, nodes, 500*time.Millisecond)
+	poller := harvest.NewMempoolPoller(dir.Path, harvest.Nodes(p), 500*time.Millisecond)
+	poller.Running = running
 	pollDone := make(chan struct{})
 	go func() { defer close(pollDone); _, _ = poller.Run(pctx) }()
 	defer func() { stopPoll(); <-pollDone }()
@@ -122,12 +142,15 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 		loadErr = errors.Join(loadErr, fmt.Errorf("close %s: %w", rundir.SentCSV.Name, err))
 	}
 	_ = dir.Event("load_done", "", fmt.Sprintf("sent %d, send errors %d", sum.Sent, sum.SendErrors))
+	sum.Skipped = skipped
 	_ = dir.WriteLoad(&sum)
 	interrupted := ctx.Err() != nil
 	if loadErr != nil && !interrupted {
 		return nil, fmt.Errorf("load: %w", loadErr)
 	}
 
+	// Every node running now, late joiners included.
+	nodes = slices.DeleteFunc(harvest.Nodes(p), func(n harvest.Node) bool { return !running(n.Name) })
 	drain := drainMempools(ctx, faults.answering(nodes), l.Grace.Duration, log)
 	_ = dir.Event("drained", "", drain.String())
 
@@ -159,6 +182,41 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 		return res, context.Cause(ctx)
 	}
 	return res, nil
+}
+
+// loadTargets is where the load goes: the validators (kv) or the
+// validators and full nodes (accounts), those running now; skipped are the
+// others, with the reason.
+func loadTargets(p *plan.Testnet, l manifest.Load, running func(string) bool) (targets []load.Target, skipped []rundir.LoadSkip) {
+	loadNodes := p.Validators()
+	if l.Workload == manifest.WorkloadAccounts { // validators and full nodes
+		loadNodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n *plan.Node) bool { return n.Role == "seed" })
+	}
+	for _, n := range loadNodes {
+		if running(n.Name) {
+			targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
+			continue
+		}
+		why := "not running when the load began ([rotate] node or stopped)"
+		if n.StartDelay > 0 {
+			why = fmt.Sprintf("not started when the load began (start_delay %s)", n.StartDelay)
+		}
+		if l.Workload != manifest.WorkloadAccounts && l.Target == "all" {
+			why += ": its connections were not opened"
+		} else {
+			why += ": its share went to the running targets"
+		}
+		skipped = append(skipped, rundir.LoadSkip{Node: n.Name, Reason: why})
+	}
+	return targets, skipped
+}
+
+func skipList(s []rundir.LoadSkip) string {
+	var out []string
+	for _, k := range s {
+		out = append(out, k.Node+": "+k.Reason)
+	}
+	return strings.Join(out, "; ")
 }
 
 // drained is how the wait for the mempools ended, for the log, the events
@@ -201,6 +259,9 @@ func drainMempools(ctx context.Context, nodes []harvest.Node, grace time.Duratio
 		bound = min(grace, interruptDrain)
 	}
 	d := drained{DrainResult: dr, record: dr.Record(grace, bound, interrupted)}
+	for _, n := range nodes {
+		d.record.Nodes = append(d.record.Nodes, n.Name)
+	}
 	fmt.Fprintf(log, "drain: %s\n", d)
 	return d
 }

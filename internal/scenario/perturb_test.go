@@ -279,6 +279,21 @@ keep = "3s"
 	if len(fr.Cycles) != 1 {
 		t.Fatalf("cycles: %+v", fr.Cycles)
 	}
+	// The collector leaves the node alone until it joined: no failed
+	// scrape before its start.
+	var started time.Time
+	for _, e := range readEvents(t, out.RunDir) {
+		if e.Kind == "node_started" && e.Node == "eph0" && started.IsZero() {
+			started = e.Time
+		}
+		if e.Kind == "scrape_failed" && e.Node == "eph0" {
+			if started.IsZero() {
+				t.Errorf("scrape_failed for eph0 before it started: %+v", e)
+			} else {
+				t.Logf("scrape_failed for eph0 after its start: %+v", e)
+			}
+		}
+	}
 	c := fr.Cycles[0]
 	if c.CatchUpS <= 0 || c.CatchUpS > 60 || c.Height < 2 || c.BlocksPerS <= 0 || c.StopNs == 0 || c.Error != "" {
 		t.Errorf("cycle: %+v", c)

@@ -105,10 +105,12 @@ func (f *Faults) cycle(ctx context.Context, cycle int, node string) bool {
 	}
 	// Stop and wipe even when the load ended: the next cycle (or the
 	// teardown) finds an empty home, and heights.csv shows the gap.
+	// Forgotten first: the collectors and pollers stop reaching it before
+	// it goes, so a planned stop is no scrape or poll failure.
 	bg := context.WithoutCancel(ctx)
+	tn.Forget(node)
 	err := tn.StopNode(bg, node)
 	if err == nil {
-		tn.Forget(node)
 		err = tn.Wipe(bg, node)
 	}
 	rc.StopNs = time.Now().UnixNano()

@@ -94,13 +94,22 @@ func TestLateStartJoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	var readyAt time.Time
-	started := map[string]time.Time{}
+	started, joined := map[string]time.Time{}, map[string]time.Time{}
 	for _, e := range events {
 		switch e.Kind {
 		case "testnet_ready":
 			readyAt = e.Time
 		case "node_started":
 			started[e.Node] = e.Time
+		case "node_joined":
+			joined[e.Node] = e.Time
+		}
+	}
+	// A late node counts as running (the collectors reach it) once its
+	// RPC answers: node_joined, after its start.
+	for _, n := range full {
+		if at, ok := joined[n]; !ok || at.Before(started[n]) {
+			t.Errorf("%s: node_joined at %v, want one after its node_started at %v", n, at, started[n])
 		}
 	}
 	for _, n := range full {

@@ -16,9 +16,10 @@ import (
 // every signal and link change goes through the runner or the link
 // emulation: nothing here touches a pid or a namespace.
 
-// notStartedByUp lists the nodes Up leaves stopped: the rotating group, which
-// the rotate scenario starts and stops during the load.
-func notStartedByUp(m *manifest.Manifest, p *plan.Testnet) map[string]bool {
+// NotStartedByUp lists the nodes Up leaves stopped: the rotating group, which
+// the rotate scenario starts and stops during the load. `benchnet load`
+// leaves them out of the warm-up, the load, the collectors and the drain.
+func NotStartedByUp(m *manifest.Manifest, p *plan.Testnet) map[string]bool {
 	out := map[string]bool{}
 	if m.Rotate == nil {
 		return out
@@ -38,6 +39,10 @@ func (t *Testnet) NotStarted(node string) bool {
 	defer t.mu.Unlock()
 	return t.absent[node]
 }
+
+// Running is !NotStarted: whether the collectors and pollers should reach
+// the node now.
+func (t *Testnet) Running(node string) bool { return !t.NotStarted(node) }
 
 func (t *Testnet) node(name string) (*plan.Node, error) {
 	n := t.Plan.Node(name)
@@ -124,6 +129,11 @@ func (t *Testnet) StartNode(ctx context.Context, name string) error {
 	}
 	if err := t.startNode(ctx, n, t.bins, t.env); err != nil {
 		return err
+	}
+	if t.NotStarted(name) {
+		// A node the collectors leave alone (a rotating one) joins them
+		// once it answers, as a late start does.
+		t.awaitAnswer(ctx, n)
 	}
 	t.mu.Lock()
 	delete(t.absent, name)

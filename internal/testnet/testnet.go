@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/local"
@@ -51,7 +52,10 @@ type Options struct {
 	// and their starts keep running, timed from Up's node starts, until
 	// Down. Without it (`benchnet up`, experiments) Up waits for every node.
 	// Delayed validators are always awaited: the load targets them and the
-	// chain may need their votes.
+	// chain may need their votes; so is a node the accounts workload names
+	// as its only target (load.target = "full0"). A late joiner counts as
+	// running (NotStarted false) once its RPC answers, so the collectors
+	// and pollers never see it booting.
 	LateStarts bool
 }
 
@@ -132,7 +136,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		return nil, err
 	}
 	t := &Testnet{Plan: p, Dir: dir, RunID: NewRunID(), Driver: drv, log: opts.Log, pids: map[string]int{},
-		bins: bins, absent: notStartedByUp(m, p)}
+		bins: bins, absent: NotStartedByUp(m, p)}
 	fmt.Fprintf(opts.Log, "run %s: %s\n", t.RunID, dir.Path)
 	if err := t.writeInputs(m, bins); err != nil {
 		return nil, err
@@ -216,7 +220,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 			wait[n.Name] = true
 			continue
 		}
-		if opts.LateStarts && n.Role != "validator" {
+		if opts.LateStarts && n.Role != "validator" && !namedLoadTarget(m, n.Name) {
 			late = append(late, n.Name)
 		} else {
 			wait[n.Name] = true
@@ -287,9 +291,52 @@ func (t *Testnet) delayedStart(ctx context.Context, n *plan.Node, startErr chan<
 		}
 		return
 	}
+	t.awaitAnswer(ctx, n)
 	t.mu.Lock()
 	delete(t.absent, n.Name)
 	t.mu.Unlock()
+}
+
+// answerWait bounds how long a delayed start waits for the node's RPC
+// before it counts the node as running anyway (its failures then show as
+// scrape and poll errors).
+var answerWait = 30 * time.Second
+
+// awaitAnswer waits until a CometBFT node that was just started answers RPC
+// (a node_joined event), at most answerWait or until ctx ends.
+func (t *Testnet) awaitAnswer(ctx context.Context, n *plan.Node) {
+	if t.Plan.NodeKind() != manifest.KindCometBFT {
+		return
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, answerWait)
+	defer cancel()
+	c := cometrpc.New(n.RPCURL())
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st, err := c.Status(ctx)
+		if err == nil {
+			_ = t.Dir.Event("node_joined", n.Name, fmt.Sprintf("RPC answers %s after its start (height %d, catching_up %v)",
+				time.Since(start).Round(time.Millisecond), st.Height, st.CatchingUp))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				fmt.Fprintf(t.log, "\n%s started but its RPC did not answer within %s: %v\n", n.Name, answerWait, err)
+			}
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// namedLoadTarget is whether m's load names node as its only target (the
+// accounts workload's load.target = "<node>"): the load cannot go
+// elsewhere, so Up waits for it even when it starts late.
+func namedLoadTarget(m *manifest.Manifest, node string) bool {
+	return m.Load.Workload == manifest.WorkloadAccounts && m.Load.Target == node
 }
 
 // awaitStarts cancels the delayed starts not yet due and waits for those in
