@@ -235,9 +235,10 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		}})
 	}
 	if r.cfg.Transport != "http" {
-		// Websocket sends never wait for an answer (the frame writer
-		// queues what the socket does not take), so one goroutine paces
-		// every connection: one wake-up per tick, not one per connection.
+		// Websocket sends never wait for an answer (the event loop, and
+		// gorilla's transport below its write timeout, queue what the
+		// socket does not take), so one goroutine paces every connection:
+		// one wake-up per tick, not one per connection.
 		ns := make([]int, len(r.conns))
 		for k, c := range r.conns {
 			ns[k] = c.plan.n
