@@ -118,9 +118,9 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 	for _, e := range in.Events {
 		t := e.Time.UnixNano()
 		switch e.Kind {
-		case "load_start":
+		case "load_start", "publish_start": // a gossip run's load is its publish window
 			loadStart = t
-		case "load_done":
+		case "load_done", "publish_done":
 			loadEnd = t
 		case "chain_halted":
 			res.Halted, any = e.Detail, true
@@ -222,7 +222,9 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 		}
 		expected := p.BlockRate * float64(p.EndNs-p.StartNs) / 1e9
 		p.Missed = max(0, int(expected+0.5)-p.Blocks)
-		if nodeAction(p.Action) {
+		// Only a chain's height poller says when a node is back at the tip
+		// (a gossipsub testnet has none: no heights, no BackAtTip).
+		if nodeAction(p.Action) && len(in.Heights) > 0 {
 			p.BackAtTip = map[string]float64{}
 			for _, n := range p.Nodes {
 				p.BackAtTip[n] = backAtTip(in.Heights, tips, n, p.EndNs)

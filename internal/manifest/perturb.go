@@ -45,10 +45,6 @@ const (
 // PerturbActions lists the valid actions.
 var PerturbActions = []string{ActKill, ActRestart, ActPause, ActResume, ActDisconnect, ActPartition, ActHeal, ActWipeRestart}
 
-// gossipActions are the actions the gossip scenario runs; the manifest
-// refuses the others for a gossipsub testnet rather than ignore them.
-var gossipActions = map[string]bool{}
-
 // LinkAction says whether an action changes links (needs link emulation).
 func LinkAction(a string) bool { return a == ActDisconnect || a == ActPartition || a == ActHeal }
 
@@ -203,11 +199,10 @@ func (m *Manifest) validateFaults() Errors {
 		if (p.Action == ActResume || p.Action == ActHeal) && p.For.Duration > 0 {
 			add("for", "%s is itself an undo; it takes no \"for\"", p.Action)
 		}
-		switch {
-		case p.Action == ActWipeRestart && gossip:
+		// The gossip scenario runs every other action during its publish
+		// window, as the steady run does during its load.
+		if p.Action == ActWipeRestart && gossip {
 			add("action", "wipe-restart resets a node's chain state to genesis: a gossipsub host keeps none (kind = \"gossipsub\")")
-		case gossip && !gossipActions[p.Action]:
-			add("action", "%s: the gossip scenario does not run this action yet (kind = \"gossipsub\")", p.Action)
 		}
 		if LinkAction(p.Action) && !linkemOK {
 			add("action", "%s changes links: set [network].linkem = \"netem\" or \"userspace\" (now %q)", p.Action, m.Network.Linkem)

@@ -154,10 +154,10 @@ count = 50
 		name, extra string
 		want        []string // substrings of the error, each with its file:line
 	}{
-		{"kill", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"kill\"\n",
-			[]string{`m.toml:14: perturb[0].action: kill: the gossip scenario does not run this action yet`}},
-		{"pause and heal", "[[perturb]]\nnode = \"gossip1\"\naction = \"pause\"\nfor = \"1s\"\n[[perturb]]\nat = \"3s\"\naction = \"heal\"\n",
-			[]string{`m.toml:13: perturb[0].action: pause: the gossip scenario`, `m.toml:17: perturb[1].action: heal: the gossip scenario`}},
+		{"kill ok", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"kill\"\nfor = \"2s\"\n", nil},
+		{"pause, restart ok", "[[perturb]]\nnode = \"gossip1\"\naction = \"pause\"\nfor = \"1s\"\n[[perturb]]\nat = \"3s\"\nnode = \"gossip2\"\naction = \"restart\"\n", nil},
+		{"partition without linkem", "[[perturb]]\nnodes = [\"gossip0\", \"gossip1\"]\naction = \"partition\"\n",
+			[]string{`m.toml:13: perturb[0].action: partition changes links: set [network].linkem`}},
 		{"wipe-restart", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"wipe-restart\"\nfor = \"2s\"\n",
 			[]string{`m.toml:14: perturb[0].action: wipe-restart resets a node's chain state to genesis: a gossipsub host keeps none`}},
 		{"wipe-restart, second entry", "[[perturb]]\nnode = \"gossip0\"\naction = \"pause\"\n[[perturb]]\nnode = \"gossip2\"\naction = \"wipe-restart\"\n",
