@@ -156,6 +156,7 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 	if !any {
 		return nil
 	}
+	res.NoChain = len(in.Heights) == 0 && len(in.Blocks) == 0 && len(in.Txs) == 0
 	if loadEnd == 0 && len(in.Blocks) > 0 {
 		loadEnd = in.Blocks[len(in.Blocks)-1].TimeNs
 	}
@@ -333,6 +334,11 @@ func FaultSummary(fr *FaultResults) string {
 		fmt.Fprintf(&b, "CHAIN HALTED: %s\n", fr.Halted)
 	}
 	for _, p := range fr.Perturbations {
+		if fr.NoChain {
+			fmt.Fprintf(&b, "perturb[%d] %s %s: outage %.1f s%s\n", p.Entry, p.Action, strings.Join(p.Nodes, ","),
+				float64(p.EndNs-p.StartNs)/1e9, map[bool]string{false: " (not undone)", true: ""}[p.Undone])
+			continue
+		}
 		fmt.Fprintf(&b, "perturb[%d] %s %s: outage %.1f s%s, %d blocks (%.2f/s before, %d missed), next block after %s, longest gap %.1f s",
 			p.Entry, p.Action, strings.Join(p.Nodes, ","), float64(p.EndNs-p.StartNs)/1e9, map[bool]string{false: " (not undone)", true: ""}[p.Undone],
 			p.Blocks, p.BlockRate, p.Missed, secs(p.FirstBlockS), p.LongestGapS)

@@ -68,6 +68,10 @@ type Cycle struct {
 type FaultResults struct {
 	Perturbations []Perturbation `json:"perturbations"`
 	Cycles        []Cycle        `json:"cycles"`
+	// NoChain: the run had no chain (a gossipsub testnet: no heights, blocks
+	// or txs), so each perturbation's block, tx and back-at-tip figures do
+	// not apply (they are zero).
+	NoChain bool `json:"no_chain,omitempty"`
 	// Halted is the reason the chain halted past the halt limit ("" if not).
 	Halted string `json:"halted,omitempty"`
 }
