@@ -118,9 +118,9 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 	for _, e := range in.Events {
 		t := e.Time.UnixNano()
 		switch e.Kind {
-		case "load_start":
+		case "load_start", "publish_start": // a gossip run's load is its publish window
 			loadStart = t
-		case "load_done":
+		case "load_done", "publish_done":
 			loadEnd = t
 		case "chain_halted":
 			res.Halted, any = e.Detail, true
@@ -156,6 +156,7 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 	if !any {
 		return nil
 	}
+	res.NoChain = len(in.Heights) == 0 && len(in.Blocks) == 0 && len(in.Txs) == 0
 	if loadEnd == 0 && len(in.Blocks) > 0 {
 		loadEnd = in.Blocks[len(in.Blocks)-1].TimeNs
 	}
@@ -222,7 +223,9 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 		}
 		expected := p.BlockRate * float64(p.EndNs-p.StartNs) / 1e9
 		p.Missed = max(0, int(expected+0.5)-p.Blocks)
-		if nodeAction(p.Action) {
+		// Only a chain's height poller says when a node is back at the tip
+		// (a gossipsub testnet has none: no heights, no BackAtTip).
+		if nodeAction(p.Action) && len(in.Heights) > 0 {
 			p.BackAtTip = map[string]float64{}
 			for _, n := range p.Nodes {
 				p.BackAtTip[n] = backAtTip(in.Heights, tips, n, p.EndNs)
@@ -331,6 +334,11 @@ func FaultSummary(fr *FaultResults) string {
 		fmt.Fprintf(&b, "CHAIN HALTED: %s\n", fr.Halted)
 	}
 	for _, p := range fr.Perturbations {
+		if fr.NoChain {
+			fmt.Fprintf(&b, "perturb[%d] %s %s: outage %.1f s%s\n", p.Entry, p.Action, strings.Join(p.Nodes, ","),
+				float64(p.EndNs-p.StartNs)/1e9, map[bool]string{false: " (not undone)", true: ""}[p.Undone])
+			continue
+		}
 		fmt.Fprintf(&b, "perturb[%d] %s %s: outage %.1f s%s, %d blocks (%.2f/s before, %d missed), next block after %s, longest gap %.1f s",
 			p.Entry, p.Action, strings.Join(p.Nodes, ","), float64(p.EndNs-p.StartNs)/1e9, map[bool]string{false: " (not undone)", true: ""}[p.Undone],
 			p.Blocks, p.BlockRate, p.Missed, secs(p.FirstBlockS), p.LongestGapS)

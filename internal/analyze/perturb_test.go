@@ -105,3 +105,32 @@ func TestComputeFaults(t *testing.T) {
 		t.Errorf("partition ends at %v, want the heal at 8 s", time.Duration(p.EndNs-ns(0)))
 	}
 }
+
+// TestComputeFaultsNoChain: a gossip run's faults (publish window, no
+// heights, blocks or txs) are outages without chain figures: no_chain, no
+// back-at-tip, the window from publish_start to publish_done, and a
+// summary that speaks of no blocks.
+func TestComputeFaultsNoChain(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	step := func(s float64, action, do string) rundir.Event {
+		d, _ := json.Marshal(StepEvent{Step: manifest.Step{Action: action, Nodes: []string{"gossip4"}}, Do: do})
+		return rundir.Event{Time: at(s), Kind: "perturb_step", Node: "gossip4", Detail: string(d)}
+	}
+	fr := ComputeFaults(&FaultInput{Events: []rundir.Event{
+		{Time: at(0), Kind: "publish_start"},
+		step(2, manifest.ActKill, "kill"),
+		{Time: at(8), Kind: "publish_done"},
+	}})
+	if fr == nil || !fr.NoChain || len(fr.Perturbations) != 1 {
+		t.Fatalf("got %+v, want one perturbation, no chain", fr)
+	}
+	p := fr.Perturbations[0]
+	if p.Undone || p.EndNs != at(8).UnixNano() || p.BackAtTip != nil {
+		t.Errorf("kill never undone: %+v, want it to end with publish_done and no back_at_tip", p)
+	}
+	want := "perturb[0] kill gossip4: outage 6.0 s (not undone)\n"
+	if got := FaultSummary(fr); got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+}

@@ -78,7 +78,10 @@ const DefaultCatchUpTimeout = 5 * time.Minute
 func (m *Manifest) Faulty() bool { return len(m.Perturb) > 0 || m.Rotate != nil }
 
 func (m *Manifest) faultDefaults() {
-	if m.HaltLimit.Duration == 0 && m.Faulty() {
+	// halt_limit is how long a chain may go without a block: a gossipsub
+	// testnet has no chain, so it gets no default (and validation refuses
+	// one).
+	if m.HaltLimit.Duration == 0 && m.Faulty() && m.Kind() != KindGossipsub {
 		m.HaltLimit.Duration = DefaultHaltLimit
 	}
 	if r := m.Rotate; r != nil {
@@ -165,6 +168,9 @@ func (m *Manifest) validateFaults() Errors {
 	// A gossipsub host keeps no chain state: there is no genesis to wipe
 	// it back to and no tip to block-sync to (its driver refuses Reset).
 	gossip := m.Kind() == KindGossipsub
+	if gossip && m.HaltLimit.Duration != 0 {
+		errs = append(errs, m.Errorf("halt_limit", "halt_limit ends a run whose chain stops making blocks: a gossipsub testnet has no chain (kind = \"gossipsub\")"))
+	}
 	rotating := map[string]bool{}
 	switch {
 	case m.Rotate != nil && gossip:
@@ -193,6 +199,8 @@ func (m *Manifest) validateFaults() Errors {
 		if (p.Action == ActResume || p.Action == ActHeal) && p.For.Duration > 0 {
 			add("for", "%s is itself an undo; it takes no \"for\"", p.Action)
 		}
+		// The gossip scenario runs every other action during its publish
+		// window, as the steady run does during its load.
 		if p.Action == ActWipeRestart && gossip {
 			add("action", "wipe-restart resets a node's chain state to genesis: a gossipsub host keeps none (kind = \"gossipsub\")")
 		}

@@ -154,7 +154,10 @@ count = 50
 		name, extra string
 		want        []string // substrings of the error, each with its file:line
 	}{
-		{"kill ok", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"kill\"\n", nil},
+		{"kill ok", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"kill\"\nfor = \"2s\"\n", nil},
+		{"pause, restart ok", "[[perturb]]\nnode = \"gossip1\"\naction = \"pause\"\nfor = \"1s\"\n[[perturb]]\nat = \"3s\"\nnode = \"gossip2\"\naction = \"restart\"\n", nil},
+		{"partition without linkem", "[[perturb]]\nnodes = [\"gossip0\", \"gossip1\"]\naction = \"partition\"\n",
+			[]string{`m.toml:13: perturb[0].action: partition changes links: set [network].linkem`}},
 		{"wipe-restart", "[[perturb]]\nat = \"1s\"\nnode = \"gossip1\"\naction = \"wipe-restart\"\nfor = \"2s\"\n",
 			[]string{`m.toml:14: perturb[0].action: wipe-restart resets a node's chain state to genesis: a gossipsub host keeps none`}},
 		{"wipe-restart, second entry", "[[perturb]]\nnode = \"gossip0\"\naction = \"pause\"\n[[perturb]]\nnode = \"gossip2\"\naction = \"wipe-restart\"\n",
@@ -169,6 +172,9 @@ count = 50
 			}
 		})
 	}
+	// halt_limit (a chain halting) means nothing without a chain.
+	checkParse(t, strings.Replace(gossipBase, "seed = 7\n", "seed = 7\nhalt_limit = \"30s\"\n", 1),
+		[]string{`m.toml:3: halt_limit: halt_limit ends a run whose chain stops making blocks: a gossipsub testnet has no chain`})
 	// The same wipe-restart is fine for a CometBFT testnet.
 	if _, err := Parse("m.toml", []byte(faultBase+"[[perturb]]\nnode = \"validator1\"\naction = \"wipe-restart\"\nfor = \"2s\"\n")); err != nil {
 		t.Errorf("CometBFT wipe-restart: %v", err)

@@ -45,6 +45,16 @@ type Driver interface {
 	Waiting() string
 }
 
+// Chain is implemented by the drivers of kinds whose nodes keep a chain
+// (CometBFT): the fault runner polls their heights (heights.csv, the halt
+// limit, a rotating node's catch-up, "back at tip"). A kind without one
+// (gossipsub) runs its faults without that poller.
+type Chain interface {
+	// Height asks node n for its latest height and whether it is still
+	// catching up (block sync).
+	Height(ctx context.Context, n *plan.Node) (height int64, catchingUp bool, err error)
+}
+
 // ErrNotSupported is wrapped by a driver's answer to what its kind cannot do.
 var ErrNotSupported = errors.New("not supported")
 

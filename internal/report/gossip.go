@@ -217,6 +217,7 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 		}
 		add(t)
 	}
+	add(g.faultsSection()...)
 	add(para{fmt.Sprintf("Trace events over the run: %d dropped RPCs, %d undeliverable (subscriber queue full), %d rejected.", r.DroppedRPC, r.Undeliverable, r.Rejected)})
 	add(heading{2, "Message delivery ratio per host", "mdr"})
 	t := table{head: []string{"host", "published", "expected", "delivered", "MDR %", "missing", "duplicates avg", "CPU avg %", "CPU max %", "RSS avg MiB", "RSS max MiB", "exited"}}
@@ -243,8 +244,43 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 	return bs, pngs, nil
 }
 
+// faultsSection lists the run's [[perturb]] outages (faults.json; none
+// when the run had no faults), timed from the first publication's
+// schedule start (events.jsonl's publish_start).
+func (g *gossipRun) faultsSection() []block {
+	d := &rundir.Dir{Path: g.dir}
+	fr, err := d.ReadFaults()
+	if err != nil || len(fr.Perturbations) == 0 {
+		return nil
+	}
+	var t0 int64
+	if evs, err := d.ReadEvents(); err == nil {
+		for _, e := range evs {
+			if e.Kind == "publish_start" {
+				t0 = e.Time.UnixNano()
+				break
+			}
+		}
+	}
+	t := table{head: []string{"#", "action", "nodes", "at s (into publishing)", "outage s"}}
+	for _, p := range fr.Perturbations {
+		at := "?"
+		if t0 > 0 {
+			at = fmtF(float64(p.StartNs-t0)/1e9, 1)
+		}
+		outage := fmtF(float64(p.EndNs-p.StartNs)/1e9, 1)
+		if !p.Undone {
+			outage += " (not undone)"
+		}
+		t.rows = append(t.rows, []string{itoa(p.Entry), p.Action, strings.Join(p.Nodes, " "), at, outage})
+	}
+	return []block{heading{2, "Faults", "faults"},
+		para{"Each [[perturb]] entry (faults.json): the outage lasts from the action until it was undone (restart, resume, heal) or the end of publishing. " +
+			"Deliveries a killed or stopped host missed are `host_exited`; those of hosts cut off behind it `never_reached`."}, t}
+}
+
 var reasonText = map[string]string{
-	"host_exited":   "the receiving host died during the run (events.jsonl)",
+	"host_exited":   "the receiving host was down around its publication: it died, or a [[perturb]] step killed or stopped it (events.jsonl)",
 	"no_trace":      "the receiving host left no trace file",
 	"queue_full":    "the router had it, the subscriber queue was full (undeliverable)",
 	"rejected":      "the receiving host's validation rejected it",

@@ -44,7 +44,8 @@ type Perturbation struct {
 	LongestGapS float64 `json:"longest_gap_s"`
 	// BackAtTip is, per target node, the time from the outage's end until
 	// it was back within a block of the tip, not catching up (-1: never
-	// seen there). Not measured for link-only or point actions on no node.
+	// seen there). Not measured for link-only or point actions on no node,
+	// nor without a height poller (a gossipsub testnet has no chain).
 	BackAtTip map[string]float64 `json:"back_at_tip_s,omitempty"`
 	// Txs counts the txs sent to the targets during the outage by end
 	// state (every one has one: committed, rejected, lost, send_error,
@@ -67,6 +68,10 @@ type Cycle struct {
 type FaultResults struct {
 	Perturbations []Perturbation `json:"perturbations"`
 	Cycles        []Cycle        `json:"cycles"`
+	// NoChain: the run had no chain (a gossipsub testnet: no heights, blocks
+	// or txs), so each perturbation's block, tx and back-at-tip figures do
+	// not apply (they are zero).
+	NoChain bool `json:"no_chain,omitempty"`
 	// Halted is the reason the chain halted past the halt limit ("" if not).
 	Halted string `json:"halted,omitempty"`
 }

@@ -38,8 +38,12 @@ func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	out.RunDir = tn.Dir.Path
 	fmt.Fprintf(opts.Log, "%d hosts up and peered in %s\n", len(tn.Plan.Nodes), time.Since(upStart).Round(time.Millisecond))
 	_ = tn.Dir.Event("gossip_up", "", time.Since(upStart).Round(time.Millisecond).String())
+	faults, err := NewFaults(m, tn, opts.Log)
+	if err != nil {
+		return out, errors.Join(err, tn.Down(context.WithoutCancel(ctx)))
+	}
 
-	perr := gossipUp(ctx, tn, opts)
+	perr := gossipUp(ctx, tn, opts, faults)
 	// Analysis and report after the teardown: the hosts have flushed their
 	// traces, and the report is a pure function of the finished directory
 	// (`benchnet analyze` and `benchnet report` later give the same).
@@ -48,6 +52,11 @@ func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 		return out, errors.Join(perr, aerr)
 	}
 	fmt.Fprint(opts.Log, GossipSummary(res))
+	if faults != nil {
+		if ferr := reportFaults(tn.Dir.Path, opts.Log); ferr != nil {
+			perr = errors.Join(perr, fmt.Errorf("faults: %w", ferr))
+		}
+	}
 	files, rerr := report.Render(tn.Dir.Path, "")
 	out.Report = files
 	if rerr != nil {
@@ -80,10 +89,11 @@ func GossipSummary(res *rundir.Results) string {
 }
 
 // gossipUp is the part of Gossip while the hosts run (whileUp's frame:
-// collector, exit watcher, teardown).
-func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options) error {
+// collector, exit watcher, teardown), faults (nil: none) run during the
+// publish window.
+func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Faults) error {
 	return whileUp(ctx, tn, opts, fmt.Sprintf(" (traces in %s)", tn.Dir.Join(rundir.GossipTraceDir)), func(func()) error {
-		sum, err := Publish(ctx, tn.Dir, tn.Plan, opts.Log)
+		sum, err := Publish(ctx, tn.Dir, tn.Plan, opts.Log, faults)
 		if sum != nil {
 			if werr := tn.Dir.WriteLoad(sum); werr != nil {
 				err = errors.Join(err, werr)
@@ -96,7 +106,9 @@ func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options) error {
 // Publish runs a gossip testnet's [publish] workload against hosts that are
 // up: warm-up, the schedule, cool-down. It writes published.csv and returns
 // the generator's summary (for load.json), harness CPU included in the log.
-func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, log io.Writer) (*rundir.LoadSummary, error) {
+// faults (nil: none) run from the schedule's start to its end, their clock's
+// zero the first publication's time, as a steady run's do over its load.
+func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, log io.Writer, faults *Faults) (*rundir.LoadSummary, error) {
 	if p.Publish == nil {
 		return nil, fmt.Errorf("publish: the plan has no [publish] table (not a gossipsub testnet)")
 	}
@@ -142,8 +154,16 @@ func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, log io.Write
 	fmt.Fprintf(log, "publishing %d messages of %d B at %v msg/s from %s\n", len(sched), cfg.Size, cfg.Rate, cfg.Source)
 	_ = dir.Event("publish_start", "", fmt.Sprintf("%d messages", len(sched)))
 	cpu0, wall0 := selfCPU(), time.Now()
-	sum, perr := load.RunPublish(ctx, nil, time.Now().Add(100*time.Millisecond), sched, cfg.Size, publish, w)
+	start := time.Now().Add(100 * time.Millisecond)
+	stopFaults := func() {}
+	if faults != nil {
+		// No fault of a gossip run ends it (a halt is a chain's); fail is
+		// never called without a height poller.
+		stopFaults = faults.Start(ctx, start, func(error) {})
+	}
+	sum, perr := load.RunPublish(ctx, nil, start, sched, cfg.Size, publish, w)
 	cpu, wall := selfCPU()-cpu0, time.Since(wall0)
+	stopFaults()
 	if cerr := w.Close(); cerr != nil {
 		perr = errors.Join(perr, cerr)
 	}

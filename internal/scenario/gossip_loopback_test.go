@@ -78,7 +78,7 @@ func TestPublishOverLoopbackHosts(t *testing.T) {
 		}
 	}
 	var log strings.Builder
-	sum, err := Publish(ctx, dir, p, &log)
+	sum, err := Publish(ctx, dir, p, &log, nil)
 	if err != nil {
 		t.Fatalf("publish: %v\n%s", err, log.String())
 	}

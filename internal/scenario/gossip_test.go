@@ -219,7 +219,7 @@ func TestGossipHostKilled(t *testing.T) {
 		killed <- syscall.Kill(pid, syscall.SIGKILL)
 	}()
 	var log strings.Builder
-	if err := gossipUp(ctx, tn, Options{Log: &log, ScrapeInterval: time.Second}); err != nil {
+	if err := gossipUp(ctx, tn, Options{Log: &log, ScrapeInterval: time.Second}, nil); err != nil {
 		t.Fatalf("run with a host killed: %v\n%s", err, log.String())
 	}
 	if err := <-killed; err != nil {

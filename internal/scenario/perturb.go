@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
@@ -26,11 +26,15 @@ var ErrHalted = errors.New("chain halted")
 // heightInterval is how often the height poller asks every node.
 const heightInterval = 500 * time.Millisecond
 
-// Faults runs a manifest's perturbations and rotating nodes during the load,
-// off the load's clock, with a height poller (heights.csv) that also watches
-// for a halt. The zero of its clock is the load's start.
+// Faults runs a manifest's perturbations and rotating nodes during the load
+// (a gossip run's publish window), off the load's clock, through the
+// testnet's runner and link model. For a kind that keeps a chain (its
+// driver is a node.Chain) a height poller (heights.csv) also watches for a
+// halt and feeds [rotate]; a kind without one runs the steps alone. The
+// zero of its clock is the load's start.
 type Faults struct {
 	tn     *testnet.Testnet
+	chain  node.Chain // nil: no height poller (gossipsub)
 	steps  []manifest.Step
 	rotate *manifest.Rotate
 	halt   time.Duration
@@ -55,7 +59,13 @@ func NewFaults(m *manifest.Manifest, tn *testnet.Testnet, log io.Writer) (*Fault
 	if log == nil {
 		log = io.Discard
 	}
-	return &Faults{tn: tn, steps: steps, rotate: m.Rotate, halt: m.HaltLimit.Duration, log: log, latest: map[string]rundir.HeightSample{}}, nil
+	chain, _ := tn.Driver.(node.Chain)
+	if chain == nil && (m.Rotate != nil || m.HaltLimit.Duration > 0) {
+		// Validation refuses both for such a kind; a caller that skipped it
+		// must not get a run that silently ignores them.
+		return nil, fmt.Errorf("faults: [rotate] and halt_limit need a chain's heights, which %s nodes do not have", m.Kind())
+	}
+	return &Faults{tn: tn, chain: chain, steps: steps, rotate: m.Rotate, halt: m.HaltLimit.Duration, log: log, latest: map[string]rundir.HeightSample{}}, nil
 }
 
 // Start runs the poller, the perturbation steps and the rotation from t0
@@ -65,8 +75,10 @@ func NewFaults(m *manifest.Manifest, tn *testnet.Testnet, log io.Writer) (*Fault
 func (f *Faults) Start(ctx context.Context, t0 time.Time, fail context.CancelCauseFunc) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); f.pollHeights(ctx, fail) }()
+	if f.chain != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); f.pollHeights(ctx, fail) }()
+	}
 	wg.Add(1)
 	go func() { defer wg.Done(); f.runSteps(ctx, t0) }()
 	if f.rotate != nil {
@@ -92,10 +104,6 @@ func (f *Faults) pollHeights(ctx context.Context, fail context.CancelCauseFunc) 
 		return
 	}
 	defer w.Close()
-	clients := map[string]*cometrpc.Client{}
-	for _, n := range f.tn.Plan.Nodes {
-		clients[n.Name] = cometrpc.New(n.RPCURL())
-	}
 	tick := time.NewTicker(heightInterval)
 	defer tick.Stop()
 	lastMove := time.Now()
@@ -114,8 +122,8 @@ func (f *Faults) pollHeights(ctx context.Context, fail context.CancelCauseFunc) 
 				// A paused node never answers: bound each ask.
 				pctx, cancel := context.WithTimeout(ctx, heightInterval)
 				defer cancel()
-				if st, err := clients[n.Name].Status(pctx); err == nil {
-					samples[i] = &rundir.HeightSample{TimeNs: now.UnixNano(), Node: n.Name, Height: st.Height, CatchingUp: st.CatchingUp}
+				if h, catchingUp, err := f.chain.Height(pctx, n); err == nil {
+					samples[i] = &rundir.HeightSample{TimeNs: now.UnixNano(), Node: n.Name, Height: h, CatchingUp: catchingUp}
 				}
 			}()
 		}
@@ -241,7 +249,7 @@ func (f *Faults) do(ctx context.Context, a action) error {
 // stopped) from the drain: waiting for their mempools would only use up
 // the grace. Without faults every node stays.
 func (f *Faults) answering(nodes []harvest.Node) []harvest.Node {
-	if f == nil {
+	if f == nil || f.chain == nil {
 		return nodes
 	}
 	f.mu.Lock()

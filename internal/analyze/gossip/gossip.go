@@ -32,7 +32,7 @@ import (
 // Reasons a (message, node) pair went undelivered, most specific first: the
 // first that applies is the one recorded.
 const (
-	ReasonHostExited   = "host_exited"   // the node was down (events.jsonl: node_exited, until a restart) within ExitWindow of the publication
+	ReasonHostExited   = "host_exited"   // the node was down (events.jsonl: node_exited, node_kill or node_stop, until a restart) within ExitWindow of the publication
 	ReasonNoTrace      = "no_trace"      // the node left no trace file
 	ReasonQueueFull    = "queue_full"    // the router delivered it, the subscriber queue was full (undeliverable)
 	ReasonRejected     = "rejected"      // the node's validation rejected it
@@ -231,7 +231,9 @@ func newAnalysis(in *Input) (*analysis, error) {
 		}
 		t := e.Time.UnixNano()
 		switch e.Kind {
-		case "node_exited":
+		case "node_exited", "node_kill", "node_stop":
+			// Died, or killed or stopped by a [[perturb]] step (the
+			// runner does not report an exit it caused as node_exited).
 			a.exited[i] = true
 			a.down[i] = append(a.down[i], [2]int64{t, math.MaxInt64})
 		case "node_started", "node_ready":

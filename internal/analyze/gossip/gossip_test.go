@@ -263,28 +263,35 @@ func TestProcStats(t *testing.T) {
 }
 
 // A host that exits and comes back is blamed only for the messages
-// published while it was down (or just before it died), not for later ones.
+// published while it was down (or just before it died), not for later ones;
+// the same when a [[perturb]] step killed or stopped it (node_kill,
+// node_stop: the runner reports no node_exited for an exit it caused).
 func TestExitAndRestart(t *testing.T) {
 	base := time.Unix(1_700_000_000, 0)
 	pub := func(id string, at time.Duration) rundir.Published {
 		ns := base.Add(at).UnixNano()
 		return rundir.Published{MsgID: id, Publisher: "p", Intended: ns, SentAt: ns, Ack: ns, Result: rundir.ResultOK}
 	}
-	in := &Input{Nodes: []string{"p", "v"}, Traced: []string{"p", "v"},
-		Published: []rundir.Published{pub("before", 0), pub("down", 20*time.Second), pub("after", 60*time.Second)},
-		Events: []rundir.Event{
-			{Time: base.Add(5 * time.Second), Kind: "node_exited", Node: "v"},
-			{Time: base.Add(40 * time.Second), Kind: "node_started", Node: "v"},
-		},
-		Traces: func(func(*rundir.GossipEvent) error) error { return nil }}
-	_, rows, err := Compute(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"before": ReasonHostExited, "down": ReasonHostExited, "after": ReasonNeverReached}
-	for _, r := range rows {
-		if r.Reason != want[r.MsgID] {
-			t.Errorf("%s: reason %q, want %q", r.MsgID, r.Reason, want[r.MsgID])
+	for _, down := range []string{"node_exited", "node_kill", "node_stop"} {
+		in := &Input{Nodes: []string{"p", "v"}, Traced: []string{"p", "v"},
+			Published: []rundir.Published{pub("before", 0), pub("down", 20*time.Second), pub("after", 60*time.Second)},
+			Events: []rundir.Event{
+				{Time: base.Add(5 * time.Second), Kind: down, Node: "v"},
+				{Time: base.Add(40 * time.Second), Kind: "node_started", Node: "v"},
+			},
+			Traces: func(func(*rundir.GossipEvent) error) error { return nil }}
+		_, rows, err := Compute(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"before": ReasonHostExited, "down": ReasonHostExited, "after": ReasonNeverReached}
+		if len(rows) != len(want) {
+			t.Errorf("%s: %d rows, want %d", down, len(rows), len(want))
+		}
+		for _, r := range rows {
+			if r.Reason != want[r.MsgID] {
+				t.Errorf("%s: %s: reason %q, want %q", down, r.MsgID, r.Reason, want[r.MsgID])
+			}
 		}
 	}
 }

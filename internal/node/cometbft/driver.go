@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/cometrpc"
@@ -26,6 +27,30 @@ type Driver struct {
 	// (default: os.Executable(); tests build one).
 	Executable string
 	clients    map[string]*cometrpc.Client // by node; Ready is called from one goroutine
+
+	heightMu sync.Mutex
+	heights  map[string]*cometrpc.Client // by node, for Height (called concurrently)
+}
+
+var _ node.Chain = (*Driver)(nil)
+
+// Height asks n's RPC for its latest height (node.Chain).
+func (d *Driver) Height(ctx context.Context, n *plan.Node) (int64, bool, error) {
+	d.heightMu.Lock()
+	if d.heights == nil {
+		d.heights = map[string]*cometrpc.Client{}
+	}
+	c, ok := d.heights[n.Name]
+	if !ok {
+		c = cometrpc.New(n.RPCURL())
+		d.heights[n.Name] = c
+	}
+	d.heightMu.Unlock()
+	st, err := c.Status(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	return st.Height, st.CatchingUp, nil
 }
 
 // Binaries builds (or finds in the cache) cometbft, and abci-cli for the

@@ -8,10 +8,13 @@
 package gossipsub
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,6 +106,44 @@ func PeerID(seed int64, index int) peer.ID {
 func ensureDir(file string) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return fmt.Errorf("trace directory: %w", err)
+	}
+	return nil
+}
+
+// trimCutRow truncates the file at path after its last newline: a writer
+// killed mid-row leaves a cut last line. A missing file is fine.
+func trimCutRow(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	end := st.Size()
+	buf := make([]byte, 64<<10)
+	for end > 0 {
+		off := max(0, end-int64(len(buf)))
+		b := buf[:end-off]
+		if _, err := f.ReadAt(b, off); err != nil {
+			return fmt.Errorf("read %s: %w", filepath.Base(path), err)
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			end = off + int64(i) + 1
+			break
+		}
+		end = off
+	}
+	if end == st.Size() {
+		return nil
+	}
+	if err := f.Truncate(end); err != nil {
+		return fmt.Errorf("drop the cut last row of %s: %w", filepath.Base(path), err)
 	}
 	return nil
 }

@@ -123,7 +123,14 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 	if err := ensureDir(c.Trace); err != nil {
 		return err
 	}
-	w, err := rundir.GossipTraceCSV.Create(c.Trace)
+	// A restarted host (a [[perturb]] kill or restart) appends to the trace
+	// of its earlier life, which the analysis still needs; a SIGKILL may
+	// have cut that trace's last row, which is dropped first so the new
+	// rows start on a line of their own.
+	if err := trimCutRow(c.Trace); err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	w, err := rundir.GossipTraceCSV.Append(c.Trace)
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
