@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -140,7 +141,7 @@ func TestAnalyzeMixedDetails(t *testing.T) {
 		"validator1": {Name: "validator1", Sent: 3, PeakMempool: 3, Exited: true, Detail: "exit status 2"},
 	}
 	for _, n := range res.Nodes {
-		if n != want[n.Name] {
+		if !reflect.DeepEqual(n, want[n.Name]) {
 			t.Errorf("node %+v, want %+v", n, want[n.Name])
 		}
 	}

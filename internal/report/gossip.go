@@ -220,16 +220,13 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 	add(g.faultsSection()...)
 	add(para{fmt.Sprintf("Trace events over the run: %d dropped RPCs, %d undeliverable (subscriber queue full), %d rejected.", r.DroppedRPC, r.Undeliverable, r.Rejected)})
 	add(heading{2, "Message delivery ratio per host", "mdr"})
-	t := table{head: []string{"host", "published", "expected", "delivered", "MDR %", "missing", "duplicates avg", "CPU avg %", "CPU max %", "RSS avg MiB", "RSS max MiB", "exited"}}
+	t := table{head: []string{"host", "published", "expected", "delivered", "MDR %", "missing", "duplicates avg", "CPU avg %", "CPU max %", "RSS avg MiB", "RSS max MiB", "outages"}}
 	for _, n := range r.HostNodes {
 		var miss []string
 		for _, k := range sortedKeys(n.Missing) {
 			miss = append(miss, fmt.Sprintf("%s %d", k, n.Missing[k]))
 		}
-		exited := ""
-		if n.Exited {
-			exited = "**exited**"
-		}
+		exited := hostOutages(n)
 		t.rows = append(t.rows, []string{n.Name, itoa(n.Published), itoa(n.Expected), itoa(n.Delivered), fmtF(100*n.MDR, 2), dashIfEmpty(strings.Join(miss, ", ")),
 			fmtF(n.Duplicates, 2), fmtF(n.Proc.CPUAvgPct, 1), fmtF(n.Proc.CPUMaxPct, 1), fmtF(n.Proc.RSSAvgMB, 1), fmtF(n.Proc.RSSMaxMB, 1), exited})
 	}
@@ -276,16 +273,44 @@ func (g *gossipRun) faultsSection() []block {
 	}
 	return []block{heading{2, "Faults", "faults"},
 		para{"Each [[perturb]] entry (faults.json): the outage lasts from the action until it was undone (restart, resume, heal) or the end of publishing. " +
-			"Deliveries a killed or stopped host missed are `host_exited`; those of hosts cut off behind it `never_reached`."}, t}
+			"Deliveries a killed or stopped host missed are `host_exited`, a paused host's `host_paused`, those between the two sides of a disconnect or partition `host_cut_off`; " +
+			"those of hosts that lost their only paths through a downed host stay `never_reached`."}, t}
 }
 
 var reasonText = map[string]string{
 	"host_exited":   "the receiving host was down around its publication: it died, or a [[perturb]] step killed or stopped it (events.jsonl)",
+	"host_paused":   "a [[perturb]] step had paused (SIGSTOP) the receiving host around its publication (events.jsonl node_pause until node_resume)",
+	"host_cut_off":  "a [[perturb]] disconnect or partition separated the receiving host from the publisher around its publication (until node_heal)",
 	"no_trace":      "the receiving host left no trace file",
 	"queue_full":    "the router had it, the subscriber queue was full (undeliverable)",
 	"rejected":      "the receiving host's validation rejected it",
 	"dropped_rpc":   "a peer dropped an RPC carrying it toward the host (outbound queue full)",
 	"never_reached": "no trace shows it reaching the host",
+}
+
+// hostOutages is the per-host table's outages cell: each interval the
+// host was down, paused or cut off (results.json outages), or just
+// "exited" for a results.json older than them.
+func hostOutages(n rundir.GossipNode) string {
+	if len(n.Outages) == 0 {
+		if n.Exited {
+			return "**exited**"
+		}
+		return ""
+	}
+	var parts []string
+	for _, o := range n.Outages {
+		what := strings.ReplaceAll(o.Cause, "_", " ")
+		if o.Cause == "down" {
+			what = "**down**"
+		}
+		sec := fmtF(o.Sec, 1) + " s"
+		if !o.Undone {
+			sec += " (to the end)"
+		}
+		parts = append(parts, what+" "+sec)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (g *gossipRun) machineCPU() string {

@@ -123,3 +123,21 @@ func TestGossipChromium(t *testing.T) {
 		t.Errorf("screenshot looks blank: %.2f%% inked", 100*inked)
 	}
 }
+
+// The per-host outages cell lists each outage; an older results.json
+// without them still shows "exited".
+func TestHostOutagesCell(t *testing.T) {
+	for _, tc := range []struct {
+		n    rundir.GossipNode
+		want string
+	}{
+		{rundir.GossipNode{}, ""},
+		{rundir.GossipNode{Exited: true}, "**exited**"},
+		{rundir.GossipNode{Exited: true, Outages: []rundir.Outage{{Cause: "down", Sec: 3, Undone: true}, {Cause: "paused", Sec: 1.25, Undone: true}}}, "**down** 3.0 s, paused 1.2 s"},
+		{rundir.GossipNode{Outages: []rundir.Outage{{Cause: "cut_off", Sec: 2}}}, "cut off 2.0 s (to the end)"},
+	} {
+		if got := hostOutages(tc.n); got != tc.want {
+			t.Errorf("hostOutages(%+v) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

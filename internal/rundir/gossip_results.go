@@ -70,7 +70,8 @@ type GossipNode struct {
 	MDR        float64        `json:"mdr"`
 	Missing    map[string]int `json:"missing,omitempty"`
 	Duplicates float64        `json:"duplicates_avg"` // per delivered message
-	Exited     bool           `json:"exited"`
+	Exited     bool           `json:"exited"`         // down at some point: died, killed or stopped (Outages)
+	Outages    []Outage       `json:"outages,omitempty"`
 	Proc       ProcStats      `json:"proc"`
 }
 

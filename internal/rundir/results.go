@@ -135,8 +135,23 @@ type NodeResult struct {
 	Name        string `json:"name"`
 	Sent        int    `json:"sent"`
 	PeakMempool int    `json:"peak_mempool"`
-	Exited      bool   `json:"exited"` // the node died during the run
+	Exited      bool   `json:"exited"` // the node died during the run (gossip runs: or a [[perturb]] step killed or stopped it)
 	Detail      string `json:"detail,omitempty"`
+	// DownSec is how long the node was down (exited, killed, stopped) in
+	// all, and Outages every interval it was down, paused or cut off
+	// (gossip runs).
+	DownSec float64  `json:"down_sec,omitempty"`
+	Outages []Outage `json:"outages,omitempty"`
+}
+
+// Outage is one interval a node was out during a run, from events.jsonl.
+type Outage struct {
+	Cause   string  `json:"cause"`    // down (died, killed, stopped), paused, cut_off (disconnected or partitioned)
+	Event   string  `json:"event"`    // the events.jsonl kind that began it (node_exited, node_kill, node_pause, node_disconnect, ...)
+	StartNs int64   `json:"start_ns"` // unix ns
+	EndNs   int64   `json:"end_ns"`   // unix ns: the restart, resume or heal; the run's end (last event or publication) when nothing undid it
+	Sec     float64 `json:"sec"`
+	Undone  bool    `json:"undone"` // a restart, resume or heal ended it
 }
 
 // EncodeResults is results.json's encoding of r, with the current

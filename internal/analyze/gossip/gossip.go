@@ -33,6 +33,8 @@ import (
 // first that applies is the one recorded.
 const (
 	ReasonHostExited   = "host_exited"   // the node was down (events.jsonl: node_exited, node_kill or node_stop, until a restart) within ExitWindow of the publication
+	ReasonHostPaused   = "host_paused"   // a [[perturb]] step froze the node (node_pause until node_resume) within ExitWindow of the publication
+	ReasonHostCutOff   = "host_cut_off"  // a [[perturb]] step cut the links between the node and the publisher (node_disconnect or node_partition until node_heal) within ExitWindow of the publication
 	ReasonNoTrace      = "no_trace"      // the node left no trace file
 	ReasonQueueFull    = "queue_full"    // the router delivered it, the subscriber queue was full (undeliverable)
 	ReasonRejected     = "rejected"      // the node's validation rejected it
@@ -153,10 +155,9 @@ type analysis struct {
 	dups     []int32 // per cell
 	flags    []uint8 // per cell
 	res      rundir.GossipResults
-	exited   map[int32]bool
 	untraced map[int32]bool
-	// down holds each host's intervals [exit, restart) from events.jsonl.
-	down map[int32][][2]int64
+	// out holds each host's outages from events.jsonl (outages).
+	out map[int32][]outage
 }
 
 // Compute analyses in; rows are deliveries.csv's, one per (message, other
@@ -185,7 +186,7 @@ func Stream(in *Input, emit func(*rundir.Delivery) error) (*rundir.GossipResults
 
 func newAnalysis(in *Input) (*analysis, error) {
 	a := &analysis{in: in, n: len(in.Nodes), node: map[string]int32{}, msg: map[string]int32{},
-		exited: map[int32]bool{}, untraced: map[int32]bool{}, down: map[int32][][2]int64{}}
+		untraced: map[int32]bool{}, out: map[int32][]outage{}}
 	if a.n == 0 {
 		return nil, errors.New("gossip analysis: the plan has no nodes")
 	}
@@ -224,23 +225,9 @@ func newAnalysis(in *Input) (*analysis, error) {
 			a.untraced[int32(i)] = true
 		}
 	}
-	for _, e := range in.Events {
-		i, ok := a.node[e.Node]
-		if !ok {
-			continue
-		}
-		t := e.Time.UnixNano()
-		switch e.Kind {
-		case "node_exited", "node_kill", "node_stop":
-			// Died, or killed or stopped by a [[perturb]] step (the
-			// runner does not report an exit it caused as node_exited).
-			a.exited[i] = true
-			a.down[i] = append(a.down[i], [2]int64{t, math.MaxInt64})
-		case "node_started", "node_ready":
-			// A restart ends the host's last down interval.
-			if d := a.down[i]; len(d) > 0 && d[len(d)-1][1] == math.MaxInt64 && t >= d[len(d)-1][0] {
-				d[len(d)-1][1] = t
-			}
+	for name, d := range outages(in.Events) {
+		if i, ok := a.node[name]; ok {
+			a.out[i] = d
 		}
 	}
 	return a, nil
@@ -308,24 +295,16 @@ func (a *analysis) peer(name string) int32 {
 
 // ExitWindow is how long after its publication a message can still be
 // lost to a host's exit: a host that dies within it (or is down when the
-// message is published) is blamed for the message it never delivered.
+// message is published) is blamed for the message it never delivered. The
+// same window applies to a pause and to a cut.
 const ExitWindow = 10 * time.Second
 
-// downFor reports whether host v was down during [pub, pub+ExitWindow].
-func (a *analysis) downFor(v int32, pub int64) bool {
-	for _, d := range a.down[v] {
-		if d[0] <= pub+int64(ExitWindow) && d[1] > pub {
-			return true
-		}
-	}
-	return false
-}
-
-func (a *analysis) reason(c int, v int32, pub int64) string {
+func (a *analysis) reason(c int, v, p int32, pub int64) string {
 	f := a.flags[c]
+	if r := a.outageReason(v, p, pub); r != "" {
+		return r
+	}
 	switch {
-	case a.downFor(v, pub):
-		return ReasonHostExited
 	case a.untraced[v]:
 		return ReasonNoTrace
 	case f&flagUndeliverable != 0:
@@ -346,7 +325,9 @@ func (a *analysis) finish(emit func(*rundir.Delivery) error) error {
 	r.Missing = map[string]int{}
 	nodes := make([]rundir.GossipNode, n)
 	for i, name := range a.in.Nodes {
-		nodes[i] = rundir.GossipNode{Name: name, Exited: a.exited[int32(i)]}
+		o := nodeOutages(a.out[int32(i)], runEnd(a.in))
+		_, down := downSec(o)
+		nodes[i] = rundir.GossipNode{Name: name, Exited: down, Outages: o}
 	}
 	var dissem, last, lastHop, maxHop, dups []float64
 	depth := make([]int32, n)
@@ -380,7 +361,7 @@ func (a *analysis) finish(emit func(*rundir.Delivery) error) error {
 			r.Expected++
 			delivered := a.flags[c]&flagDelivered != 0 && a.flags[c]&flagUndeliverable == 0
 			if !delivered {
-				row.State, row.Reason = rundir.DeliveryMissing, a.reason(c, int32(v), pubNs)
+				row.State, row.Reason = rundir.DeliveryMissing, a.reason(c, int32(v), pub, pubNs)
 				if a.flags[c]&flagDelivered != 0 {
 					row.DeliverNs = a.deliver[c] // the router had it
 				}

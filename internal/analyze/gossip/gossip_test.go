@@ -280,9 +280,18 @@ func TestExitAndRestart(t *testing.T) {
 				{Time: base.Add(40 * time.Second), Kind: "node_started", Node: "v"},
 			},
 			Traces: func(func(*rundir.GossipEvent) error) error { return nil }}
-		_, rows, err := Compute(in)
+		g, rows, err := Compute(in)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// results.json's node record says the same as the blame: down 35 s.
+		res := Results(nil, in, g)
+		if v := res.Nodes[1]; !v.Exited || v.DownSec != 35 || len(v.Outages) != 1 || v.Outages[0].Cause != CauseDown ||
+			v.Outages[0].Event != down || !v.Outages[0].Undone || res.Nodes[0].Exited || res.Nodes[0].Outages != nil {
+			t.Errorf("%s: results nodes %+v", down, res.Nodes)
+		}
+		if !g.HostNodes[1].Exited || g.HostNodes[0].Exited {
+			t.Errorf("%s: gossip host nodes %+v", down, g.HostNodes)
 		}
 		want := map[string]string{"before": ReasonHostExited, "down": ReasonHostExited, "after": ReasonNeverReached}
 		if len(rows) != len(want) {
@@ -291,6 +300,94 @@ func TestExitAndRestart(t *testing.T) {
 		for _, r := range rows {
 			if r.Reason != want[r.MsgID] {
 				t.Errorf("%s: %s: reason %q, want %q", down, r.MsgID, r.Reason, want[r.MsgID])
+			}
+		}
+	}
+}
+
+// A paused host's misses within the pause (or ExitWindow before it) are
+// host_paused, the others stay never_reached; it never exited.
+func TestPausedHost(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	pub := func(id string, at time.Duration) rundir.Published {
+		ns := base.Add(at).UnixNano()
+		return rundir.Published{MsgID: id, Publisher: "p", Intended: ns, SentAt: ns, Ack: ns, Result: rundir.ResultOK}
+	}
+	in := &Input{Nodes: []string{"p", "v"}, Traced: []string{"p", "v"},
+		Published: []rundir.Published{pub("early", 0), pub("before", 25*time.Second), pub("paused", 35*time.Second), pub("after", 60*time.Second)},
+		Events: []rundir.Event{
+			{Time: base.Add(30 * time.Second), Kind: "node_pause", Node: "v"},
+			{Time: base.Add(40 * time.Second), Kind: "node_resume", Node: "v"},
+		},
+		Traces: func(func(*rundir.GossipEvent) error) error { return nil }}
+	g, rows, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"early": ReasonNeverReached, "before": ReasonHostPaused, "paused": ReasonHostPaused, "after": ReasonNeverReached}
+	if len(rows) != len(want) {
+		t.Errorf("%d rows, want %d", len(rows), len(want))
+	}
+	for _, r := range rows {
+		if r.Reason != want[r.MsgID] {
+			t.Errorf("%s: reason %q, want %q", r.MsgID, r.Reason, want[r.MsgID])
+		}
+	}
+	if g.Missing[ReasonHostPaused] != 2 || g.Missing[ReasonNeverReached] != 2 {
+		t.Errorf("missing %v", g.Missing)
+	}
+	res := Results(nil, in, g)
+	v := res.Nodes[1]
+	if v.Exited || v.DownSec != 0 || len(v.Outages) != 1 || v.Outages[0].Cause != CausePaused || v.Outages[0].Sec != 10 || !v.Outages[0].Undone {
+		t.Errorf("results node v %+v", v)
+	}
+}
+
+// A cut blames the hosts on the other side of it from the publisher:
+// host_cut_off; a host on the publisher's side stays never_reached.
+func TestCutOffHost(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	at := func(d time.Duration) int64 { return base.Add(d).UnixNano() }
+	pub := func(id, from string, d time.Duration) rundir.Published {
+		return rundir.Published{MsgID: id, Publisher: from, Intended: at(d), SentAt: at(d), Ack: at(d), Result: rundir.ResultOK}
+	}
+	for _, tc := range []struct {
+		name   string
+		events []rundir.Event
+		want   map[string]string // receiver -> reason of message "m" (published by p in the cut)
+	}{
+		{"disconnect receiver", []rundir.Event{{Kind: "node_disconnect", Node: "v"}},
+			map[string]string{"v": ReasonHostCutOff, "w": ReasonNeverReached}},
+		{"disconnect publisher", []rundir.Event{{Kind: "node_disconnect", Node: "p"}},
+			map[string]string{"v": ReasonHostCutOff, "w": ReasonHostCutOff}},
+		{"partition", []rundir.Event{{Kind: "node_partition", Node: "p,w"}},
+			map[string]string{"v": ReasonHostCutOff, "w": ReasonNeverReached}},
+	} {
+		evs := append(tc.events, rundir.Event{Kind: "node_heal"})
+		evs[0].Time, evs[1].Time = base.Add(30*time.Second), base.Add(40*time.Second)
+		in := &Input{Nodes: []string{"p", "v", "w"}, Traced: []string{"p", "v", "w"},
+			Published: []rundir.Published{pub("m", "p", 35*time.Second), pub("after", "p", 60*time.Second)},
+			Events:    evs,
+			Traces:    func(func(*rundir.GossipEvent) error) error { return nil }}
+		g, rows, err := Compute(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 4 {
+			t.Errorf("%s: %d rows, want 4", tc.name, len(rows))
+		}
+		for _, r := range rows {
+			want := tc.want[r.Node]
+			if r.MsgID == "after" {
+				want = ReasonNeverReached // healed by then
+			}
+			if r.Reason != want {
+				t.Errorf("%s: %s to %s: reason %q, want %q", tc.name, r.MsgID, r.Node, r.Reason, want)
+			}
+		}
+		for _, n := range Results(nil, in, g).Nodes {
+			if n.Exited {
+				t.Errorf("%s: %s exited", tc.name, n.Name)
 			}
 		}
 	}

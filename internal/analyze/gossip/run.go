@@ -52,8 +52,10 @@ func Results(d *rundir.Dir, in *Input, g *rundir.GossipResults) *rundir.Results 
 		}
 	}
 	for _, n := range g.HostNodes {
-		det, ok := exited[n.Name]
-		res.Nodes = append(res.Nodes, rundir.NodeResult{Name: n.Name, Sent: n.Published, Exited: ok, Detail: det})
+		// Exited and DownSec come from the same outages the blame does.
+		sec, down := downSec(n.Outages)
+		res.Nodes = append(res.Nodes, rundir.NodeResult{Name: n.Name, Sent: n.Published, Exited: down, Detail: exited[n.Name],
+			DownSec: sec, Outages: n.Outages})
 	}
 	return res
 }
