@@ -168,5 +168,19 @@ func TestGossipPerturbKillRestart(t *testing.T) {
 	if g.MDR >= 1 || g.MDR < 0.5 {
 		t.Errorf("MDR %.4f: want the outage's losses and no more", g.MDR)
 	}
+	// results.json's node records say what the blame says: gossip4 was
+	// down (killed until its restart), nobody else.
+	for _, nr := range res.Nodes {
+		if nr.Name != "gossip4" {
+			if nr.Exited || len(nr.Outages) != 0 {
+				t.Errorf("results.json %s: %+v, want never down", nr.Name, nr)
+			}
+			continue
+		}
+		if !nr.Exited || len(nr.Outages) != 1 || nr.Outages[0].Event != "node_kill" || !nr.Outages[0].Undone ||
+			nr.DownSec < downFor.Seconds()-0.05 || nr.DownSec > downFor.Seconds()+2 {
+			t.Errorf("results.json gossip4: %+v, want exited, down about %s (node_kill until its restart)", nr, downFor)
+		}
+	}
 	t.Logf("MDR %.4f, missing %v; gossip4 %+v; gossip7 %+v; outage %s", g.MDR, g.Missing, k, node["gossip7"], outage)
 }
