@@ -11,7 +11,7 @@ type GossipResults struct {
 	Delivered int     `json:"delivered"`
 	MDR       float64 `json:"mdr"` // Delivered / Expected
 	// Missing counts undelivered (message, node) pairs by attributed reason:
-	// host_exited, dropped_rpc, queue_full, rejected, no_trace, never_reached.
+	// host_exited, host_paused, host_cut_off, dropped_rpc, queue_full, rejected, no_trace, never_reached.
 	Missing map[string]int `json:"missing,omitempty"`
 
 	// Dissemination is publish -> delivery over every delivery (Whiteblock's
