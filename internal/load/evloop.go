@@ -7,7 +7,6 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -93,16 +92,7 @@ func (l *evLoop) Now() time.Time { return time.Now() }
 // SleepUntil serves the connections until t (never returning earlier), or
 // until ctx ends.
 func (l *evLoop) SleepUntil(ctx context.Context, t time.Time) error {
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		d := time.Until(t)
-		if d <= 0 {
-			return nil
-		}
-		l.wait(min(d, maxNap))
-	}
+	return napUntil(ctx, t, l.wait)
 }
 
 // wait sleeps up to d, or until a socket with queued bytes can take
@@ -508,17 +498,9 @@ func (c *loopConn) frames(b []byte, ack int64) (rest []byte, fail string) {
 
 // message accounts one answer.
 func (c *loopConn) message(msg []byte, ack int64) {
-	var r rpcResponse
-	seq, ok := fastAccepted(msg)
-	if ok {
-		r.Result = &accepted
-	} else {
-		if json.Unmarshal(msg, &r) != nil {
-			return // not ours (e.g. an event); ids make this safe
-		}
-		if seq, ok = r.seq(); !ok {
-			return
-		}
+	seq, r, ok := parseAnswer(msg)
+	if !ok {
+		return
 	}
 	j := c.pend.take(seq)
 	if j == nil {

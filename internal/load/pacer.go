@@ -116,6 +116,17 @@ type realClock struct{}
 func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
+	return napUntil(ctx, t, func(d time.Duration) {
+		ts := unix.NsecToTimespec(d.Nanoseconds())
+		if err := unix.Nanosleep(&ts, nil); err != nil && err != unix.EINTR {
+			runtime.Gosched() // no nanosleep: fall back to yielding
+		}
+	})
+}
+
+// napUntil calls nap with at most maxNap until t has passed (never
+// returning earlier) or ctx ends: a real clock's sleep, whatever it sleeps in.
+func napUntil(ctx context.Context, t time.Time, nap func(time.Duration)) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -124,10 +135,7 @@ func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
 		if d <= 0 {
 			return nil
 		}
-		ts := unix.NsecToTimespec(min(d, maxNap).Nanoseconds())
-		if err := unix.Nanosleep(&ts, nil); err != nil && err != unix.EINTR {
-			runtime.Gosched() // no nanosleep: fall back to yielding
-		}
+		nap(min(d, maxNap))
 	}
 }
 

@@ -94,6 +94,21 @@ func fastAccepted(msg []byte) (uint64, bool) {
 	return id - 1, true
 }
 
+// parseAnswer reads one websocket message: the tx sequence it answers and
+// the answer; ok is false for a message that answers no tx of ours (an
+// event, a foreign id), which ids make safe to skip.
+func parseAnswer(msg []byte) (seq uint64, r rpcResponse, ok bool) {
+	if seq, ok = fastAccepted(msg); ok {
+		r.Result = &accepted
+		return seq, r, true
+	}
+	if json.Unmarshal(msg, &r) != nil {
+		return 0, r, false
+	}
+	seq, ok = r.seq()
+	return seq, r, ok
+}
+
 // outcome classifies an answer: a result with code 0 is ok, a non-zero
 // CheckTx code or a JSON-RPC error (mempool full, tx already in cache) is a
 // rejection by the node.
@@ -231,19 +246,10 @@ func (w *wsTransport) read(s *wsSession) {
 		if _, err = body.ReadFrom(mr); err != nil {
 			break
 		}
-		msg := body.Bytes()
 		ack := time.Now().UnixNano()
-		var r rpcResponse
-		seq, ok := fastAccepted(msg)
-		if ok {
-			r.Result = &accepted
-		} else {
-			if json.Unmarshal(msg, &r) != nil {
-				continue // not ours (e.g. an event); ids make this safe
-			}
-			if seq, ok = r.seq(); !ok {
-				continue
-			}
+		seq, r, ok := parseAnswer(body.Bytes())
+		if !ok {
+			continue
 		}
 		s.mu.Lock()
 		j := s.pending[seq]

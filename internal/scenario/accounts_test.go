@@ -1,15 +1,12 @@
 package scenario
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/app/accounts"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
-	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 const subnetAccounts = "10.213.252.0/24"
@@ -54,18 +51,7 @@ rate = 20
 warmup = "20s"
 grace = "10s"
 `, subnetAccounts, tc.release.String(), queue, nAccounts, perAccount)
-			m, err := manifest.Parse("accounts-test.toml", []byte(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			opts := testnetOptions(t)
-			opts.HostExecutable = exe
-			out, err := Steady(ctx, m, Options{Up: opts, Log: testenv.LogWriter(t)})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
+			out := runHosted(t, "accounts-test.toml", text, exe, 90*time.Second)
 			res := out.Results
 			a, acc := res.Accounting, res.Accounts
 			if acc == nil {

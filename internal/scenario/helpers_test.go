@@ -282,3 +282,22 @@ func onLoopback(p *plan.Testnet) {
 		p.Nodes[i].Addr = netip.AddrFrom4([4]byte{127, 0, 213, byte(2 + i)})
 	}
 }
+
+// runHosted runs the manifest text as a steady run whose nodes serve
+// benchnet's own programs (accounts app, gossip hosts) from exe.
+func runHosted(t *testing.T, name, text, exe string, timeout time.Duration) Outcome {
+	t.Helper()
+	m, err := manifest.Parse(name, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	opts := testnetOptions(t)
+	opts.HostExecutable = exe
+	out, err := Steady(ctx, m, Options{Up: opts, Log: testenv.LogWriter(t)})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out
+}

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
-	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 const subnetLateJoin = "10.213.253.0/24"
@@ -61,18 +58,7 @@ rate = %d
 warmup = "20s"
 grace = "10s"
 `, subnetLateJoin, lateJoinDelay, nAccounts, perAccount, rate)
-	m, err := manifest.Parse("latejoin-load.toml", []byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	opts := testnetOptions(t)
-	opts.HostExecutable = exe
-	out, err := Steady(ctx, m, Options{Up: opts, Log: testenv.LogWriter(t)})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	out := runHosted(t, "latejoin-load.toml", text, exe, 2*time.Minute)
 	dir := out.RunDir
 	ev := readEvents(t, dir)
 	loadStart, loadDone := eventTime(t, ev, "load_start"), eventTime(t, ev, "load_done")
