@@ -147,5 +147,11 @@ func (g Grid) Describe() string {
 	if p.TPS.N > 1 {
 		s += fmt.Sprintf(" (mean of %d repeats, sd %.1f, min %.1f, max %.1f)", p.TPS.N, p.TPS.SD, p.TPS.Min, p.TPS.Max)
 	}
+	for _, l := range g.Lines {
+		if l.Connections == p.Connections && l.StoppedAt == 0 {
+			// Nothing above it failed: a lower bound, not the point.
+			s += fmt.Sprintf("; no rate failed at c=%d, so saturation lies at or above it: extend the rates", p.Connections)
+		}
+	}
 	return s
 }

@@ -50,7 +50,7 @@ func TestJudgeGrid(t *testing.T) {
 	if g.Chosen.TPS.N != 3 || g.Chosen.TPS.Min != 800 || g.Chosen.TPS.Max != 802 {
 		t.Errorf("chosen spread %+v, want 3 repeats 800..802", g.Chosen.TPS)
 	}
-	if d := g.Describe(); !strings.Contains(d, "c=1 x r=800") || !strings.Contains(d, "3 repeats") {
+	if d := g.Describe(); !strings.Contains(d, "c=1 x r=800") || !strings.Contains(d, "3 repeats") || !strings.Contains(d, "no rate failed at c=1") {
 		t.Errorf("describe: %q", d)
 	}
 	if g.BaselineP50Ms != 710 {
@@ -81,5 +81,15 @@ func TestJudgeGridStopsAtFirstFailure(t *testing.T) {
 	none := DefaultRule().JudgeGrid([]Cell{s2})
 	if none.Chosen != nil || !strings.Contains(none.Describe(), "no sustainable point") {
 		t.Errorf("all saturated: chosen %+v", none.Chosen)
+	}
+}
+
+// TestJudgeGridNothingFailed: a grid whose every rate was sustained has not
+// found the saturation point, only a bound below it, and says so.
+func TestJudgeGridNothingFailed(t *testing.T) {
+	g := DefaultRule().JudgeGrid([]Cell{cell(2, 100, 6000, 6000, 700), cell(2, 200, 12000, 12000, 700)})
+	d := g.Describe()
+	if g.Chosen == nil || g.Chosen.Rate != 200 || !strings.Contains(d, "no rate failed at c=2, so saturation lies at or above it") {
+		t.Errorf("chosen %+v, describe %q", g.Chosen, d)
 	}
 }
