@@ -26,27 +26,32 @@ type Driver struct {
 	// Executable is the benchnet binary that serves the accounts app
 	// (default: os.Executable(); tests build one).
 	Executable string
-	clients    map[string]*cometrpc.Client // by node; Ready is called from one goroutine
 
-	heightMu sync.Mutex
-	heights  map[string]*cometrpc.Client // by node, for Height (called concurrently)
+	// One RPC client per node for Ready and Height, which late starts and
+	// the height poller call from several goroutines.
+	mu      sync.Mutex
+	clients map[string]*cometrpc.Client
 }
 
 var _ node.Chain = (*Driver)(nil)
 
-// Height asks n's RPC for its latest height (node.Chain).
-func (d *Driver) Height(ctx context.Context, n *plan.Node) (int64, bool, error) {
-	d.heightMu.Lock()
-	if d.heights == nil {
-		d.heights = map[string]*cometrpc.Client{}
+func (d *Driver) client(n *plan.Node) *cometrpc.Client {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.clients == nil {
+		d.clients = map[string]*cometrpc.Client{}
 	}
-	c, ok := d.heights[n.Name]
+	c, ok := d.clients[n.Name]
 	if !ok {
 		c = cometrpc.New(n.RPCURL())
-		d.heights[n.Name] = c
+		d.clients[n.Name] = c
 	}
-	d.heightMu.Unlock()
-	st, err := c.Status(ctx)
+	return c
+}
+
+// Height asks n's RPC for its latest height (node.Chain).
+func (d *Driver) Height(ctx context.Context, n *plan.Node) (int64, bool, error) {
+	st, err := d.client(n).Status(ctx)
 	if err != nil {
 		return 0, false, err
 	}
@@ -128,15 +133,7 @@ func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []inf
 // Ready: the node's RPC answers at height >= ReadyHeight and the node is
 // not block-syncing.
 func (d *Driver) Ready(ctx context.Context, n *plan.Node) (bool, string) {
-	if d.clients == nil {
-		d.clients = map[string]*cometrpc.Client{}
-	}
-	c, ok := d.clients[n.Name]
-	if !ok {
-		c = cometrpc.New(n.RPCURL())
-		d.clients[n.Name] = c
-	}
-	st, err := c.Status(ctx)
+	st, err := d.client(n).Status(ctx)
 	if err != nil {
 		return false, "RPC not answering: " + err.Error()
 	}
