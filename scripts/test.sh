@@ -9,4 +9,6 @@ go vet ./...
 # One test binary at a time: the integration tests run real nodes and time
 # emulated links on a 2-core machine, and must not starve each other.
 go test -p 1 -count=1 -timeout 20m ./... "$@"
-go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime 30s ./internal/manifest
+# A new input's minimisation may take up to a minute by default, which would
+# eat the whole budget (seen: 55 execs in 30 s): cap it.
+go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime 30s -fuzzminimizetime 3s ./internal/manifest
