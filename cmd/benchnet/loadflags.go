@@ -83,27 +83,7 @@ func (f *loadFlags) apply(cmd *cobra.Command, m *manifest.Manifest) error {
 	copyIf("warmup", func() { l.Warmup = f.l.Warmup })
 	copyIf("grace", func() { l.Grace = f.l.Grace })
 	copyIf("latency-block", func() { l.LatencyBlock = f.l.LatencyBlock })
-	errs := m.Validate()
-	if len(errs) == 0 {
-		return nil
-	}
-	var fromFlags []string
-	for name, field := range f.fields {
-		if !set[name] {
-			continue
-		}
-		for _, e := range errs {
-			if e.Field == field {
-				e.File, e.Line, e.Field = "", 0, "--"+name
-				fromFlags = append(fromFlags, e.Error())
-			}
-		}
-	}
-	if len(fromFlags) == len(errs) {
-		sort.Strings(fromFlags)
-		return usageError{fmt.Errorf("invalid flag %s", strings.Join(fromFlags, "; "))}
-	}
-	return usageError{errs}
+	return revalidate(m, set, f.fields)
 }
 
 // publishFlags are the load flags a gossipsub testnet's [publish] table
@@ -142,12 +122,19 @@ func (f *loadFlags) applyPublish(set map[string]bool, m *manifest.Manifest) erro
 	if set["warmup"] {
 		p.Warmup = f.l.Warmup
 	}
+	return revalidate(m, set, publishFlags)
+}
+
+// revalidate validates m after flags (name -> the manifest field they set)
+// changed it: errors that all come from flags the user set are reported as
+// those flags, anything else as the manifest's errors.
+func revalidate(m *manifest.Manifest, set map[string]bool, fields map[string]string) error {
 	errs := m.Validate()
 	if len(errs) == 0 {
 		return nil
 	}
 	var fromFlags []string
-	for name, field := range publishFlags {
+	for name, field := range fields {
 		if !set[name] {
 			continue
 		}

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/binaries"
-	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/local"
@@ -302,23 +301,24 @@ func (t *Testnet) delayedStart(ctx context.Context, n *plan.Node, startErr chan<
 // scrape and poll errors).
 var answerWait = 30 * time.Second
 
-// awaitAnswer waits until a CometBFT node that was just started answers RPC
-// (a node_joined event), at most answerWait or until ctx ends.
+// awaitAnswer waits until a node of a kind that keeps a chain (its driver
+// is a node.Chain), just started, answers for its height (a node_joined
+// event), at most answerWait or until ctx ends.
 func (t *Testnet) awaitAnswer(ctx context.Context, n *plan.Node) {
-	if t.Plan.NodeKind() != manifest.KindCometBFT {
+	chain, ok := t.Driver.(node.Chain)
+	if !ok {
 		return
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, answerWait)
 	defer cancel()
-	c := cometrpc.New(n.RPCURL())
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		st, err := c.Status(ctx)
+		h, catchingUp, err := chain.Height(ctx, n)
 		if err == nil {
 			_ = t.Dir.Event("node_joined", n.Name, fmt.Sprintf("RPC answers %s after its start (height %d, catching_up %v)",
-				time.Since(start).Round(time.Millisecond), st.Height, st.CatchingUp))
+				time.Since(start).Round(time.Millisecond), h, catchingUp))
 			return
 		}
 		select {
