@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/analyze/gossip"
+	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/harvest"
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/scenario"
 )
@@ -37,6 +40,9 @@ port, the highest one is harvested, and harvest.json and results.json say the
 results were recovered from a run that did not finish. The nodes must be
 stopped first ('benchnet down RUN_DIR'): a running node holds its store.
 
+It then judges the [thresholds] of the directory's manifest.toml on the new
+results, as the run did (exit 3 when one fails or was not measured).
+
 Then 'benchnet report RUN_DIR' renders the report.`,
 		Example: `  benchnet down runs/20261123-101500-quickstart && benchnet analyze runs/20261123-101500-quickstart
   benchnet analyze --reharvest runs/20261123-101500-quickstart`,
@@ -56,7 +62,7 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 				fmt.Fprint(cmd.OutOrStdout(), scenario.GossipSummary(res))
 				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s and %s; the report: benchnet report %s\n",
 					rundir.DeliveriesCSV.Path(d), d.Join(rundir.ResultsFile), dir)
-				return nil
+				return judgeCopy(d, cmd.ErrOrStderr())
 			}
 			for _, f := range []string{rundir.Plan, rundir.SentCSV.Name} {
 				if _, err := os.Stat(d.Join(f)); err != nil {
@@ -90,7 +96,7 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 			fmt.Fprint(cmd.OutOrStdout(), analyze.Summary(res))
 			fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s and %s; the report: benchnet report %s\n",
 				d.Join(rundir.TxsCSV.Name), d.Join(rundir.ResultsFile), dir)
-			return nil
+			return judgeCopy(d, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&reharvest, "reharvest", false, "read the blocks from the nodes' stores again even when the run harvested them")
@@ -103,7 +109,7 @@ func isLive(state string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	active, err := local.ActiveRuns()
+	active, err := proctable.ActiveRuns()
 	if err != nil {
 		return false, err
 	}
@@ -113,4 +119,23 @@ func isLive(state string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// judgeCopy judges the [thresholds] of the run directory's manifest copy on
+// the results analyze just wrote (which replaced the run's judged ones): a
+// failed one is exit 3, as it was for the run. Editing the copy's
+// [thresholds] and analyzing again re-judges a finished run.
+func judgeCopy(d *rundir.Dir, log io.Writer) error {
+	p := d.Join(rundir.Manifest)
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	m, err := manifest.LoadCopy(p, "")
+	if err != nil {
+		return fmt.Errorf("thresholds of %s: %v", p, err)
+	}
+	if j := experiment.ThresholdJudge(m, log); j != nil {
+		return j(d.Path)
+	}
+	return nil
 }

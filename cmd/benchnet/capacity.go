@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/capacity"
+	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/docker"
+	"github.com/benchnet/benchnet/internal/infra/swarm"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -21,7 +23,7 @@ import (
 func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) error {
 	// The runner's engine first: nothing to estimate for a runner that
 	// cannot start.
-	if (m.Infra.Runner == docker.Kind || m.Infra.Runner == "swarm") && !docker.Available(cmd.Context()) {
+	if infra.Caps(m.Infra.Runner).Engine && !docker.Available(cmd.Context()) {
 		return fmt.Errorf("runner %s: no Docker engine answers `docker version` (install docker.io and start dockerd, or use --runner local)", m.Infra.Runner)
 	}
 	notes := capacity.LargeDefaults(m)
@@ -42,9 +44,25 @@ func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) e
 	if err != nil {
 		return err
 	}
+	where := "this machine"
+	if m.Infra.Runner == swarm.Kind {
+		// A swarm's nodes run on its machines: their sizes as their
+		// engines report them (docker info's NCPU and MemTotal).
+		if have, err := swarm.Machines(cmd.Context()); err == nil && len(have) > 0 {
+			var ms []capacity.Machine
+			for _, h := range have {
+				ms = append(ms, capacity.Machine{Cores: h.NCPU, MemAvail: h.MemBytes})
+			}
+			mach = capacity.Cluster(ms)
+			where = fmt.Sprintf("this swarm (%d machines)", len(have))
+		}
+	}
 	e := capacity.Need(p, m.Infra.Runner).Fit(mach)
-	fmt.Fprintf(log, "capacity: %s; this machine: %d cores, %d MiB available\n", e, mach.Cores, mach.MemAvail>>20)
+	fmt.Fprintf(log, "capacity: %s; %s: %d cores, %d MiB available\n", e, where, mach.Cores, mach.MemAvail>>20)
 	if err := capacity.Check(e, mach); err != nil {
+		if where != "this machine" {
+			err = fmt.Errorf("%s is too small: %w (`benchnet plan --runner swarm --machine <size>` says how many machines it needs)", where, err)
+		}
 		if !f.force {
 			return usageError{err}
 		}

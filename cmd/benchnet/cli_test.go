@@ -34,6 +34,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"plan", "--no-such-flag"}, exitUsage},
 		{[]string{"plan", "a.toml", "b.toml"}, exitUsage},
 		{[]string{"build", "cometbft@latest"}, exitUsage},
+		{[]string{"build", "tendermint@v0.35.9"}, exitUsage},
+		{[]string{"plan", "../../examples/tendermint.toml"}, exitOK},
 		{[]string{"run", "--rate", "0"}, exitUsage},
 		{[]string{"run", "--size", "10"}, exitUsage},
 		{[]string{"run", "--format", "loadtime", "--size", "1023"}, exitUsage},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
-	"github.com/benchnet/benchnet/internal/scenario"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -25,10 +23,12 @@ func newCompareCmd() *cobra.Command {
 		up        upFlags
 		lf        loadFlags
 		repeats   int
+		maxRep    int
 		threshold float64
 		failOn    string
 		cooldown  time.Duration
 		scrape    time.Duration
+		resume    string
 	)
 	c := &cobra.Command{
 		Use:   "compare [manifest.toml | DIR_A DIR_B [DIR_C...]]",
@@ -56,7 +56,10 @@ runs the keys a variant changes are [network] topology, m, degree, peers and
 link conditions, [gossipsub] and [publish] rate, and --rate, --duration,
 --count, --size and --warmup set [publish] (rate in msg/s network-wide).
 Either way DIR/<time>-<name>-compare/ gets compare.json, compare.md and
-compare.html ('benchnet report' re-renders them).`,
+compare.html ('benchnet report' re-renders them). --cooldown is the longest
+settle between runs (as in sweep; each run has its own testnet here, so it
+is spent whole). Ctrl-C keeps the finished runs and judges them; 'benchnet
+compare --resume DIR' runs the rest.`,
 		Example: `  benchnet compare examples/compare-releases.toml --repeats 3
   benchnet compare examples/compare-app.toml --duration 20s --fail-on tps,latency_p95
   benchnet compare examples/gossip-series1.toml --repeats 2 --rate 5 --scrape-interval 5s
@@ -68,7 +71,7 @@ compare.html ('benchnet report' re-renders them).`,
 				return usageError{err}
 			}
 			cfg := experiment.DefaultCompare()
-			cfg.Repeats, cfg.Threshold, cfg.FailOn = repeats, threshold, fo
+			cfg.Repeats, cfg.Threshold, cfg.FailOn, cfg.MaxRepeats = repeats, threshold, fo, maxRep
 			var cerrs []string
 			for _, e := range cfg.Validate() {
 				var fe *manifest.FieldError
@@ -99,18 +102,31 @@ compare.html ('benchnet report' re-renders them).`,
 					return err
 				}
 			} else {
-				m, err := loadManifest(args)
+				env := experimentEnv(&up, scrape)
+				env.Cooldown = cooldown
+				var m *manifest.Manifest
+				if resume != "" {
+					if len(args) > 0 {
+						return usageError{errors.New("--resume takes the manifest and the settings from DIR (manifest.toml, compare.json): give no manifest")}
+					}
+					env.Resume = resume
+				} else {
+					if m, err = loadManifest(cmd.Context(), args); err != nil {
+						return err
+					}
+					if err := lf.apply(cmd, m); err != nil {
+						return err
+					}
+					if err := experiment.CheckFailOn(m.Kind(), cfg.FailOn); err != nil {
+						return usageError{err}
+					}
+					if !m.HasVariants() {
+						return usageError{fmt.Errorf("%s has no [variants.<name>] tables: add two or more, or compare finished run directories", m.File)}
+					}
+				}
+				x, err := cfg.NewExecutor(m, env)
 				if err != nil {
-					return err
-				}
-				if err := lf.apply(cmd, m); err != nil {
-					return err
-				}
-				if err := experiment.CheckFailOn(m.Kind(), cfg.FailOn); err != nil {
-					return usageError{err}
-				}
-				if !m.HasVariants() {
-					return usageError{fmt.Errorf("%s has no [variants.<name>] tables: add two or more, or compare finished run directories", m.File)}
+					return usage(err)
 				}
 				if err := needRoot(); err != nil {
 					return err
@@ -118,41 +134,29 @@ compare.html ('benchnet report' re-renders them).`,
 				if err := deps.Ensure(cmd.Context(), os.Stderr, runCommands()...); err != nil {
 					return err
 				}
-				opts := up.options()
-				var runErr error
-				root, idx, runErr = experiment.RunCompare(cmd.Context(), m, cfg, experiment.CompareOptions{
-					Output:   up.output,
-					Cooldown: cooldown,
-					Log:      os.Stderr,
-					Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
-						o := opts
-						o.Output = runsRoot
-						out, err := scenario.Steady(ctx, vm, scenario.Options{Up: o, ScrapeInterval: scrape, Log: os.Stderr, Progress: os.Stderr})
-						return out.RunDir, err
-					},
-				})
-				if idx == nil {
-					var refused *experiment.RefusedError
-					if errors.As(runErr, &refused) {
-						return usageError{runErr}
-					}
+				res, runErr := x.Run(cmd.Context())
+				if res.Dir == "" {
 					return runErr
+				}
+				root = res.Dir
+				if idx, err = experiment.ReadCompareIndex(root); err != nil {
+					return errors.Join(runErr, err)
 				}
 				if runErr != nil {
 					defer func() { fmt.Fprintf(os.Stderr, "compare: %v\n", runErr) }()
 				}
 			}
-			files, rerr := report.RenderCompare(root)
+			files, rerr := report.RenderDir(root, "")
 			fmt.Fprint(cmd.OutOrStdout(), report.CompareVerdictText(idx))
 			printOutcome(cmd, root, files)
 			if rerr != nil {
 				return rerr
 			}
-			if idx.ExitCode == judge.ExitRegression {
-				return fmt.Errorf("%w: regression in %s", errThreshold, strings.Join(idx.Regressions, ", "))
+			if err := experiment.CompareResult(root, idx).Err(); err != nil {
+				return err
 			}
 			if !idx.Complete {
-				return errors.New("the comparison did not finish: its verdicts cover the runs it has")
+				return fmt.Errorf("the comparison did not finish: its verdicts cover the runs it has ('benchnet compare --resume %s' runs the rest)", root)
 			}
 			return nil
 		},
@@ -160,9 +164,11 @@ compare.html ('benchnet report' re-renders them).`,
 	up.register(c)
 	lf.register(c.Flags())
 	c.Flags().IntVar(&repeats, "repeats", 3, "runs per variant (with a manifest)")
+	c.Flags().IntVar(&maxRep, "max-repeats", 0, "adaptive repeats (with a manifest): while a --fail-on metric is inconclusive, run another round, up to this many per variant (0: off)")
 	c.Flags().Float64Var(&threshold, "threshold", judge.DefaultThreshold, "regression threshold in %")
 	c.Flags().StringVar(&failOn, "fail-on", "all", "metrics whose regression fails the comparison (exit 3), comma-separated: "+strings.Join(experiment.AllMetricKeys(), ", "))
-	c.Flags().DurationVar(&cooldown, "cooldown", 5*time.Second, "pause between runs")
+	c.Flags().DurationVar(&cooldown, "cooldown", 5*time.Second, "longest settle between runs (each run has its own testnet: no loaded chain is left to watch, so the settle is spent whole)")
+	c.Flags().StringVar(&resume, "resume", "", "finish an interrupted compare directory: run its runs not done, then judge them all")
 	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
 	return c
 }

@@ -8,8 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/infra/docker"
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/promserver"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -36,7 +35,7 @@ stay.`,
 				states = append(states, filepath.Join(a, rundir.State))
 			}
 			if len(args) == 0 {
-				active, err := local.ActiveRuns()
+				active, err := proctable.ActiveRuns()
 				if err != nil {
 					return err
 				}
@@ -57,12 +56,10 @@ stay.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "down: %s\n", filepath.Dir(s))
 			}
 			if all {
-				if err := local.Sweep(cmd.Context()); err != nil {
-					errs = append(errs, fmt.Errorf("sweep: %w", err))
-				}
-				// Containers, networks and volumes labelled benchnet.run.
-				if err := docker.Sweep(cmd.Context()); err != nil {
-					errs = append(errs, fmt.Errorf("sweep docker: %w", err))
+				// Every runner's leftovers: namespaces and links with our
+				// prefix, objects labelled benchnet.run.
+				if err := infra.SweepAll(cmd.Context()); err != nil {
+					errs = append(errs, err)
 				}
 			}
 			if len(states) == 0 && !all {

@@ -13,16 +13,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/manifest"
 )
 
 // Exit codes, resolved once here at the root.
 const (
-	exitOK          = 0
-	exitFailure     = 1 // the run or the infrastructure failed
-	exitUsage       = 2 // bad flags or an invalid manifest
-	exitThreshold   = 3 // a threshold or regression verdict failed
-	exitInterrupted = 130
+	exitOK           = 0
+	exitFailure      = 1                           // the run or the infrastructure failed
+	exitUsage        = 2                           // bad flags or an invalid manifest
+	exitThreshold    = experiment.ExitFail         // 3: a threshold or regression verdict failed
+	exitInconclusive = experiment.ExitInconclusive // 4: the data cannot decide
+	exitInterrupted  = 130
 )
 
 // errInterrupted is the cause of the root context's cancellation on Ctrl-C.
@@ -80,16 +82,38 @@ func exitCode(ctx context.Context, err error) int {
 	fmt.Fprintln(os.Stderr, "benchnet:", err)
 	var merrs manifest.Errors
 	var uerr usageError
+	var xerr *experiment.UsageError
+	verdict, isVerdict := experiment.ExitCodeOf(err)
 	switch {
 	case errors.Is(context.Cause(ctx), errInterrupted):
 		return exitInterrupted
-	case errors.As(err, &merrs), errors.As(err, &uerr):
+	case errors.As(err, &merrs), errors.As(err, &uerr), errors.As(err, &xerr):
 		return exitUsage
 	case errors.Is(err, errThreshold):
 		return exitThreshold
+	case isVerdict && !hasOtherFailure(err):
+		// An experiment's verdict (experiment.Verdict.ExitCode), unless the
+		// run itself failed too.
+		return verdict
+	case errors.Is(err, errInconclusive):
+		return exitInconclusive
 	default:
 		return exitFailure
 	}
+}
+
+// hasOtherFailure reports whether err joins anything besides a verdict.
+func hasOtherFailure(err error) bool {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return false
+	}
+	for _, e := range j.Unwrap() {
+		if _, isVerdict := experiment.ExitCodeOf(e); !isVerdict && e != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // errThreshold is wrapped by verdicts that fail a run on purpose.
@@ -99,19 +123,20 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "benchnet",
 		Short: "QA lab for BFT-consensus and gossip networks",
-		Long: `benchnet turns a TOML manifest into a testnet of real nodes (CometBFT releases),
-one network namespace per node on this machine, drives an exactly accounted
+		Long: `benchnet turns a TOML manifest into a testnet of real nodes (CometBFT or
+Tendermint releases, or our own gossipsub hosts), one network namespace (or
+Docker container) per node on this machine, drives an exactly accounted
 open-loop load, and writes a run directory with a report.
 
-Exit codes: 0 ok, 1 failure, 2 usage or invalid manifest, 3 threshold failed,
-130 interrupted.`,
+Exit codes: 0 ok, 1 failure, 2 usage or invalid manifest, 3 threshold or
+regression failed, 4 inconclusive (the data cannot decide), 130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
-	root.AddCommand(newPlanCmd(), newBuildCmd(), newSetupCmd(), newUpCmd(), newRunCmd(), newLoadCmd(), newSweepCmd(), newSoakCmd(), newStatusCmd(), newDownCmd(), newAnalyzeCmd(), newReportCmd(), newCompareCmd(), newNodeCmd())
+	root.AddCommand(newPlanCmd(), newBuildCmd(), newSetupCmd(), newUpCmd(), newRunCmd(), newLoadCmd(), newSweepCmd(), newSoakCmd(), newStatusCmd(), newDownCmd(), newAnalyzeCmd(), newReportCmd(), newCompareCmd(), newNodeCmd(), newQACmd())
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}

@@ -9,22 +9,41 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/binaries"
+	"github.com/benchnet/benchnet/internal/capacity"
+	"github.com/benchnet/benchnet/internal/infra/swarm"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
 func newPlanCmd() *cobra.Command {
 	var asJSON bool
+	var runner, machine string
 	c := &cobra.Command{
 		Use:   "plan [manifest.toml]",
 		Short: "Print the resolved testnet: every node's role, zone, address, ports, peers, binary",
 		Example: `  benchnet plan examples/quickstart.toml
-  benchnet plan --json examples/seeds.toml | jq '.nodes[].addr'`,
+  benchnet plan --json examples/seeds.toml | jq '.nodes[].addr'
+  benchnet plan examples/qa-200.toml --runner swarm --machine 8c/32g`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := loadManifest(args)
+			m, err := loadManifest(cmd.Context(), args)
 			if err != nil {
 				return err
+			}
+			if runner != "" {
+				m.Infra.Runner = runner
+				if errs := m.Validate(); len(errs) > 0 {
+					return usageError{errs}
+				}
+			}
+			var notes []string
+			if m.Infra.Runner == swarm.Kind {
+				// Sized as `up` will run it: with the large defaults.
+				if notes = capacity.LargeDefaults(m); len(notes) > 0 {
+					if errs := m.Validate(); len(errs) > 0 {
+						return usageError{errs}
+					}
+				}
 			}
 			t, err := plan.Resolve(m)
 			if err != nil {
@@ -38,10 +57,18 @@ func newPlanCmd() *cobra.Command {
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", data)
 				return err
 			}
-			return printPlan(cmd, t)
+			if err := printPlan(cmd, t); err != nil {
+				return err
+			}
+			if m.Infra.Runner == swarm.Kind || machine != "" {
+				return printSwarmSizing(cmd, t, m.Infra.Runner, machine, notes)
+			}
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON, for scripts")
+	c.Flags().StringVar(&runner, "runner", "", "size the plan for this runner (overrides [infra] runner)")
+	c.Flags().StringVar(&machine, "machine", "8c/32g", "size of one swarm machine (<cores>c/<memory>g) for the machines the plan needs")
 	return c
 }
 
@@ -98,6 +125,55 @@ func printPlan(cmd *cobra.Command, t *plan.Testnet) error {
 			}
 			fmt.Fprintf(out, "binary %s %s: %s (%s)\n", rel, tool, bin, state)
 		}
+	}
+	return nil
+}
+
+// printSwarmSizing prints how many machines of a size the testnet needs
+// (the capacity model at its nominal block rate, by zone when zones place
+// nodes) and, on a swarm manager, what this swarm's nodes offer.
+func printSwarmSizing(cmd *cobra.Command, t *plan.Testnet, runner, machine string, notes []string) error {
+	out := cmd.OutOrStdout()
+	size, err := capacity.ParseSize(machine)
+	if err != nil {
+		return usageError{fmt.Errorf("--machine: %w", err)}
+	}
+	fmt.Fprintln(out)
+	for _, n := range notes {
+		fmt.Fprintf(out, "large testnet default: %s\n", n)
+	}
+	zones := map[string]int{}
+	for _, n := range t.Nodes {
+		if n.Zone != "" {
+			zones[n.Zone]++
+		}
+	}
+	if len(zones) < 2 {
+		zones = nil
+	}
+	e := capacity.Need(t, runner)
+	ms, err := capacity.NeedMachines(e, size, zones)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "swarm: %d nodes, %d links need %s\n", e.Nodes, e.Links, ms)
+	if zones != nil {
+		fmt.Fprintf(out, "  label them: docker node update --label-add %s=<zone> <node>\n", swarm.ZoneLabel)
+	}
+	have, err := swarm.Machines(cmd.Context())
+	if err != nil {
+		return nil // not on a swarm manager: the sizing is all there is
+	}
+	var cl []capacity.Machine
+	for _, h := range have {
+		cl = append(cl, capacity.Machine{Cores: h.NCPU, MemAvail: h.MemBytes})
+		fmt.Fprintf(out, "  this swarm: %s (%s) %d cores, %d MiB, zone %q\n", h.Hostname, h.ID, h.NCPU, h.MemBytes>>20, h.Zone)
+	}
+	c := capacity.Cluster(cl)
+	f := e.Fit(c)
+	fmt.Fprintf(out, "  in all %d cores, %d MiB: %s\n", c.Cores, c.MemAvail>>20, f)
+	if err := capacity.Check(e, c); err != nil {
+		fmt.Fprintf(out, "  too small: %v\n", err)
 	}
 	return nil
 }

@@ -15,7 +15,9 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/deps"
+	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -49,7 +51,7 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
   benchnet run --prometheus      # plus a Prometheus server for Grafana, data in <run>/prometheus/data`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := loadManifest(args)
+			m, err := loadManifest(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
@@ -80,6 +82,7 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 				Prometheus:     prom,
 				Log:            os.Stderr,
 				Progress:       os.Stderr,
+				Judge:          experiment.ThresholdJudge(m, os.Stderr),
 			})
 			printOutcome(cmd, out.RunDir, out.Report)
 			return err
@@ -128,16 +131,23 @@ func newLoadCmd() *cobra.Command {
 		scrape time.Duration
 	)
 	c := &cobra.Command{
-		Use:   "load",
+		Use:   "load [RUN_DIR]",
 		Short: "Open-loop load against a testnet that is already up",
 		Long: `load measures a testnet started with 'benchnet up': warm-up, open-loop load,
 drain, harvest, accounting and report, into a new run directory of its own
 (the testnet keeps running). Load parameters come from the testnet's manifest
-[load] table, overridden by flags.`,
+[load] table, overridden by flags. RUN_DIR is the testnet's run directory
+(default: the one testnet up).`,
 		Example: `  benchnet up && benchnet load --rate 400 --connections 1 --duration 90s --size 1024
-  benchnet load --run runs/20261123-101500-quickstart --method sync --count 1000`,
-		Args: cobra.NoArgs,
+  benchnet load runs/20261123-101500-quickstart --method sync --count 1000`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if runDir != "" && runDir != args[0] {
+					return usageError{errors.New("give the run directory once: as RUN_DIR (--run is its old spelling)")}
+				}
+				runDir = args[0]
+			}
 			up, err := pickRun(runDir)
 			if err != nil {
 				return err
@@ -205,7 +215,8 @@ drain, harvest, accounting and report, into a new run directory of its own
 	}
 	lf.register(c.Flags())
 	c.Flags().StringVarP(&output, "output", "o", "runs", "root directory of run directories")
-	c.Flags().StringVar(&runDir, "run", "", "run directory of the testnet (default: the only live one)")
+	c.Flags().StringVar(&runDir, "run", "", "alias of RUN_DIR")
+	_ = c.Flags().MarkHidden("run")
 	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
 	return c
 }
@@ -216,7 +227,7 @@ func pickRun(dir string) (string, error) {
 	if dir != "" {
 		return dir, nil
 	}
-	states, err := local.ActiveRuns()
+	states, err := proctable.ActiveRuns()
 	if err != nil {
 		return "", err
 	}

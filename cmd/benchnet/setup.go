@@ -18,12 +18,14 @@ import (
 func runCommands() []string { return local.Commands() }
 
 // testCommands are what the test suite execs besides: ping (emulated RTTs),
-// chromium (the report test renders HTML), prometheus (the --prometheus test).
-var testCommands = []string{"ping", "chromium", "prometheus"}
+// chromium (the report test renders HTML), prometheus (the --prometheus test),
+// nsenter and fuse-overlayfs (the multi-engine swarm, swarm/swarmtest).
+var testCommands = []string{"ping", "chromium", "prometheus", "nsenter", "fuse-overlayfs"}
 
 // testReleases are the binaries the test suite runs: the quickstart's release,
-// the v0.38 baseline, the socket app, and CometBFT's own load tools for the
-// cross-checks. Pinned, like everything else.
+// the v0.38 baseline, the socket app, CometBFT's own load tools for the
+// cross-checks, and Tendermint Core v0.34.22 (its own metrics namespace).
+// Pinned, like everything else.
 var testReleases = []struct {
 	rel  plan.Release
 	tool string
@@ -33,6 +35,7 @@ var testReleases = []struct {
 	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "abci-cli"},
 	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-load"},
 	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-report"},
+	{plan.Release{Name: "tendermint", Version: "v0.34.22"}, "cometbft"},
 }
 
 func newSetupCmd() *cobra.Command {
@@ -47,7 +50,7 @@ cache. With --tests it also installs iputils-ping (the link-emulation tests),
 chromium (the report test renders HTML) and prometheus (the --prometheus test)
 and builds every release the test suite runs. Everything already present is reused, so it is cheap to repeat.`,
 		Example: `  benchnet setup
-  benchnet setup --tests && go test ./...`,
+  benchnet setup --tests && BENCHNET_INTEGRATION=1 go test ./...`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmds := runCommands()

@@ -15,6 +15,7 @@ import (
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -29,7 +30,7 @@ func newStatusCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dirs := args
 			if len(dirs) == 0 {
-				states, err := local.ActiveRuns()
+				states, err := proctable.ActiveRuns()
 				if err != nil {
 					return err
 				}

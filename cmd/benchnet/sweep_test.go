@@ -26,14 +26,21 @@ func TestSweepUsageErrors(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--rates", "0,100"}, []string{"invalid flag --rates: 0: want a positive finite rate"}},
-		{[]string{"--connections", "1,1", "--rates", "100"}, []string{"--connections: 1 given twice"}},
+		{[]string{"--connections-list", "1,1", "--rates", "100"}, []string{"--connections-list: 1 given twice"}},
+		{[]string{"--connections", "0", "--rates", "100"}, []string{"invalid flag --connections:"}},
+		{[]string{"--connections", "1", "--connections-list", "1,2"}, []string{"--connections and --connections-list: give one"}},
+		{[]string{"--count", "100"}, []string{"--count: a sweep's cells are constant loads over --duration"}},
+		{[]string{"--transport", "pigeon"}, []string{"invalid flag --transport:"}},
 		{[]string{"--duration", "100ms"}, []string{"--duration: 100ms: want at least 1s"}},
-		{[]string{"--search", "--connections", "1,2"}, []string{"--connections: a search runs at one connection count"}},
-		{[]string{"--search", "--connections", "1", "--max-rate", "5"}, []string{"invalid flag --max-rate: want a rate above min_rate (10), got 5", "--start-rate (default): want a rate in [min_rate, max_rate], got 100"}},
+		{[]string{"--search", "--connections-list", "1,2"}, []string{"--connections-list: a search runs at one connection count"}},
+		{[]string{"--search", "--connections", "1", "--max-rate", "5"}, []string{"invalid flag --max-rate: want a rate above min_rate (10), got 5", "--start-rate (default): want a rate in [min_rate, max_rate], got 200"}},
+		{[]string{"--rates", "100", "--durations", "10s,10s"}, []string{"invalid flag --durations: 10s given twice"}},
+		{[]string{"--rates", "100", "--durations", "500ms"}, []string{"invalid flag --durations: 500ms: want at least 1s per cell"}},
+		{[]string{"--search", "--connections", "1", "--durations", "10s,20s"}, []string{"--durations: a search probes at one duration"}},
 		{[]string{"--precision", "banana"}, []string{`--precision: "banana"`}},
 		{[]string{"--rates", "100", "--min-committed", "1.5"}, []string{"invalid flag --min-committed: want a fraction in (0, 1], got 1.5"}},
 		{[]string{table}, []string{"sweep.toml:", "sweep.repeat: unknown key"}},
-		{[]string{"--resume", filepath.Join(dir, "nope")}, []string{"read sweep index"}},
+		{[]string{"--resume", filepath.Join(dir, "nope")}, []string{"read sweep.json"}},
 		{[]string{"--resume", dir, "--rates", "100"}, []string{"--resume takes the manifest and the settings from DIR"}},
 	} {
 		args := append([]string{"sweep", "--output", out}, tc.args...)

@@ -14,7 +14,7 @@ import (
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/manifest"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -125,7 +125,7 @@ Ctrl-C or 'benchnet down' from another terminal ends the testnet (exit 0).`,
   benchnet status && benchnet down`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := loadManifest(args)
+			m, err := loadManifest(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
@@ -153,31 +153,64 @@ Ctrl-C or 'benchnet down' from another terminal ends the testnet (exit 0).`,
 
 func newBuildCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "build NAME@VERSION...",
-		Short: "Build release binaries into the cache (go install), with provenance",
-		Long: `build installs a release's binaries with 'go install MODULE/cmd/...@VERSION'
-into ` + "`$XDG_CACHE_HOME/benchnet/bin/NAME@VERSION/`" + ` and records 'go version -m' beside
-them. 'up' and 'run' do this implicitly; an existing build is reused.`,
+		Use:   "build REF...",
+		Short: "Build release binaries into the cache (a tag, a commit, a source tree or a binary), with provenance",
+		Long: `build makes the binaries of each release reference ready in the cache
+(` + "`$XDG_CACHE_HOME/benchnet/bin/NAME@VERSION/`" + `) and prints their paths. A reference is
+a module tag (cometbft@v1.0.1), a commit or branch resolved by the module proxy
+(cometbft@4ced46d3), a local source tree (./cometbft, /src/fork, path:../x:
+built with this machine's Go, CGO_ENABLED=0, -trimpath, rebuilt only when the
+files Go compiles change) or a prebuilt binary (file:/path/to/cometbft). See
+docs/releases.md. 'up' and 'run' do this implicitly; an existing build is
+reused. Provenance is recorded beside each binary.`,
 		Example: `  benchnet build cometbft@v1.0.1
-  benchnet build cometbft@v0.38.17 --abci-cli`,
+  benchnet build cometbft@v0.38.17 --abci-cli
+  benchnet build tendermint@v0.34.22
+  benchnet build ./cometbft
+  benchnet build file:/usr/local/bin/cometbft`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			withApp, _ := cmd.Flags().GetBool("abci-cli")
+			// Every reference is checked before anything is built.
+			var rels []release.Release
 			for _, a := range args {
-				name, version, ok := manifest.ParseRelease(a)
-				if !ok {
-					return usageError{fmt.Errorf("%q: want cometbft@vMAJOR.MINOR.PATCH", a)}
+				if ref, err := release.Parse(a); err == nil && ref.Kind == release.Tag {
+					if err := manifest.ReleaseSupported(ref.Name, ref.Version); err != nil {
+						return usageError{fmt.Errorf("build REF: %q: %w", a, err)}
+					}
 				}
-				rel := plan.Release{Name: name, Version: version}
+				res, err := release.Resolve(cmd.Context(), a, "")
+				if err != nil {
+					if cmd.Context().Err() != nil {
+						return err
+					}
+					return usageError{fmt.Errorf("build REF: %w", err)}
+				}
+				if withApp && res.Release.File() != "" {
+					return usageError{fmt.Errorf("build REF: %q is a prebuilt node binary: it has no abci-cli (--abci-cli)", a)}
+				}
+				rels = append(rels, res.Release)
+			}
+			for _, rel := range rels {
 				tools := []string{"cometbft"}
 				if withApp {
 					tools = append(tools, "abci-cli")
 				}
 				for _, tool := range tools {
+					start := time.Now()
+					hit := binaries.Cached(rel, tool)
 					path, err := binaries.Ensure(cmd.Context(), rel, tool, os.Stderr)
 					if err != nil {
 						return err
 					}
+					how := "built"
+					if rel.File() != "" {
+						how = "copied"
+					}
+					if hit {
+						how = "cache hit"
+					}
+					fmt.Fprintf(os.Stderr, "%s %s: %s in %s\n", rel, tool, how, time.Since(start).Round(time.Millisecond))
 					fmt.Fprintln(cmd.OutOrStdout(), path)
 				}
 			}

@@ -54,6 +54,9 @@ func Analyze(dir string) (*Results, error) {
 	if err := checkLinks(dir, res); err != nil {
 		return nil, err
 	}
+	if err := runViews(dir, in, res); err != nil {
+		return nil, err
+	}
 	d := &rundir.Dir{Path: dir}
 	if err := WriteTxs(rundir.TxsCSV.Path(d), rows); err != nil {
 		return nil, err

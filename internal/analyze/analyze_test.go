@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,9 +10,8 @@ import (
 
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // Each case is a hand-built run directory in testdata/<name>; Analyze runs on
 // a copy and its txs.csv, results.json and Summary are compared with
@@ -324,19 +322,7 @@ func checkStats(t *testing.T, got, want Stats) {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs (go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	testenv.Golden(t, path, got)
 }
 
 // copyDir copies the input files of a case (not its want.* goldens) into a

@@ -50,6 +50,7 @@ func Summary(r *Results) string {
 	}
 	row("blocks", fmt.Sprint(bs.Blocks), blocks)
 	row("peak mempool", fmt.Sprint(r.PeakMempool), "txs, any node, polled")
+	runViewRows(r, row) // runviews.go
 	row("latency block", r.LatencyBlock, "header time ending a tx's latency")
 	valid := "yes"
 	if !r.Valid {

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 )
 
 // Tools maps a tool name to the package `go install` builds for it, per
@@ -39,6 +40,17 @@ var Tools = map[string]map[string]string{
 		"loadtime-load":   "github.com/cometbft/cometbft/test/loadtime/cmd/load",
 		"loadtime-report": "github.com/cometbft/cometbft/test/loadtime/cmd/report",
 	},
+	// Tendermint Core v0.34.x (up to v0.34.24; later v0.34 releases are
+	// CometBFT's). The node's tool keeps the logical name "cometbft" so that
+	// callers ask for "the node binary" whatever the flavour; the file in the
+	// cache is named after the tool too. test/loadtime is in the v0.34.22
+	// module zip (test/loadtime/cmd/{load,report}, no go.mod of its own).
+	"tendermint": {
+		"cometbft":        "github.com/tendermint/tendermint/cmd/tendermint",
+		"abci-cli":        "github.com/tendermint/tendermint/abci/cmd/abci-cli",
+		"loadtime-load":   "github.com/tendermint/tendermint/test/loadtime/cmd/load",
+		"loadtime-report": "github.com/tendermint/tendermint/test/loadtime/cmd/report",
+	},
 }
 
 // Knobs replaced by tests.
@@ -49,20 +61,7 @@ var (
 )
 
 // Dir is the cache root holding one directory per release.
-func Dir() string {
-	if d := os.Getenv("BENCHNET_CACHE"); d != "" {
-		return filepath.Join(d, "bin")
-	}
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			base = filepath.Join(home, ".cache")
-		} else {
-			base = os.TempDir()
-		}
-	}
-	return filepath.Join(base, "benchnet", "bin")
-}
+func Dir() string { return filepath.Join(release.CacheRoot(), "bin") }
 
 // Path is where tool of rel lives in the cache, built or not.
 func Path(rel plan.Release, tool string) string {
@@ -96,6 +95,9 @@ func Ensure(ctx context.Context, rel plan.Release, tool string, log io.Writer) (
 	if log == nil {
 		log = io.Discard
 	}
+	if rel.Local() {
+		return ensureLocal(ctx, rel, tool, log) // local.go
+	}
 	pkg, err := Package(rel, tool)
 	if err != nil {
 		return "", err
@@ -107,11 +109,7 @@ func Ensure(ctx context.Context, rel plan.Release, tool string, log io.Writer) (
 	if fileExists(bin) && fileExists(ProvenancePath(bin)) {
 		return bin, nil
 	}
-	dir := filepath.Dir(bin)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create cache dir: %w", err)
-	}
-	unlock, err := lock(ctx, filepath.Join(dir, ".lock"), rel, log)
+	unlock, err := lockEntry(ctx, bin, rel, log)
 	if err != nil {
 		return "", err
 	}
@@ -172,6 +170,9 @@ func build(ctx context.Context, rel plan.Release, tool, pkg, bin string, log io.
 	start := time.Now()
 	if wrapped {
 		target = pkg + " (wrapper module: " + w.Module + " => " + w.Replace + " " + rel.Version + ")"
+		if w.Replace == "" {
+			target = pkg + " (wrapper module requiring " + w.Module + " " + rel.Version + ")"
+		}
 		fmt.Fprintf(log, "building %s %s (go install %s), usually 2-3 min\n", rel, tool, target)
 		go func() {
 			var err error
@@ -229,6 +230,16 @@ func build(ctx context.Context, rel plan.Release, tool, pkg, bin string, log io.
 	return nil
 }
 
+// lockEntry creates bin's cache directory and takes its build lock: one
+// builder per cache entry, whatever the kind of release.
+func lockEntry(ctx context.Context, bin string, rel plan.Release, log io.Writer) (unlock func(), err error) {
+	dir := filepath.Dir(bin)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create cache dir: %w", err)
+	}
+	return lock(ctx, filepath.Join(dir, ".lock"), rel, log)
+}
+
 // lock takes an exclusive flock on path, polling so ctx can cancel the wait.
 func lock(ctx context.Context, path string, rel plan.Release, log io.Writer) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
@@ -272,4 +283,11 @@ func writeAtomic(path string, data []byte) error {
 func fileExists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// Cached reports whether tool of rel is in the cache with its provenance
+// (Ensure would return it without building).
+func Cached(rel plan.Release, tool string) bool {
+	bin := Path(rel, tool)
+	return fileExists(bin) && fileExists(ProvenancePath(bin))
 }

@@ -19,10 +19,17 @@ import (
 // the module proxy here refuses github.com/tendermint/tendermint itself
 // (403). A wrapper module requires the old path and replaces it with the
 // CometBFT tag; its packages are then built under the old path.
+//
+// Tendermint Core itself (tendermint@v0.34.x) needs the wrapper for another
+// reason: `go install pkg@version` looks the module up for deprecation
+// (@v/list), which the proxy here refuses with 403 for
+// github.com/tendermint/tendermint, while a module that merely requires the
+// version builds. Its wrapper has no replace.
 type Wrapper struct {
 	// Module is the module path the release's go.mod declares.
 	Module string
-	// Replace is the module (at the release's version) that supplies it.
+	// Replace is the module (at the release's version) that supplies it;
+	// empty when Module is required as itself.
 	Replace string
 }
 
@@ -31,11 +38,17 @@ func WrapperFor(rel plan.Release) (Wrapper, bool) {
 	if rel.Name == "cometbft" && strings.HasPrefix(rel.Version, "v0.34.") {
 		return Wrapper{Module: "github.com/tendermint/tendermint", Replace: "github.com/cometbft/cometbft"}, true
 	}
+	if rel.Name == "tendermint" {
+		return Wrapper{Module: "github.com/tendermint/tendermint"}, true
+	}
 	return Wrapper{}, false
 }
 
 // pkgFor maps a tool's package to the module path the wrapper builds.
 func (w Wrapper) pkgFor(pkg string) string {
+	if w.Replace == "" {
+		return pkg
+	}
 	if rest, ok := strings.CutPrefix(pkg, w.Replace); ok {
 		return w.Module + rest
 	}
@@ -44,6 +57,16 @@ func (w Wrapper) pkgFor(pkg string) string {
 
 // GoMod is the wrapper module's go.mod for rel.
 func (w Wrapper) GoMod(rel plan.Release) string {
+	if w.Replace == "" {
+		return fmt.Sprintf(`// benchnet's wrapper to build %s: go install %s/...@%s is refused
+// when the proxy will not list the module's versions, a required version is not.
+module benchnet.local/wrap
+
+go 1.22
+
+require %s %s
+`, rel, w.Module, rel.Version, w.Module, rel.Version)
+	}
 	return fmt.Sprintf(`// benchnet's wrapper to build %s: its go.mod keeps the module path
 // %s, so it is required under that path and replaced by the tag.
 module benchnet.local/wrap

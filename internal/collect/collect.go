@@ -212,7 +212,33 @@ func (c *Collector) scrapeLoop(ctx context.Context, t Target, phase time.Duratio
 		c.recovered(now, t.Node, "metrics")
 		c.scrapes.Add(1)
 		c.writeSamples(now, t.Node, buf)
+		if t.PID == nil || t.PID() <= 0 {
+			c.remoteProc(now, t.Node, buf)
+		}
 	})
+}
+
+// remoteProc writes a proc.csv row (pid 0) from a node's own process
+// metrics when /proc cannot see it: a node on another machine (a swarm
+// task elsewhere). Go's Prometheus process collector, which CometBFT
+// registers, reports the same RSS and CPU time /proc would.
+func (c *Collector) remoteProc(now time.Time, node string, buf *sampleBuf) {
+	row := rundir.Proc{TimeNs: now.UnixNano(), Node: node}
+	var rss, cpu bool
+	for _, s := range buf.samples {
+		switch {
+		case s.name == "process_resident_memory_bytes" && s.labels == "":
+			row.RSSBytes, rss = int64(s.value), true
+		case s.name == "process_cpu_seconds_total" && s.labels == "":
+			row.CPUSeconds, cpu = s.value, true
+		}
+	}
+	if !rss || !cpu {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.proc.Write(&row)
 }
 
 func (c *Collector) scrape(ctx context.Context, t Target, buf *sampleBuf) error {

@@ -13,13 +13,17 @@ import (
 
 // Packages maps the commands benchnet execs to the Debian packages that ship them.
 var Packages = map[string]string{
-	"ip":         "iproute2",
-	"tc":         "iproute2",
-	"setpriv":    "util-linux",
-	"iptables":   "iptables",
-	"ping":       "iputils-ping",
-	"chromium":   "chromium",
-	"prometheus": "prometheus",
+	"ip":      "iproute2",
+	"tc":      "iproute2",
+	"setpriv": "util-linux",
+	"nsenter": "util-linux",
+	// the multi-engine swarm of the tests (swarmtest): engines in
+	// namespaces store images with it on any backing filesystem
+	"fuse-overlayfs": "fuse-overlayfs",
+	"iptables":       "iptables",
+	"ping":           "iputils-ping",
+	"chromium":       "chromium",
+	"prometheus":     "prometheus",
 }
 
 var updateOnce sync.Once

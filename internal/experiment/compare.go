@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,15 +27,8 @@ func init() {
 
 // Compare is the configuration of `benchnet compare`: every variant of a
 // manifest run Repeats times, interleaved, then judged against the base.
-type Compare struct {
-	// Repeats is how many runs each variant gets (default 3).
-	Repeats int `toml:"repeats" json:"repeats"`
-	// Threshold is the regression rule in percent (default 10).
-	Threshold float64 `toml:"threshold" json:"threshold_pct"`
-	// FailOn lists the metrics whose regression fails the comparison
-	// (exit 3); empty: every metric.
-	FailOn []string `toml:"fail_on" json:"fail_on,omitempty"`
-}
+// compare.json records it as the rundir.CompareConfig it is.
+type Compare rundir.CompareConfig
 
 // DefaultCompare is the compare configuration with its defaults.
 func DefaultCompare() *Compare { return &Compare{Repeats: 3, Threshold: judge.DefaultThreshold} }
@@ -53,6 +45,9 @@ func (c *Compare) Validate() []error {
 	if !(c.Threshold > 0 && c.Threshold < 1000) {
 		errs = append(errs, &manifest.FieldError{Field: "threshold", Msg: fmt.Sprintf("%v: want a percentage above 0", c.Threshold)})
 	}
+	if c.MaxRepeats != 0 && (c.MaxRepeats < c.Repeats || c.MaxRepeats > 100) {
+		errs = append(errs, &manifest.FieldError{Field: "max_repeats", Msg: fmt.Sprintf("%d: want 0 (off) or %d (repeats) to 100", c.MaxRepeats, c.Repeats)})
+	}
 	known := AllMetricKeys()
 	for _, k := range c.FailOn {
 		if !slices.Contains(known, k) {
@@ -62,112 +57,30 @@ func (c *Compare) Validate() []error {
 	return errs
 }
 
-// File names of a compare directory DIR/<timestamp>-<name>-compare/.
+// File names of a compare directory DIR/<timestamp>-<name>-compare/; its
+// record is rundir's (rundir.CompareRecord).
 const (
-	CompareFile    = "compare.json"
-	CompareRunsDir = "runs" // the run directories of `compare MANIFEST`
+	CompareFile    = rundir.CompareFile
+	CompareRunsDir = rundir.CompareRunsDir // the run directories of `compare MANIFEST`
 	// CompareSchema is compare.json's schema_version.
-	CompareSchema = 1
+	CompareSchema = rundir.CompareSchema
 )
 
 // Run states in compare.json.
 const (
-	RunPending = "pending"
-	RunDone    = "done"
-	RunFailed  = "failed"
+	RunPending = rundir.RunPending
+	RunDone    = rundir.RunDone
+	RunFailed  = rundir.RunFailed
 )
 
-// CompareIndex is compare.json: what was compared, every run, and the
-// verdicts. It is written after every run, so an interrupted comparison
-// keeps what it finished.
-type CompareIndex struct {
-	SchemaVersion int    `json:"schema_version"`
-	Kind          string `json:"kind"` // "compare"
-	Name          string `json:"name"`
-	// Source is "manifest" (this command ran the variants) or "dirs"
-	// (finished run directories given on the command line).
-	Source   string `json:"source"`
-	Manifest string `json:"manifest,omitempty"`
-	// NodeKind is the runs' node kind: it picks the metrics judged and the
-	// report's tables and plots ("" in older files: cometbft).
-	NodeKind string   `json:"node_kind,omitempty"`
-	Base     string   `json:"base"`
-	Variants []string `json:"variants"` // the base first
-	// BaseOf names another base for some variants: two sweeps compared
-	// point by point, each point of a sweep against the base sweep's.
-	BaseOf map[string]string `json:"base_of,omitempty"`
-	// Sweeps are the sweep directories compared (label -> path), for the
-	// committed-vs-offered overlay.
-	Sweeps []SweepRef `json:"sweeps,omitempty"`
-	Config Compare    `json:"config"`
-	// Seed of the bootstrap (fixed, so a re-judgement gives the same CIs).
-	Seed     uint64       `json:"seed"`
-	Rule     string       `json:"rule"`
-	Started  string       `json:"started,omitempty"`
-	Finished string       `json:"finished,omitempty"`
-	Complete bool         `json:"complete"`
-	Runs     []CompareRun `json:"runs"`
-	// Summary: per variant, the mean of each metric over its done runs.
-	Summary []VariantSummary `json:"summary"`
-	// Verdicts: per variant other than the base, one judgement per metric.
-	Verdicts []VariantVerdicts `json:"verdicts"`
-	// Regressions lists "variant: metric" for every regression in FailOn.
-	Regressions []string `json:"regressions,omitempty"`
-	Warnings    []string `json:"warnings,omitempty"`
-	ExitCode    int      `json:"exit_code"`
-}
-
-// SweepRef is one sweep of `compare SWEEP_A SWEEP_B`.
-type SweepRef struct {
-	Label string `json:"label"`
-	Dir   string `json:"dir"`
-}
-
-// baseFor is the variant v is judged against.
-func (idx *CompareIndex) baseFor(v string) string {
-	if b, ok := idx.BaseOf[v]; ok {
-		return b
-	}
-	return idx.Base
-}
-
-// IsBase reports whether v is judged against nothing.
-func (idx *CompareIndex) IsBase(v string) bool {
-	if v == idx.Base {
-		return true
-	}
-	for _, b := range idx.BaseOf {
-		if b == v {
-			return true
-		}
-	}
-	return false
-}
-
-// CompareRun is one run of one variant.
-type CompareRun struct {
-	Order   int    `json:"order"` // 1-based position in the run order
-	Variant string `json:"variant"`
-	Repeat  int    `json:"repeat"` // 1-based
-	Status  string `json:"status"`
-	// RunDir is relative to the compare directory when inside it, else absolute.
-	RunDir string `json:"run_dir,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
-// VariantSummary is the Initia-style row of one variant.
-type VariantSummary struct {
-	Variant string             `json:"variant"`
-	Runs    int                `json:"runs"`
-	Values  map[string]float64 `json:"values"`
-}
-
-// VariantVerdicts is one variant judged against the base.
-type VariantVerdicts struct {
-	Variant    string            `json:"variant"`
-	Base       string            `json:"base"`
-	Judgements []judge.Judgement `json:"judgements"`
-}
+// The records of compare.json (package rundir).
+type (
+	CompareIndex    = rundir.CompareIndex
+	CompareRun      = rundir.CompareRun
+	SweepRef        = rundir.SweepRef
+	VariantSummary  = rundir.VariantSummary
+	VariantVerdicts = rundir.VariantVerdicts
+)
 
 // MinRuns is the runs per side a verdict on run values alone needs (peak
 // mempool, RSS, CPU per tx): with two, an A/A pair regressed on this machine.
@@ -204,120 +117,250 @@ type CompareOptions struct {
 	// runsRoot, and returns the directory (also when it failed after
 	// creating it). scenario.Steady in the CLI; a fake in tests.
 	Measure func(ctx context.Context, m *manifest.Manifest, runsRoot string) (runDir string, err error)
-	// Cooldown waits between runs (the machine settles).
+	// Cooldown is the longest settle between runs.
 	Cooldown time.Duration
 	Log      io.Writer
 	Now      func() time.Time
+	// Deadline bounds adaptive repeats: a round is added only when the
+	// mean round so far still ends before it (zero: no bound).
+	Deadline time.Time
+	// Resume, when set, finishes that compare directory (m and cfg are then
+	// read from it).
+	Resume string
+}
+
+// steadyLab is a Lab of Steady runs only (compare's measure function).
+type steadyLab func(ctx context.Context, m *manifest.Manifest, dir string) (string, error)
+
+func (f steadyLab) Open(context.Context, *manifest.Manifest, string) (Testnet, error) {
+	return nil, errors.New("this lab only runs whole runs")
+}
+
+func (f steadyLab) Steady(ctx context.Context, m *manifest.Manifest, dir string) (string, error) {
+	return f(ctx, m, dir)
 }
 
 // RunCompare runs every variant of m cfg.Repeats times, interleaved, then
-// judges them; it returns the compare directory and its index. An error in
-// one run is recorded and the comparison goes on; a cancelled ctx stops it
-// with what it has judged.
+// judges them; it returns the compare directory and its index (the compare
+// executor with opts as its env).
 func RunCompare(ctx context.Context, m *manifest.Manifest, cfg *Compare, opts CompareOptions) (string, *CompareIndex, error) {
-	if opts.Log == nil {
-		opts.Log = io.Discard
+	x, err := cfg.NewExecutor(m, Env{Lab: steadyLab(opts.Measure), Output: opts.Output, Cooldown: opts.Cooldown, Log: opts.Log, Now: opts.Now, Deadline: opts.Deadline, Resume: opts.Resume})
+	if err != nil {
+		var u *UsageError
+		if errors.As(err, &u) {
+			err = u.Err
+		}
+		return "", nil, err
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	res, err := x.Run(ctx)
+	return res.Dir, x.(*compareExec).idx, err
+}
+
+// NewExecutor implements Runnable: every variant of m run cfg.Repeats
+// times, interleaved, then judged. An error in one run is recorded and the
+// comparison goes on; a cancelled ctx stops it with what it has judged.
+// With env.Resume it finishes that compare directory: runs not done (pending
+// or failed) are run again, with its settings and its manifest (m, when
+// given, instead of the directory's copy).
+func (c *Compare) NewExecutor(m *manifest.Manifest, env Env) (Executor, error) {
+	if env.Lab == nil {
+		return nil, errors.New("compare: no lab to measure with")
+	}
+	x := &compareExec{env: env}
+	if env.Resume != "" {
+		idx, err := ReadCompareIndex(env.Resume)
+		if err != nil {
+			return nil, &UsageError{err}
+		}
+		if idx.Source != "manifest" {
+			return nil, &UsageError{fmt.Errorf("%s compares finished run directories: nothing to resume", env.Resume)}
+		}
+		// A caller that built the variants itself (qa: WithBuilds) passes
+		// its manifest; the copy on disk is the manifest it started from.
+		if m == nil {
+			if m, err = loadCopy(env.Resume); err != nil {
+				return nil, err
+			}
+		}
+		cfg := Compare(idx.Config)
+		c = &cfg
+		x.idx = idx
+		if x.root, err = filepath.Abs(env.Resume); err != nil {
+			return nil, err
+		}
+	} else if errs := c.Validate(); len(errs) > 0 {
+		return nil, &UsageError{errors.Join(errs...)}
 	}
 	nm, err := NodeMetricsFor(m.Kind())
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	if err := CheckFailOn(m.Kind(), cfg.FailOn); err != nil {
-		return "", nil, err
+	if err := CheckFailOn(m.Kind(), c.FailOn); err != nil {
+		return nil, &UsageError{err}
 	}
 	names := m.VariantNames()
 	if len(names) < 2 {
-		return "", nil, fmt.Errorf("%s declares no [variants.<name>] tables: compare needs two or more (or give finished run directories)", m.File)
+		return nil, &UsageError{fmt.Errorf("%s declares no [variants.<name>] tables: compare needs two or more (or give finished run directories)", m.File)}
 	}
-	variants := map[string]*manifest.Manifest{}
+	x.variants = map[string]*manifest.Manifest{}
 	for _, n := range names {
 		v, err := m.Variant(n)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		if len(m.Name)+1+len(n) <= 32 {
 			v.Name = m.Name + "-" + n
 		} else {
 			v.Name = n
 		}
-		variants[n] = v
+		x.variants[n] = v
 	}
-	root, err := claimDir(opts.Output, opts.Now().UTC().Format("20060102-150405")+"-"+m.Name+"-compare")
-	if err != nil {
-		return "", nil, err
-	}
-	if err := os.Mkdir(filepath.Join(root, CompareRunsDir), 0o755); err != nil {
-		return "", nil, fmt.Errorf("create compare directory: %w", err)
-	}
-	idx := &CompareIndex{
-		SchemaVersion: CompareSchema, Kind: "compare", Name: m.Name, Source: "manifest", Manifest: m.File, NodeKind: m.Kind(),
-		Base: names[0], Variants: names, Config: *cfg, Seed: CompareSeed, Rule: KindRuleText(cfg.Threshold, nm),
-		Started: opts.Now().UTC().Format(time.RFC3339), Runs: CompareOrder(names, cfg.Repeats),
-	}
-	if err := os.WriteFile(filepath.Join(root, rundir.Manifest), m.Raw, 0o644); err != nil {
-		return root, nil, err
-	}
-	if err := WriteCompareIndex(root, idx); err != nil {
-		return root, nil, err
-	}
-	var runErr error
-	for i := range idx.Runs {
-		run := &idx.Runs[i]
-		if ctx.Err() != nil {
-			runErr = ctx.Err()
-			break
+	cfg := *c
+	x.cfg, x.m, x.names, x.rule = &cfg, m, names, KindRuleText(c.Threshold, nm)
+	return x, nil
+}
+
+type compareExec struct {
+	env      Env
+	cfg      *Compare
+	m        *manifest.Manifest
+	names    []string
+	rule     string
+	variants map[string]*manifest.Manifest
+	root     string
+	idx      *CompareIndex
+}
+
+func (x *compareExec) Run(ctx context.Context) (Result, error) {
+	log := x.env.log()
+	if x.idx == nil {
+		root, err := x.env.claim(x.m.Name+"-compare", CompareRunsDir)
+		if err != nil {
+			return Result{Kind: "compare"}, fmt.Errorf("create compare directory: %w", err)
 		}
-		if i > 0 && opts.Cooldown > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(opts.Cooldown):
+		x.root = root
+		x.idx = &CompareIndex{
+			SchemaVersion: CompareSchema, Kind: "compare", Name: x.m.Name, Source: "manifest", Manifest: x.m.File, NodeKind: x.m.Kind(),
+			Base: x.names[0], Variants: x.names, Labels: VariantLabels(x.m), Config: rundir.CompareConfig(*x.cfg), Seed: CompareSeed, Rule: x.rule,
+			Started: x.env.now().UTC().Format(time.RFC3339), Runs: CompareOrder(x.names, x.cfg.Repeats),
+		}
+		if err := os.WriteFile(filepath.Join(root, rundir.Manifest), x.m.Raw, 0o644); err != nil {
+			return x.result(), err
+		}
+		if err := WriteCompareIndex(root, x.idx); err != nil {
+			return x.result(), err
+		}
+	}
+	idx, root := x.idx, x.root
+	var runErr error
+	measured := 0
+	rounds, roundStart := 0, x.env.now()
+	var roundTime time.Duration
+	for i := 0; ; i++ {
+		if i == len(idx.Runs) {
+			// Every planned run is done: add a round while a judged metric
+			// is inconclusive (Pinpoint's adaptive repeats).
+			more, why := nextRound(root, idx, rounds, roundTime, x.env)
+			idx.StopReason = why
+			if !more {
+				break
+			}
+			idx.AddedRounds++
+			fmt.Fprintf(log, "compare: adding round %d: %s\n", rounds+1, why)
+			for _, v := range idx.Variants {
+				idx.Runs = append(idx.Runs, CompareRun{Order: len(idx.Runs) + 1, Variant: v, Repeat: rounds + 1, Status: RunPending})
 			}
 		}
-		fmt.Fprintf(opts.Log, "compare: run %d/%d: variant %s, repeat %d\n", run.Order, len(idx.Runs), run.Variant, run.Repeat)
-		dir, err := opts.Measure(ctx, variants[run.Variant], filepath.Join(root, CompareRunsDir))
+		run := &idx.Runs[i]
+		if run.Status == RunDone {
+			continue
+		}
+		if ctx.Err() != nil {
+			runErr = context.Cause(ctx)
+			break
+		}
+		if measured > 0 && x.env.Cooldown > 0 {
+			// Each run has its own testnet: no chain of the last one is left
+			// to watch settle, so the settle is spent whole.
+			select {
+			case <-ctx.Done():
+			case <-time.After(x.env.Cooldown):
+			}
+		}
+		measured++
+		if run.Status == RunFailed || run.RunDir != "" {
+			fmt.Fprintf(log, "compare: run %d again (was %s%s)\n", run.Order, run.Status, map[bool]string{true: ": " + run.Error, false: ""}[run.Error != ""])
+			run.Error = ""
+		}
+		fmt.Fprintf(log, "compare: run %d/%d: variant %s, repeat %d\n", run.Order, len(idx.Runs), run.Variant, run.Repeat)
+		dir, err := x.env.Lab.Steady(ctx, x.variants[run.Variant], filepath.Join(root, CompareRunsDir))
 		if dir != "" {
 			run.RunDir = relTo(root, dir)
 		}
 		switch {
 		case err != nil:
 			run.Status, run.Error = RunFailed, err.Error()
-			fmt.Fprintf(opts.Log, "compare: run %d failed: %v\n", run.Order, err)
+			fmt.Fprintf(log, "compare: run %d failed: %v\n", run.Order, err)
 		default:
 			run.Status = RunDone
 		}
 		if err := WriteCompareIndex(root, idx); err != nil {
-			return root, idx, err
+			return x.result(), err
 		}
+		if (i+1)%len(idx.Variants) == 0 {
+			rounds++
+			roundTime = x.env.now().Sub(roundStart) / time.Duration(rounds)
+		}
+	}
+	if runErr != nil {
+		idx.StopReason = "interrupted: " + runErr.Error()
+	}
+	if runErr == nil && ctx.Err() != nil {
+		runErr = context.Cause(ctx)
 	}
 	idx.Complete = runErr == nil
-	idx.Finished = opts.Now().UTC().Format(time.RFC3339)
+	idx.Finished = x.env.now().UTC().Format(time.RFC3339)
 	if err := JudgeCompare(root, idx); err != nil {
-		return root, idx, errors.Join(runErr, err)
+		return x.result(), errors.Join(runErr, err)
 	}
-	return root, idx, errors.Join(runErr, WriteCompareIndex(root, idx))
+	return x.result(), errors.Join(runErr, WriteCompareIndex(root, idx))
 }
 
-// claimDir makes output/name, or name-2, -3 … when it exists: two
-// comparisons started in one second never share a directory.
-func claimDir(output, name string) (string, error) {
-	if err := os.MkdirAll(output, 0o755); err != nil {
-		return "", fmt.Errorf("create compare directory: %w", err)
+func (x *compareExec) result() Result {
+	res := Result{Kind: "compare", Dir: x.root}
+	if x.idx != nil {
+		res = CompareResult(x.root, x.idx)
 	}
-	base := filepath.Join(output, name)
-	path := base
-	for i := 2; ; i++ {
-		err := os.Mkdir(path, 0o755)
-		if err == nil {
-			return path, nil
-		}
-		if !errors.Is(err, os.ErrExist) || i > 1000 {
-			return "", fmt.Errorf("create compare directory: %w", err)
-		}
-		path = fmt.Sprintf("%s-%d", base, i)
+	return res
+}
+
+// CompareResult is a comparison's verdict: Fail when a metric of fail_on
+// regressed; else Pass once complete.
+func CompareResult(root string, idx *CompareIndex) Result {
+	res := Result{Kind: "compare", Dir: root, Complete: idx.Complete}
+	switch {
+	case idx.ExitCode == judge.ExitRegression:
+		res.Verdict, res.Why = Fail, "regression in "+strings.Join(idx.Regressions, ", ")
+	case idx.Complete:
+		res.Verdict, res.Why = Pass, "no regression"
 	}
+	// [thresholds]: every run of every variant must meet them (per run,
+	// not per median); a failed one fails the comparison like a regression.
+	var dirs []string
+	for _, r := range idx.Runs {
+		if r.Status == RunDone && r.RunDir != "" {
+			dirs = append(dirs, r.RunDir)
+		}
+	}
+	var ve *VerdictError
+	if terr := RunsThresholdError(root, dirs); errors.As(terr, &ve) {
+		if res.Verdict == Fail {
+			res.Why += "; " + ve.Msg
+		} else {
+			res.Verdict, res.Why = Fail, ve.Msg
+		}
+	}
+	return res
 }
 
 // relTo gives path relative to root when it lies inside it.
@@ -332,12 +375,7 @@ func relTo(root, path string) string {
 }
 
 // RunPath resolves a run's directory against the compare directory.
-func RunPath(root string, r CompareRun) string {
-	if filepath.IsAbs(r.RunDir) {
-		return r.RunDir
-	}
-	return filepath.Join(root, r.RunDir)
-}
+func RunPath(root string, r CompareRun) string { return r.RunPath(root) }
 
 // JudgeCompare reads every done run's figures and fills in Summary,
 // Verdicts, Regressions and ExitCode. Deterministic: the same run
@@ -378,7 +416,7 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 		if idx.IsBase(v) {
 			continue
 		}
-		vv := VariantVerdicts{Variant: v, Base: idx.baseFor(v)}
+		vv := VariantVerdicts{Variant: v, Base: idx.BaseFor(v)}
 		for _, m := range nm.Metrics() {
 			if len(values(figs[vv.Base], m.Key)) == 0 && len(values(figs[v], m.Key)) == 0 {
 				continue // a metric of another workload (ooo_inclusion of a kv load)
@@ -481,28 +519,11 @@ func appendOnce(xs []string, s string) []string {
 
 // WriteCompareIndex writes compare.json atomically.
 func WriteCompareIndex(root string, idx *CompareIndex) error {
-	data, err := json.MarshalIndent(idx, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", CompareFile, err)
-	}
-	return rundir.WriteAtomic(filepath.Join(root, CompareFile), append(data, '\n'))
+	return rundir.CompareRecord.Write(root, idx)
 }
 
 // ReadCompareIndex reads compare.json, refusing a newer schema.
-func ReadCompareIndex(root string) (*CompareIndex, error) {
-	data, err := os.ReadFile(filepath.Join(root, CompareFile))
-	if err != nil {
-		return nil, err
-	}
-	var idx CompareIndex
-	if err := json.Unmarshal(data, &idx); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", CompareFile, err)
-	}
-	if idx.SchemaVersion > CompareSchema {
-		return nil, fmt.Errorf("%s: schema_version %d is newer than this benchnet reads (%d)", CompareFile, idx.SchemaVersion, CompareSchema)
-	}
-	return &idx, nil
-}
+func ReadCompareIndex(root string) (*CompareIndex, error) { return rundir.CompareRecord.Read(root) }
 
 // DirVariant is one variant of `compare DIR_A DIR_B …`: a name and its
 // finished run directories (repeats).
@@ -520,7 +541,7 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 	if len(vars) < 2 {
 		return "", nil, errors.New("compare needs two or more run directories")
 	}
-	idx := &CompareIndex{SchemaVersion: CompareSchema, Kind: "compare", Source: "dirs", Config: *cfg, Seed: CompareSeed, Complete: true}
+	idx := &CompareIndex{SchemaVersion: CompareSchema, Kind: "compare", Source: "dirs", Config: rundir.CompareConfig(*cfg), Seed: CompareSeed, Complete: true}
 	vars, err := expandSweeps(vars, idx)
 	if err != nil {
 		return "", nil, err
@@ -586,9 +607,9 @@ func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now
 		}
 		idx.Warnings = append(idx.Warnings, "--force: "+msg)
 	}
-	root, err := claimDir(output, now.UTC().Format("20060102-150405")+"-"+idx.Name+"-compare")
+	root, err := rundir.ClaimStamped(output, idx.Name+"-compare", now)
 	if err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("create compare directory: %w", err)
 	}
 	if err := JudgeCompare(root, idx); err != nil {
 		return root, idx, err
@@ -626,6 +647,11 @@ func expandSweeps(vars []DirVariant, idx *CompareIndex) ([]DirVariant, error) {
 		x, err := ReadIndex(v.Dirs[0])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Dirs[0], err)
+		}
+		if x.Grouped() {
+			// Its cells of one (c, r) are several variants' or durations':
+			// pooling them would compare a mixture.
+			return nil, &RefusedError{fmt.Sprintf("%s is a sweep over variants or durations: compare the run directories of its cells instead", v.Dirs[0])}
 		}
 		idx.Sweeps = append(idx.Sweeps, SweepRef{Label: v.Name, Dir: absPath(v.Dirs[0])})
 		cells := map[point][]string{}

@@ -75,6 +75,9 @@ func ReadRunFigures(path string) (*RunFigures, error) {
 	set("latency_max", res.Latency.Max, res.Latency.N > 0)
 	set("peak_mempool", float64(res.PeakMempool), true)
 	set("blocks_per_min", 60/res.BlockStats.AvgBlockSec, res.BlockStats.AvgBlockSec > 0)
+	if p := res.P2P; p != nil {
+		set("p2p_bytes_per_tx", p.BytesPerTx, p.BytesPerTx > 0) // judged over run values
+	}
 	if acc := res.Accounts; acc != nil {
 		set("inclusion", 100*acc.InclusionRatio, true)
 		set("ooo_inclusion", 100*acc.OutOfOrderRatio, acc.Order == "out-of-order")

@@ -53,7 +53,8 @@ func fakeRun(t *testing.T, dir string, raw []byte, tps, lat float64, rng *rand.R
 		TxPerSecond: float64(len(txs)) / nBlocks, AvgLatencyMs: st.Avg, P50LatencyMs: st.P50, P95LatencyMs: st.P95,
 		P99LatencyMs: st.P99, MaxLatencyMs: st.Max, PeakMempool: int(tps / 2), Latency: st, LatencyBlock: "H",
 		BlockStats: rundir.BlockStats{Blocks: nBlocks, AvgBlockSec: 1}, Valid: true,
-		Accounting: rundir.Accounting{Sent: len(txs), Committed: len(txs)}}
+		Accounting: rundir.Accounting{Sent: len(txs), Committed: len(txs)},
+		P2P:        &rundir.P2PTraffic{BytesPerTx: 2e5 / tps}}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -113,7 +114,7 @@ func TestRunCompare(t *testing.T) {
 		wantExit         int
 		wantRegressed    []string
 	}{
-		{"regression", 600, 300, 3, []string{"slow: tps", "slow: latency_avg", "slow: latency_p50", "slow: latency_p95"}},
+		{"regression", 600, 300, 3, []string{"slow: tps", "slow: latency_avg", "slow: latency_p50", "slow: latency_p95", "slow: p2p_bytes_per_tx"}},
 		{"A/A", 1000, 200, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,7 +146,7 @@ func TestRunCompare(t *testing.T) {
 			}
 			for _, j := range idx.Verdicts[0].Judgements {
 				want := "runs+blocks"
-				if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" || j.Metric == "inclusion" {
+				if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" || j.Metric == "inclusion" || j.Metric == "p2p_bytes_per_tx" {
 					want = "runs"
 				}
 				if j.Basis != want || j.NBase != 3 {
@@ -199,7 +200,7 @@ func TestCompareDirsBlocks(t *testing.T) {
 	for _, vv := range idx.Verdicts {
 		for _, j := range vv.Judgements {
 			want := "blocks"
-			if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" || j.Metric == "inclusion" {
+			if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" || j.Metric == "inclusion" || j.Metric == "p2p_bytes_per_tx" {
 				want = "runs" // no per-block form: no interval from one run
 				if j.Verdict != judge.OutcomeInconclusive {
 					t.Errorf("%s %s: %s from one run", vv.Variant, j.Metric, j.Verdict)

@@ -14,25 +14,8 @@ import (
 
 func init() { RegisterNodeMetrics(manifest.KindGossipsub, gossipMetrics{}) }
 
-// GossipMetrics are what a gossip comparison judges (the Whiteblock
-// report's figures): each run's results.json gossip section gives the run
-// value, its deliveries.csv the messages the bootstrap redraws.
-var GossipMetrics = []judge.Metric{
-	{Key: "mdr", Name: "MDR", Unit: "%", Better: judge.HigherIsBetter},
-	{Key: "dissemination_avg", Name: "dissemination mean", Unit: "ms", Better: judge.LowerIsBetter},
-	{Key: "dissemination_p50", Name: "dissemination p50", Unit: "ms", Better: judge.LowerIsBetter},
-	{Key: "dissemination_p95", Name: "dissemination p95", Unit: "ms", Better: judge.LowerIsBetter},
-	{Key: "dissemination_p99", Name: "dissemination p99", Unit: "ms", Better: judge.LowerIsBetter},
-	{Key: "dissemination_max", Name: "dissemination max", Unit: "ms", Better: judge.LowerIsBetter},
-	{Key: "last_delivery_avg", Name: "time to last delivery mean", Unit: "ms", Better: judge.LowerIsBetter},
-	{Key: "last_delivery_p99", Name: "time to last delivery p99", Unit: "ms", Better: judge.LowerIsBetter},
-	{Key: "last_delivery_hop", Name: "last-delivery hop mean", Unit: "hops", Better: judge.LowerIsBetter},
-	{Key: "max_hop", Name: "max hop mean (Whiteblock's)", Unit: "hops", Better: judge.LowerIsBetter},
-	{Key: "duplicates", Name: "duplicates per delivery", Unit: "copies", Better: judge.LowerIsBetter},
-	{Key: "host_cpu_avg", Name: "host CPU avg", Unit: "% of a core", Better: judge.LowerIsBetter},
-	{Key: "host_cpu_max", Name: "host CPU max", Unit: "% of a core", Better: judge.LowerIsBetter},
-	{Key: "host_rss_max", Name: "host RSS max", Unit: "MiB", Better: judge.LowerIsBetter},
-}
+// GossipMetrics are what a gossip comparison judges (judge.GossipMetrics).
+var GossipMetrics = judge.GossipMetrics
 
 type gossipMetrics struct{}
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,8 +15,8 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// Env is a running testnet a sweep measures on.
-type Env interface {
+// Testnet is a running testnet a sweep measures on (Lab.Open).
+type Testnet interface {
 	// Measure applies one load to the testnet, writing an ordinary run
 	// directory into dir, and returns its results (with ctx's cause when
 	// interrupted: the results then cover what was sent).
@@ -32,7 +31,7 @@ type Env interface {
 }
 
 // Opener brings a testnet up.
-type Opener func(ctx context.Context) (Env, error)
+type Opener func(ctx context.Context) (Testnet, error)
 
 // Runner runs a sweep directory's cells until none is left.
 type Runner struct {
@@ -44,11 +43,25 @@ type Runner struct {
 	Log  io.Writer
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
+	// Judge, when set, records the manifest's [thresholds] in each measured
+	// cell's results.json (recordThresholds); the sweep's verdict gathers them.
+	Judge func(dir string) error
+
+	// Variants bring up each variant's testnet, with its load, for a grid
+	// over [variants]: a cell of variant v runs on Variants[v] (Open and
+	// Base serve the cells without a variant).
+	Variants map[string]VariantEnv
+
+	env        Testnet   // the testnet up now, if any
+	envVariant string    // the variant it runs
+	measured   int       // cells measured on it
+	lastEnd    time.Time // when its last cell ended
+	closeAfter bool      // tear the testnet down after every cell
 }
 
 // NewIndex starts the index of a new sweep.
 func NewIndex(name string, seed int64, cfg Sweep, now time.Time) Index {
-	x := Index{SchemaVersion: SchemaVersion, Kind: "grid", Name: name, Config: cfg, Seed: seed,
+	x := Index{SchemaVersion: SchemaVersion, Kind: "grid", Name: name, Config: rundir.SweepConfig(cfg), Seed: seed,
 		Started: now.UTC().Format(time.RFC3339), Testnets: []string{}}
 	if cfg.Search {
 		x.Kind = "search"
@@ -63,113 +76,179 @@ func NewIndex(name string, seed int64, cfg Sweep, now time.Time) Index {
 // sweep.json after every cell and stops at the first failed cell or on
 // ctx's cancellation, keeping every finished cell.
 func (r *Runner) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, r.closeEnv(ctx)) }()
+	for {
+		more, err := r.step(ctx)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	return r.finish()
+}
+
+// finish marks the sweep complete.
+func (r *Runner) finish() error {
+	r.defaults()
+	x := &r.Dir.Index
+	x.Complete = true
+	x.Finished = r.Now().UTC().Format(time.RFC3339)
+	return r.Dir.Save()
+}
+
+func (r *Runner) defaults() {
 	if r.Log == nil {
 		r.Log = io.Discard
 	}
 	if r.Now == nil {
 		r.Now = time.Now
 	}
+}
+
+// closeEnv tears the current testnet down, if any.
+func (r *Runner) closeEnv(ctx context.Context) error {
+	if r.env == nil {
+		return nil
+	}
+	r.defaults()
+	env := r.env
+	r.env = nil
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := env.Close(dctx); err != nil {
+		return fmt.Errorf("down %s: %w", env.RunDir(), err)
+	}
+	fmt.Fprintf(r.Log, "testnet down\n")
+	return nil
+}
+
+// step measures the next cell (false: none is left). With Fresh (or
+// closeAfter) the cell's testnet is torn down right after it, so no testnet
+// idles between cells (and SearchVariants never runs two at once).
+func (r *Runner) step(ctx context.Context) (bool, error) {
+	r.defaults()
 	x := &r.Dir.Index
-	cfg := &x.Config
-	var env Env
-	measured := 0 // cells measured on the current testnet
-	closeEnv := func() {
-		if env == nil {
-			return
-		}
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if cerr := env.Close(dctx); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("down %s: %w", env.RunDir(), cerr))
-		} else {
-			fmt.Fprintf(r.Log, "testnet down\n")
-		}
-		env = nil
+	cfg := (*Sweep)(&x.Config)
+	i, ok := r.next()
+	if !ok {
+		return false, nil
 	}
-	defer closeEnv()
-	var lastEnd time.Time
-	for {
-		i, ok := r.next()
-		if !ok {
-			break
+	cell := &x.Cells[i]
+	open, base := r.Open, r.Base
+	if cell.Variant != "" {
+		ve, ok := r.Variants[cell.Variant]
+		if !ok || ve.Open == nil {
+			return false, fmt.Errorf("cell %s: no testnet for variant %q", cell.ID, cell.Variant)
 		}
-		cell := &x.Cells[i]
-		var cooldown time.Duration
-		if env == nil || cfg.Fresh {
-			closeEnv()
-			if env, err = r.Open(ctx); err != nil {
-				env = nil
-				return fmt.Errorf("up: %w", err)
-			}
-			rel, _ := filepath.Rel(r.Dir.Path, env.RunDir())
-			x.Testnets = append(x.Testnets, rel)
-			measured, lastEnd = 0, time.Time{}
-		} else {
-			cd, cerr := env.Cooldown(ctx, cfg.Cooldown.Duration)
-			cooldown = cd
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			if cerr != nil {
-				cell.Notes = append(cell.Notes, "cool-down incomplete: "+cerr.Error())
-				fmt.Fprintf(r.Log, "warning: cool-down: %v\n", cerr)
-			}
+		open, base = ve.Open, ve.Base
+	}
+	var cooldown time.Duration
+	if r.env == nil || cfg.Fresh || cell.Variant != r.envVariant {
+		// Another variant's cell: its testnet goes down first, so only one
+		// testnet is ever up.
+		if err := r.closeEnv(ctx); err != nil {
+			return false, err
 		}
-		l := cfg.CellLoad(r.Base, cell.Connections, cell.Rate)
-		if measured > 0 {
-			// The cool-down already proved every node commits with an empty
-			// mempool: a warm-up would only add two more blocks.
-			l.Warmup = manifest.Duration{}
-		}
-		cdir, err := r.cellDir(cell)
+		upStart := r.Now()
+		env, err := open(ctx)
 		if err != nil {
-			return err
+			return false, fmt.Errorf("up: %w", err)
 		}
-		start := r.Now()
-		if !lastEnd.IsZero() {
-			cell.OverheadSec = round3(start.Sub(lastEnd).Seconds() - cooldown.Seconds())
+		r.env, r.envVariant = env, cell.Variant
+		cell.UpSec = round3(r.Now().Sub(upStart).Seconds())
+		rel, _ := filepath.Rel(r.Dir.Path, env.RunDir())
+		x.Testnets = append(x.Testnets, rel)
+		r.measured, r.lastEnd = 0, time.Time{}
+	} else {
+		cd, cerr := r.env.Cooldown(ctx, cfg.Cooldown.Duration)
+		cooldown = cd
+		if ctx.Err() != nil {
+			return false, context.Cause(ctx)
 		}
-		cell.CooldownSec = round3(cooldown.Seconds())
-		cell.StartedAt = start.UTC().Format(time.RFC3339)
-		cell.Error = ""
-		fmt.Fprintf(r.Log, "\n== cell %d/%d: c=%d r=%g tx/s (repeat %d) -> %s\n", cell.Order, max(len(x.Cells), cell.Order), cell.Connections, cell.Rate, cell.Repeat, cell.RunDir)
-		res, merr := env.Measure(ctx, cdir, l)
-		_ = cdir.Close()
-		measured++
-		lastEnd = r.Now()
-		cell.WallSec = round3(lastEnd.Sub(start).Seconds())
-		if res != nil {
-			fig, runInvalid := Figures(res, cell.Connections, cell.Rate)
-			cell.Figures, cell.RunInvalid = &fig, runInvalid
-			cell.Expected = expected(cdir.Path)
-		}
-		switch {
-		case ctx.Err() != nil:
-			cell.Status = Interrupted
-			cell.Notes = append(cell.Notes, "interrupted during the load: re-run by --resume")
-			if serr := r.Dir.Save(); serr != nil {
-				return errors.Join(context.Cause(ctx), serr)
-			}
-			return context.Cause(ctx)
-		case merr != nil:
-			cell.Status, cell.Error = Failed, merr.Error()
-			if serr := r.Dir.Save(); serr != nil {
-				return errors.Join(merr, serr)
-			}
-			return fmt.Errorf("cell %s: %w", cell.ID, merr)
-		}
-		cell.Status = Done
-		if err := r.Dir.Save(); err != nil {
-			return err
-		}
-		if v := cell.Verdict; v != nil {
-			fmt.Fprintf(r.Log, "cell %s: committed %d of %d, %.1f tx/s, p50 %.0f ms: %s %s\n", cell.ID, cell.Figures.Committed, cell.Figures.Sent,
-				cell.Figures.TPS, cell.Figures.P50Ms, v.State, strings.Join(v.Reasons, "; "))
+		if cerr != nil {
+			cell.Notes = append(cell.Notes, "cool-down incomplete: "+cerr.Error())
+			fmt.Fprintf(r.Log, "warning: cool-down: %v\n", cerr)
 		}
 	}
-	x.Complete = true
-	x.Finished = r.Now().UTC().Format(time.RFC3339)
-	return r.Dir.Save()
+	l := cfg.CellLoad(base, cell.Connections, cell.Rate)
+	if cell.Duration != nil {
+		l.Duration = *cell.Duration
+	}
+	if r.measured > 0 {
+		// The cool-down already proved every node commits with an empty
+		// mempool: a warm-up would only add two more blocks.
+		l.Warmup = manifest.Duration{}
+	}
+	cdir, err := r.cellDir(cell)
+	if err != nil {
+		return false, err
+	}
+	start := r.Now()
+	if !r.lastEnd.IsZero() {
+		cell.OverheadSec = round3(start.Sub(r.lastEnd).Seconds() - cooldown.Seconds())
+	}
+	cell.CooldownSec = round3(cooldown.Seconds())
+	cell.StartedAt = start.UTC().Format(time.RFC3339)
+	cell.Error = ""
+	what := ""
+	if cell.Variant != "" {
+		what = cell.Variant + ": "
+	}
+	if cell.Duration != nil {
+		what += cell.Duration.String() + " at "
+	}
+	fmt.Fprintf(r.Log, "\n== cell %d/%d: %sc=%d r=%g tx/s (repeat %d) -> %s\n", cell.Order, max(len(x.Cells), cell.Order), what, cell.Connections, cell.Rate, cell.Repeat, cell.RunDir)
+	res, merr := r.env.Measure(ctx, cdir, l)
+	_ = cdir.Close()
+	r.measured++
+	r.lastEnd = r.Now()
+	cell.WallSec = round3(r.lastEnd.Sub(start).Seconds())
+	if res != nil {
+		fig, runInvalid := Figures(res, cell.Connections, cell.Rate)
+		cell.Figures, cell.RunInvalid = &fig, runInvalid
+		cell.Expected = expected(cdir.Path)
+	}
+	switch {
+	case ctx.Err() != nil:
+		cell.Status = Interrupted
+		cell.Notes = append(cell.Notes, "interrupted during the load: re-run by --resume")
+		if serr := r.Dir.Save(); serr != nil {
+			return false, errors.Join(context.Cause(ctx), serr)
+		}
+		return false, context.Cause(ctx)
+	case merr != nil:
+		cell.Status, cell.Error = Failed, merr.Error()
+		if serr := r.Dir.Save(); serr != nil {
+			return false, errors.Join(merr, serr)
+		}
+		return false, fmt.Errorf("cell %s: %w", cell.ID, merr)
+	}
+	cell.Status = Done
+	if r.Judge != nil {
+		if jerr := r.Judge(cdir.Path); jerr != nil {
+			cell.Notes = append(cell.Notes, "thresholds not judged: "+jerr.Error())
+		}
+	}
+	if err := r.Dir.Save(); err != nil {
+		return false, err
+	}
+	if v := cell.Verdict; v != nil {
+		fmt.Fprintf(r.Log, "cell %s: committed %d of %d, %.1f tx/s, p50 %.0f ms: %s %s\n", cell.ID, cell.Figures.Committed, cell.Figures.Sent,
+			cell.Figures.TPS, cell.Figures.P50Ms, v.State, strings.Join(v.Reasons, "; "))
+	}
+	if cfg.Fresh || r.closeAfter {
+		downStart := r.Now()
+		if err := r.closeEnv(ctx); err != nil {
+			return false, err
+		}
+		cell.DownSec = round3(r.Now().Sub(downStart).Seconds())
+		if err := r.Dir.Save(); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // next picks the next cell to measure: the first one of a grid not done, or
@@ -188,7 +267,7 @@ func (r *Runner) next() (int, bool) {
 	if n := len(x.Cells); n > 0 && x.Cells[n-1].Status != Done {
 		return n - 1, true
 	}
-	x.Judge()
+	Judge(x)
 	st := x.Search
 	if st.Done {
 		return 0, false
@@ -220,22 +299,9 @@ func (r *Runner) cellDir(cell *CellRecord) (*rundir.Dir, error) {
 	if cell.RunDir != "" {
 		cell.Notes = append(cell.Notes, "earlier attempt kept in "+cell.RunDir)
 	}
-	base := filepath.Join(r.Dir.Path, CellsDir, cell.ID)
-	path := base
-	for i := 2; ; i++ {
-		err := os.Mkdir(path, 0o755)
-		if err == nil {
-			break
-		}
-		if !os.IsExist(err) {
-			return nil, fmt.Errorf("create cell directory: %w", err)
-		}
-		path = fmt.Sprintf("%s-%d", base, i)
-	}
-	for _, sub := range []string{rundir.Homes, rundir.Logs, rundir.Metrics} {
-		if err := os.Mkdir(filepath.Join(path, sub), 0o755); err != nil {
-			return nil, fmt.Errorf("create cell directory: %w", err)
-		}
+	path, err := rundir.Claim(filepath.Join(r.Dir.Path, CellsDir), cell.ID, rundir.Homes, rundir.Logs, rundir.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("create cell directory: %w", err)
 	}
 	rel, _ := filepath.Rel(r.Dir.Path, path)
 	cell.RunDir = rel

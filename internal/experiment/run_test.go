@@ -34,7 +34,7 @@ type fakeNet struct {
 
 var errStop = errors.New("stop")
 
-func (f *fakeNet) open(ctx context.Context) (Env, error) {
+func (f *fakeNet) open(ctx context.Context) (Testnet, error) {
 	f.opened++
 	dir := filepath.Join(f.root, NetsDir, fmt.Sprintf("net%d", f.opened))
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -65,17 +64,10 @@ func (s *Soak) Load(base manifest.Load) manifest.Load {
 }
 
 // SoakFile is the soak's judgement, beside the run's results.json.
-const SoakFile = "soak.json"
+const SoakFile = rundir.SoakFile
 
-// SoakResult is soak.json.
-type SoakResult struct {
-	SchemaVersion int `json:"schema_version"`
-	// Series is committed tx/s per second from block times: t is the start
-	// of each 1 s bin, from the first block with run txs.
-	T   []float64   `json:"t_sec"`
-	TPS []float64   `json:"tps"`
-	Fit judge.Decay `json:"fit"`
-}
+// SoakResult is soak.json (package rundir).
+type SoakResult = rundir.SoakResult
 
 // ThroughputSeries is committed tx/s per second of block time: each
 // block's run txs spread evenly over the interval since the previous block,
@@ -156,12 +148,8 @@ func AnalyzeSoak(runDir string, seed int64, bootstrap int) (*SoakResult, error) 
 	if err != nil {
 		return nil, fmt.Errorf("soak: %w", err)
 	}
-	res := &SoakResult{SchemaVersion: 1, T: t, TPS: y, Fit: fit}
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := rundir.WriteAtomic(filepath.Join(runDir, SoakFile), append(data, '\n')); err != nil {
+	res := &SoakResult{SchemaVersion: rundir.SoakSchema, T: t, TPS: y, Fit: fit}
+	if err := rundir.SoakRecord.Write(runDir, res); err != nil {
 		return nil, err
 	}
 	return res, nil

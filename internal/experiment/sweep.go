@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func init() {
@@ -16,38 +17,9 @@ func init() {
 }
 
 // Sweep measures a c x r grid of loads (or searches the saturation rate) on
-// one testnet. Every field is also a flag of `benchnet sweep`.
-type Sweep struct {
-	// Connections and Rates span the grid (the QA reports' c and r; r is
-	// tx/s per connection).
-	Connections []int     `toml:"connections" json:"connections"`
-	Rates       []float64 `toml:"rates" json:"rates"`
-	// Duration of each cell's load.
-	Duration manifest.Duration `toml:"duration" json:"duration"`
-	// Repeats of the whole grid, interleaved: repeat k of every cell runs
-	// before repeat k+1 of any.
-	Repeats int `toml:"repeats" json:"repeats"`
-	// Fresh restarts the testnet for every cell (isolation, at the cost of
-	// an up per cell).
-	Fresh bool `toml:"fresh" json:"fresh"`
-	// Cooldown bounds the wait between cells until every mempool is empty
-	// and two blocks have passed.
-	Cooldown manifest.Duration `toml:"cooldown" json:"cooldown"`
-	// The saturation rule.
-	MinCommitted  float64 `toml:"min_committed" json:"min_committed"`
-	LatencyFactor float64 `toml:"latency_factor" json:"latency_factor"`
-
-	// Search replaces the grid by a saturation search on the rate, at the
-	// one connection count given.
-	Search     bool    `toml:"search" json:"search"`
-	StartRate  float64 `toml:"start_rate" json:"start_rate,omitempty"`
-	MinRate    float64 `toml:"min_rate" json:"min_rate,omitempty"`
-	MaxRate    float64 `toml:"max_rate" json:"max_rate,omitempty"`
-	Precision  float64 `toml:"precision" json:"precision,omitempty"` // fraction: 0.05 = 5 %
-	MinRepeats int     `toml:"min_repeats" json:"min_repeats,omitempty"`
-	MaxRepeats int     `toml:"max_repeats" json:"max_repeats,omitempty"`
-	Budget     int     `toml:"budget" json:"budget,omitempty"`
-}
+// one testnet. Every field is also a flag of `benchnet sweep`; sweep.json
+// records it as the rundir.SweepConfig it is.
+type Sweep rundir.SweepConfig
 
 // DefaultSweep is the QA grid scaled to one machine.
 func DefaultSweep() *Sweep {
@@ -60,13 +32,19 @@ func DefaultSweep() *Sweep {
 		Cooldown:      manifest.Duration{Duration: time.Minute},
 		MinCommitted:  r.MinCommitted,
 		LatencyFactor: r.LatencyFactor,
-		StartRate:     100,
-		MinRate:       10,
-		MaxRate:       2000,
-		Precision:     0.05,
-		MinRepeats:    2,
-		MaxRepeats:    5,
-		Budget:        30,
+		// The search (issue 21): a light first probe (the latency rule's
+		// baseline), a x4 ramp, one run where the outcome is clear and at
+		// most 3 near the threshold; `benchnet sweep --search` runs each
+		// probe on a fresh testnet.
+		StartRate:   200,
+		MinRate:     10,
+		MaxRate:     2000,
+		Precision:   0.05,
+		MinRepeats:  2,
+		MaxRepeats:  3,
+		Budget:      20,
+		Growth:      4,
+		ClearMargin: 0.05,
 	}
 }
 
@@ -74,15 +52,10 @@ func DefaultSweep() *Sweep {
 func (s *Sweep) Kind() string { return "sweep" }
 
 // Rule is the saturation rule the sweep judges with.
-func (s *Sweep) Rule() judge.Rule {
-	return judge.Rule{MinCommitted: s.MinCommitted, LatencyFactor: s.LatencyFactor}
-}
+func (s *Sweep) Rule() judge.Rule { return (*rundir.SweepConfig)(s).Rule() }
 
 // SearchConfig is the search's stopping rule.
-func (s *Sweep) SearchConfig() judge.Search {
-	return judge.Search{Start: s.StartRate, MinRate: s.MinRate, MaxRate: s.MaxRate, Precision: s.Precision,
-		MinRepeats: s.MinRepeats, MaxRepeats: s.MaxRepeats, Budget: s.Budget}
-}
+func (s *Sweep) SearchConfig() judge.Search { return (*rundir.SweepConfig)(s).SearchConfig() }
 
 // Validate implements Config. Each error is a *manifest.FieldError naming
 // the field (file and line unset: the caller knows where the field came from).
@@ -114,6 +87,16 @@ func (s *Sweep) Validate() []error {
 	if s.Duration.Duration < time.Second {
 		add("duration", "%s: want at least 1s per cell", s.Duration.Duration)
 	}
+	seenD := map[time.Duration]bool{}
+	for _, d := range s.Durations {
+		if d.Duration < time.Second {
+			add("durations", "%s: want at least 1s per cell", d.Duration)
+		}
+		if seenD[d.Duration] {
+			add("durations", "%s given twice", d.Duration)
+		}
+		seenD[d.Duration] = true
+	}
 	if s.Cooldown.Duration <= 0 {
 		add("cooldown", "%s: want a positive bound", s.Cooldown.Duration)
 	}
@@ -124,6 +107,9 @@ func (s *Sweep) Validate() []error {
 		}
 		if len(s.Rates) > 0 {
 			add("rates", "a search picks its own rates: give start_rate, min_rate and max_rate instead")
+		}
+		if len(s.Durations) > 0 {
+			add("durations", "a search probes at one duration: give duration instead")
 		}
 		addJudge(s.SearchConfig().Validate())
 		return errs
@@ -165,9 +151,24 @@ func (s *Sweep) Order(seed int64) []CellRecord {
 	var out []CellRecord
 	for rep := 1; rep <= s.Repeats; rep++ {
 		var block []CellRecord
-		for _, c := range s.Connections {
-			for _, r := range s.Rates {
-				block = append(block, CellRecord{Connections: c, Rate: r, Repeat: rep})
+		variants := s.Variants
+		if len(variants) == 0 {
+			variants = []string{""}
+		}
+		durations := make([]*manifest.Duration, len(s.Durations))
+		for i := range s.Durations {
+			durations[i] = &s.Durations[i]
+		}
+		if len(durations) == 0 {
+			durations = []*manifest.Duration{nil}
+		}
+		for _, v := range variants {
+			for _, d := range durations {
+				for _, c := range s.Connections {
+					for _, r := range s.Rates {
+						block = append(block, CellRecord{Variant: v, Duration: d, Connections: c, Rate: r, Repeat: rep})
+					}
+				}
 			}
 		}
 		rng := rand.New(rand.NewPCG(uint64(seed), 0x7377656570+uint64(rep))) // "sweep"
@@ -186,5 +187,12 @@ func cellID(c CellRecord) string {
 	if c.Probe > 0 {
 		return fmt.Sprintf("%03d-probe%d-c%d-r%g-%d", c.Order, c.Probe, c.Connections, c.Rate, c.Repeat)
 	}
-	return fmt.Sprintf("%03d-c%d-r%g-%d", c.Order, c.Connections, c.Rate, c.Repeat)
+	v, d := "", ""
+	if c.Variant != "" {
+		v = "-" + c.Variant
+	}
+	if c.Duration != nil {
+		d = "-d" + c.Duration.String()
+	}
+	return fmt.Sprintf("%03d%s-c%d-r%g%s-%d", c.Order, v, c.Connections, c.Rate, d, c.Repeat)
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,6 +77,10 @@ func Offline(ctx context.Context, dir string, reason string, log io.Writer) (*Re
 		home := d.Join(rundir.Homes, n.Name)
 		if _, err := os.Stat(filepath.Join(home, "data")); err != nil {
 			errs = append(errs, fmt.Errorf("%s: no store: %w", n.Name, err))
+			continue
+		}
+		if !hasInspect(n.Release) {
+			errs = append(errs, fmt.Errorf("%s: %s has no `inspect` command (no v0.34 release has one, Tendermint Core's nor CometBFT's), which the offline harvest reads a store with", n.Name, n.Release))
 			continue
 		}
 		bin, err := binaries.Ensure(ctx, n.Release, "cometbft", log)
@@ -173,6 +178,10 @@ type inspector struct {
 	waitErr       error
 	node, release string
 }
+
+// hasInspect: the release has `inspect` (checked in the module zips:
+// absent from tendermint v0.34.22 and cometbft v0.34.35 cmd/*/commands).
+func hasInspect(rel plan.Release) bool { return !strings.HasPrefix(rel.Version, "v0.34.") }
 
 func startInspect(ctx context.Context, bin, home, logPath string) (*inspector, error) {
 	port, err := loopbackPort()

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
 
 // TestOfflineRealStore: a real single-node chain of each release commits a
@@ -25,14 +25,7 @@ func TestOfflineRealStore(t *testing.T) {
 	for _, v := range []string{"v1.0.1", "v0.38.17"} {
 		t.Run(v, func(t *testing.T) {
 			rel := plan.Release{Name: "cometbft", Version: v}
-			bin := binaries.Path(rel, "cometbft")
-			if _, err := os.Stat(bin); err != nil {
-				if os.Getenv("CI") != "" {
-					t.Fatalf("no %s binary under CI: %v", rel, err)
-				}
-				t.Skipf("no %s (benchnet build %s)", bin, rel)
-			}
-			offlineRealStore(t, rel, bin)
+			offlineRealStore(t, rel, testrel.NeedTool(t, rel, "cometbft"))
 		})
 	}
 }
@@ -146,5 +139,32 @@ func offlineRealStore(t *testing.T, rel plan.Release, bin string) {
 	// No inspect is left behind.
 	if out, _ := exec.Command("pgrep", "-f", "inspect --home "+home).Output(); len(out) > 0 {
 		t.Errorf("inspect still running: %s", out)
+	}
+}
+
+// A v0.34 store (Tendermint Core or CometBFT) cannot be opened offline:
+// the release has no `inspect`, and the error says so before any build.
+func TestOfflineRefusesV034(t *testing.T) {
+	dir := t.TempDir()
+	d, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := plan.Release{Name: "tendermint", Version: "v0.34.22"}
+	p := &plan.Testnet{Name: "offline", Nodes: []*plan.Node{{Name: "validator0", Role: "validator", Release: rel}}}
+	pj, _ := p.JSON()
+	if err := d.WriteFile(rundir.Plan, pj); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(d.Join(rundir.Homes, "validator0", "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Event("warmup_done", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BENCHNET_CACHE", t.TempDir()) // nothing may be built
+	_, err = Offline(context.Background(), dir, "test", nil)
+	if err == nil || !strings.Contains(err.Error(), "validator0: tendermint@v0.34.22 has no `inspect` command") {
+		t.Fatalf("err = %v", err)
 	}
 }

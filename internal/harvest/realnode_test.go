@@ -20,15 +20,14 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // TestRealNode runs a real single-validator CometBFT (kvstore) on loopback,
 // sends txs (some invalid) with broadcast_tx_sync, then drains, harvests and
 // analyzes the directory: the whole after-load path against a real chain.
 func TestRealNode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real nodes")
-	}
+	testenv.Integration(t)
 	for _, release := range []string{"cometbft@v1.0.1", "cometbft@v0.38.17"} {
 		t.Run(release, func(t *testing.T) {
 			_, bin := testrel.NeedCometBFT(t, strings.TrimPrefix(release, "cometbft@"))

@@ -8,6 +8,7 @@ package infra
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -101,6 +102,10 @@ type Config struct {
 	// zero means none.
 	CPUs        float64
 	MemoryBytes int64
+	// Engines are Docker engines the runner may drive besides the default
+	// one (DOCKER_HOST values or docker context names; the swarm runner's
+	// machines).
+	Engines []string
 }
 
 // Kind is one runner implementation: how to build it, and how to take a run
@@ -108,7 +113,16 @@ type Config struct {
 type Kind struct {
 	New  func(Config) (Runner, error)
 	Down func(ctx context.Context, statePath string, log io.Writer) error
+	// Sweep removes what the runner created for any run, state file or
+	// not (nil: nothing to sweep).
+	Sweep func(ctx context.Context) error
+	Caps  Capabilities
 }
+
+// ErrSubnetInUse is wrapped by a runner's Setup when the plan's subnet
+// overlaps a network the host or the engine already has: the manifest's
+// fault (network.subnet), not the machine's.
+var ErrSubnetInUse = errors.New("subnet in use")
 
 var (
 	kindsMu sync.Mutex
@@ -177,4 +191,56 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 		return err
 	}
 	return k.Down(ctx, statePath, log)
+}
+
+// Capabilities is what a runner declares about itself (in its Kind), so
+// that the layers above ask it instead of naming runners.
+type Capabilities struct {
+	// ConcurrentStarts is how many nodes Up may start at once (0 or 1:
+	// one after another). A runner whose Start waits on a remote engine
+	// (a swarm task's scheduling, image and volume) gains most from it.
+	ConcurrentStarts int
+	// AutoLinks is the link-emulation backend "auto" means under the
+	// runner ("" = detect what the machine offers); AutoLinksWhy says why.
+	AutoLinks, AutoLinksWhy string
+	// Engine: the runner needs a Docker engine that answers.
+	Engine bool
+	// Limits: the runner enforces [infra] cpus and memory per node.
+	Limits bool
+	// NodeOverheadRSS is memory per node outside the node's process (a
+	// container's shim, a task's port proxies), for the capacity model.
+	NodeOverheadRSS int64
+}
+
+// Caps returns the capabilities the runner called name declares (the zero
+// record, the most conservative, for an unknown name).
+func Caps(name string) Capabilities {
+	k, err := lookup(name)
+	if err != nil {
+		return Capabilities{}
+	}
+	return k.Caps
+}
+
+// SweepAll runs every runner's Sweep: what benchnet created and no state
+// file records any more (`down --all`).
+func SweepAll(ctx context.Context) error {
+	kindsMu.Lock()
+	names := make([]string, 0, len(kinds))
+	for n := range kinds {
+		names = append(names, n)
+	}
+	kindsMu.Unlock()
+	sort.Strings(names)
+	var errs []error
+	for _, n := range names {
+		k, _ := lookup(n)
+		if k.Sweep == nil {
+			continue
+		}
+		if err := k.Sweep(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("sweep %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
 }

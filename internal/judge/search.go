@@ -67,17 +67,33 @@ func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, s
 }
 
 // Search configures a saturation search over the per-connection rate at a
-// fixed connection count: a doubling ramp from Start until a probe is
-// saturated (or MaxRate), then bisection until the bracket is narrower than
-// Precision (relative to its lower end).
+// fixed connection count: a geometric ramp from Start (x Growth) until a
+// probe is saturated (or MaxRate), then a step to just below the rate the
+// saturated probe committed (the chain's measured capacity), then geometric
+// bisection until the bracket is narrower than Precision (relative to its
+// lower end).
 type Search struct {
-	Start      float64 `json:"start_rate"`
-	MinRate    float64 `json:"min_rate"`
-	MaxRate    float64 `json:"max_rate"`
-	Precision  float64 `json:"precision"`   // e.g. 0.05
+	Start     float64 `json:"start_rate"`
+	MinRate   float64 `json:"min_rate"`
+	MaxRate   float64 `json:"max_rate"`
+	Precision float64 `json:"precision"` // e.g. 0.05
+	// Growth is the ramp's factor (0: 2, the first searches' doubling).
+	Growth     float64 `json:"growth,omitempty"`
 	MinRepeats int     `json:"min_repeats"` // per probe, before a decision
 	MaxRepeats int     `json:"max_repeats"` // per probe, then it is undecided
 	Budget     int     `json:"budget"`      // measured runs in all
+	// Clear lets one run decide a probe far from the rule's threshold
+	// (sequential testing: repeats only near it); 0: every probe needs
+	// MinRepeats. See Rule.Clear.
+	Clear float64 `json:"clear_margin,omitempty"`
+}
+
+// growth is the ramp factor, 2 for searches recorded before it existed.
+func (s Search) growth() float64 {
+	if s.Growth == 0 {
+		return 2
+	}
+	return s.Growth
 }
 
 // Validate names what is wrong with the search's parameters.
@@ -98,6 +114,12 @@ func (s Search) Validate() []error {
 	}
 	if s.MinRepeats < 1 || s.MaxRepeats < s.MinRepeats {
 		errs = append(errs, fmt.Errorf("repeats: want 1 <= min_repeats <= max_repeats, got %d and %d", s.MinRepeats, s.MaxRepeats))
+	}
+	if s.Growth != 0 && !(s.Growth > 1 && s.Growth <= 100) {
+		errs = append(errs, fmt.Errorf("growth: want a factor in (1, 100], got %g", s.Growth))
+	}
+	if !(s.Clear >= 0 && s.Clear < 0.5) {
+		errs = append(errs, fmt.Errorf("clear_margin: want a fraction in [0, 0.5), got %g", s.Clear))
 	}
 	if s.Budget < s.MinRepeats {
 		errs = append(errs, fmt.Errorf("budget: want at least min_repeats (%d) runs, got %d", s.MinRepeats, s.Budget))
@@ -155,7 +177,13 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 	var leaned []string
 	for _, rate := range order {
 		cells := byRate[rate]
-		d, why := r.Decide(cells, base, s.MinRepeats)
+		d, why := Undecided, ""
+		if s.Clear > 0 {
+			d, why = r.Clear(cells, base, s.Clear)
+		}
+		if d == Undecided {
+			d, why = r.Decide(cells, base, s.MinRepeats)
+		}
 		if d == Undecided && len(cells) >= s.MaxRepeats {
 			// The rule's threshold lies within this probe's noise: its
 			// mean decides the side, and the result says so.
@@ -213,24 +241,44 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 			return st
 		}
 	}
+	// The rate the lowest saturated probe committed is the chain's capacity
+	// as measured: a step to just below it brackets the point in one probe
+	// when the chain keeps its pace under overload.
+	capStep := func(lo, hi float64) (float64, bool) {
+		est := committedRate(byRate[st.High])
+		if est <= 0 {
+			return 0, false
+		}
+		target := roundRate(est * (1 - s.Precision/2))
+		if _, seen := byRate[target]; seen || target <= lo || target >= hi {
+			return 0, false
+		}
+		return target, true
+	}
 	var next float64
 	switch {
 	case st.Low > 0 && st.High > 0:
 		if (st.High-st.Low)/st.Low <= s.Precision {
-			return done(Found, fmt.Sprintf("highest sustainable rate %g tx/s per connection; saturation lies in [%g, %g) tx/s (%.1f %% wide, each side decided at 95 %% confidence)",
+			return done(Found, fmt.Sprintf("highest sustainable rate %g tx/s per connection; saturation lies in [%g, %g) tx/s (%.1f %% wide, each side decided at 95 %% confidence or clearly in one run)",
 				st.Low, st.Low, st.High, 100*(st.High-st.Low)/st.Low))
 		}
-		next = (st.Low + st.High) / 2
+		next = math.Sqrt(st.Low * st.High)
+		if t, ok := capStep(st.Low*(1+s.Precision/2), st.High); ok {
+			next = t
+		}
 	case st.Low > 0:
 		if st.Low >= s.MaxRate {
 			return done(NoSaturation, fmt.Sprintf("%g tx/s per connection was sustainable", st.Low))
 		}
-		next = math.Min(2*st.Low, s.MaxRate)
+		next = math.Min(s.growth()*st.Low, s.MaxRate)
 	case st.High > 0:
 		if st.High <= s.MinRate {
 			return done(AtMinimum, fmt.Sprintf("%g tx/s per connection already saturated", st.High))
 		}
-		next = math.Max(st.High/2, s.MinRate)
+		next = math.Max(st.High/s.growth(), s.MinRate)
+		if t, ok := capStep(next, st.High); ok {
+			next = t
+		}
 	default:
 		next = s.Start
 	}
@@ -243,6 +291,68 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 	}
 	st.Next = next
 	return st
+}
+
+// committedRate is the mean committed tx/s per connection of a probe's valid
+// runs (0: none).
+func committedRate(cells []Cell) float64 {
+	var sum float64
+	n := 0
+	for _, c := range cells {
+		if c.LoadValid && c.Sent > 0 && c.TPS > 0 && c.Connections > 0 {
+			sum += c.TPS / float64(c.Connections)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// Clear decides a probe from runs far from the rule's threshold, so one run
+// is enough there: saturated when every valid run committed less than
+// MinCommitted - margin of what it sent, or had a p50 above 2 x
+// LatencyFactor x the baseline's; sustainable when every valid run lost at
+// most a tenth of what the rule tolerates (committed >= 1 - (1 -
+// MinCommitted)/10) with a p50 at most LatencyFactor/2 x the baseline's.
+// Anything else is Undecided: the repeats and their confidence intervals
+// decide (Decide).
+func (r Rule) Clear(cells []Cell, baseP50, margin float64) (Decision, string) {
+	var above, below, valid int
+	var desc []string
+	for _, c := range cells {
+		if !c.LoadValid || c.Sent == 0 {
+			continue
+		}
+		valid++
+		ratio := c.CommittedRatio()
+		lat := 0.0
+		if baseP50 > 0 {
+			lat = c.P50Ms / baseP50
+		}
+		switch {
+		case ratio < r.MinCommitted-margin || lat > 2*r.LatencyFactor:
+			above++
+		case ratio >= 1-(1-r.MinCommitted)/10 && lat <= r.LatencyFactor/2:
+			below++
+		}
+		d := fmt.Sprintf("committed/sent %.4f", ratio)
+		if baseP50 > 0 {
+			d += fmt.Sprintf(", p50/baseline %.2f", lat)
+		}
+		desc = append(desc, d)
+	}
+	why := fmt.Sprintf("clear in %d run(s): %s", valid, strings.Join(desc, "; "))
+	switch {
+	case valid == 0:
+		return Undecided, ""
+	case above == valid:
+		return Above, why
+	case below == valid:
+		return Below, why
+	}
+	return Undecided, ""
 }
 
 // roundRate keeps probed rates readable (0.1 tx/s).
@@ -270,8 +380,13 @@ func (r Rule) lean(cells []Cell, baseP50 float64) (Decision, bool) {
 }
 
 func (s Search) rule(r Rule) string {
-	return fmt.Sprintf("%s. Search: a doubling ramp from %g tx/s per connection until a probe is saturated (at most %g), then bisection; "+
-		"each probe is repeated (%d to %d times) until the 95 %% confidence interval over its repeats of committed/sent (and of p50 / the lightest probe's p50) "+
+	clear := ""
+	if s.Clear > 0 {
+		clear = fmt.Sprintf("one run decides a probe far from the threshold (saturated: committed/sent < %s or p50 > %g x baseline; sustainable: committed/sent >= %s and p50 <= %g x baseline); otherwise ",
+			pct(r.MinCommitted-s.Clear), 2*r.LatencyFactor, pct(1-(1-r.MinCommitted)/10), r.LatencyFactor/2)
+	}
+	return fmt.Sprintf("%s. Search: a geometric ramp (x %g) from %g tx/s per connection until a probe is saturated (at most %g), then a probe at %g %% below the rate the lowest saturated probe committed (its measured capacity) when that lies inside the bracket, then geometric bisection; "+
+		"%seach probe is repeated (%d to %d times) until the 95 %% confidence interval over its repeats of committed/sent (and of p50 / the lightest probe's p50) "+
 		"lies on one side of the rule (a probe still undecided after the last repeat sits on the threshold within its noise and is placed by its means, which the result names); the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
-		r.String(), s.Start, s.MaxRate, s.MinRepeats, s.MaxRepeats, s.Precision*100, s.Budget)
+		r.String(), s.growth(), s.Start, s.MaxRate, s.Precision*50, clear, s.MinRepeats, s.MaxRepeats, s.Precision*100, s.Budget)
 }

@@ -178,3 +178,128 @@ func TestSearchRepeatsUntilDecided(t *testing.T) {
 		t.Errorf("rule text %q", st.Rule)
 	}
 }
+
+func TestClear(t *testing.T) {
+	r := DefaultRule()
+	run := func(committed int, p50 float64) Cell {
+		return Cell{Connections: 1, Rate: 100, Offered: 100, Sent: 1000, Committed: committed, P50Ms: p50, LoadValid: true}
+	}
+	tests := []struct {
+		name  string
+		cells []Cell
+		want  Decision
+	}{
+		{"nothing lost, fast", []Cell{run(1000, 700)}, Below},
+		{"0.1 % lost is still clear", []Cell{run(999, 700)}, Below},
+		{"0.2 % lost: near the threshold", []Cell{run(998, 700)}, Undecided},
+		{"nothing lost but slow (2 x base)", []Cell{run(1000, 1400)}, Undecided},
+		{"lost 7 %", []Cell{run(930, 700)}, Above},
+		{"lost 5 %: near", []Cell{run(950, 700)}, Undecided},
+		{"latency beyond 2 x the factor", []Cell{run(1000, 700*6.5)}, Above},
+		{"latency beyond the factor only", []Cell{run(1000, 700*4)}, Undecided},
+		{"runs disagree", []Cell{run(1000, 700), run(900, 700)}, Undecided},
+		{"invalid runs say nothing", []Cell{{Rate: 100, Sent: 1000, Committed: 1000, P50Ms: 700}}, Undecided},
+	}
+	for _, tt := range tests {
+		d, why := r.Clear(tt.cells, 700, 0.05)
+		if d != tt.want {
+			t.Errorf("%s: %s (%s), want %s", tt.name, d, why, tt.want)
+		}
+		if d != Undecided && !strings.Contains(why, "clear in") {
+			t.Errorf("%s: why %q", tt.name, why)
+		}
+	}
+}
+
+// capChain is a chain whose capacity is satRate tx/s per connection and that
+// keeps that pace under overload: its runs report the committed TPS, noisy
+// near the threshold like fakeChain's.
+func capChain(satRate float64, rng *rand.Rand) func(rate float64) Cell {
+	inner := fakeChain(satRate, rng)
+	return func(rate float64) Cell {
+		c := inner(rate)
+		c.TPS = math.Min(rate, satRate) * (1 - 0.01*rng.Float64())
+		return c
+	}
+}
+
+func TestSearchSequentialAndCapacityStep(t *testing.T) {
+	s := Search{Start: 200, MinRate: 10, MaxRate: 2000, Precision: 0.05, Growth: 4, Clear: 0.05, MinRepeats: 2, MaxRepeats: 3, Budget: 20}
+	if errs := s.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	old := Search{Start: 100, MinRate: 10, MaxRate: 2000, Precision: 0.05, MinRepeats: 2, MaxRepeats: 5, Budget: 30}
+	var newRuns, oldRuns, found int
+	for _, sat := range []float64{137, 700, 1234, 1925} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			st := runSearch(t, s, capChain(sat, rand.New(rand.NewPCG(seed, 2))))
+			ost := runSearch(t, old, capChain(sat, rand.New(rand.NewPCG(seed, 2))))
+			newRuns += st.Runs
+			oldRuns += ost.Runs
+			if st.Outcome == Found {
+				found++
+				if !(st.Low <= sat/0.99 && sat < st.High) || (st.High-st.Low)/st.Low > s.Precision {
+					t.Errorf("sat %g seed %d: bracket [%g, %g)", sat, seed, st.Low, st.High)
+				}
+			} else if !strings.Contains(st.Detail, "undecided") {
+				t.Errorf("sat %g seed %d: %s: %s", sat, seed, st.Outcome, st.Detail)
+			}
+		}
+	}
+	if found < 17 {
+		t.Errorf("found in %d of 20 searches", found)
+	}
+	// Far probes take one run and the capacity step skips most of the
+	// bisection: well under the old search's runs on the same chains.
+	if float64(newRuns) > 0.6*float64(oldRuns) {
+		t.Errorf("%d runs with the new defaults, %d with the old: want at most 60 %%", newRuns, oldRuns)
+	}
+	t.Logf("runs over 20 searches: new %d, old %d", newRuns, oldRuns)
+}
+
+func TestSearchSteps(t *testing.T) {
+	s := Search{Start: 200, MinRate: 10, MaxRate: 2000, Precision: 0.05, Growth: 4, Clear: 0.05, MinRepeats: 2, MaxRepeats: 3, Budget: 20}
+	rule := DefaultRule()
+	cell := func(rate float64, committed int, p50, tps float64) Cell {
+		return Cell{Connections: 1, Rate: rate, Offered: rate, Sent: 1000, Committed: committed, P50Ms: p50, TPS: tps, LoadValid: true}
+	}
+	var runs []Cell
+	step := func(want float64, add ...Cell) SearchState {
+		t.Helper()
+		runs = append(runs, add...)
+		st := s.Step(rule, runs)
+		if st.Done || st.Next != want {
+			t.Fatalf("after %d runs: next %g (done %v: %s), want %g", len(runs), st.Next, st.Done, st.Detail, want)
+		}
+		return st
+	}
+	step(200)
+	// A clear run at 200 decides it alone; the ramp grows x 4.
+	st := step(800, cell(200, 1000, 700, 200))
+	if st.Probes[0].Runs != 1 || st.Probes[0].Decision != Below {
+		t.Fatalf("probe 200: %+v", st.Probes[0])
+	}
+	step(2000, cell(800, 1000, 800, 800)) // capped at max_rate
+	// 2000 clearly saturated, committing 1900 tx/s: the next probe is 2.5 %
+	// below that capacity, not the geometric middle (1264.9).
+	step(1852.5, cell(2000, 900, 3000, 1900))
+	// Near the threshold: one run is not enough, two that agree are.
+	step(1852.5, cell(1852.5, 998, 1600, 1850))
+	st = step(1924.8, cell(1852.5, 999, 1650, 1850)) // sqrt(1852.5 x 2000)
+	if st.Probes[3].Decision != Below || st.Probes[3].Runs != 2 {
+		t.Fatalf("probe 1852.5: %+v", st.Probes[3])
+	}
+	runs = append(runs, cell(1924.8, 945, 2500, 1900), cell(1924.8, 950, 2600, 1900))
+	st = s.Step(rule, runs)
+	if !st.Done || st.Outcome != Found || st.Low != 1852.5 || st.High != 1924.8 || st.Runs != 7 {
+		t.Fatalf("end: %+v", st)
+	}
+	if !strings.Contains(st.Rule, "x 4") || !strings.Contains(st.Rule, "one run decides") {
+		t.Errorf("rule %q", st.Rule)
+	}
+	// Saturated from the start: the capacity step replaces the /4 ramp down.
+	runs = []Cell{cell(200, 500, 700, 100)}
+	if st := s.Step(rule, runs); st.Next != 97.5 {
+		t.Errorf("saturated first probe: next %g, want 97.5", st.Next)
+	}
+}

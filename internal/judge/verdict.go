@@ -40,6 +40,10 @@ var Metrics = []Metric{
 	{"blocks_per_min", "blocks/min", "1/min", HigherIsBetter},
 	{"rss_peak", "RSS peak", "MiB", LowerIsBetter},
 	{"cpu_per_tx", "CPU per committed tx", "ms", LowerIsBetter},
+	// p2p_bytes_per_tx: results.json p2p.bytes_per_committed_tx (every
+	// node's p2p bytes sent over the load / committed txs; CometBFT v1's
+	// headline was bandwidth).
+	{"p2p_bytes_per_tx", "p2p bytes per committed tx", "B", LowerIsBetter},
 }
 
 // MetricByKey returns the metric named key.

@@ -2,9 +2,7 @@ package linkem
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,8 +14,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/manifest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func nsOf(node string) string { return "bn-" + node }
 
@@ -35,19 +31,7 @@ func renderRules(s *Snapshot) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the generated rules (go test -update rewrites it):\n%s", path, got)
-	}
+	testenv.Golden(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func awsPlanModel(t *testing.T) *Model {

@@ -3,9 +3,7 @@ package load
 import (
 	"bytes"
 	"encoding/hex"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,9 +16,9 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/benchnet/benchnet/internal/testenv"
+)
 
 // kvstoreValid is CometBFT kvstore's CheckTx rule: exactly one '=' and no
 // ':' (or one ':' and no '='), and the separator at neither end.
@@ -245,21 +243,7 @@ func TestGoldenTxs(t *testing.T) {
 		fmt.Fprintf(&out, "%s/%s/%d: %s\n", cfg.Format, cfg.Keys, cfg.Size, c.Encode(42, now))
 	}
 	path := filepath.Join("testdata", "txs.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Fatalf("txs differ from %s (go test -update if intended):\ngot:\n%s\nwant:\n%s", path, out.Bytes(), want)
-	}
+	testenv.Golden(t, path, out.Bytes())
 }
 
 func protoregistryFiles() *protoregistry.Files { return protoregistry.GlobalFiles }

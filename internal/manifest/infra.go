@@ -26,6 +26,12 @@ type Infra struct {
 	// Memory limits every node's container ("512m", "1g"; docker
 	// --memory); "" = no limit.
 	Memory string `toml:"memory" json:"memory,omitempty"`
+	// Engines are the Docker engines of a swarm's machines, for the swarm
+	// runner to load images into and clean up on: DOCKER_HOST values
+	// ("ssh://user@w1", "tcp://…", "unix://…") or docker context names.
+	// Each is matched to its swarm node by the node id its `docker info`
+	// reports; the user's docker contexts are searched as well.
+	Engines []string `toml:"engines" json:"engines,omitempty"`
 }
 
 func (m *Manifest) applyInfraDefaults() {
@@ -60,6 +66,13 @@ func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 	}
 	if in.Runner == "swarm" {
 		m.validateSwarm(add)
+	} else if len(in.Engines) > 0 {
+		add("infra.engines", "engines are the machines of a swarm: set infra.runner = \"swarm\" or remove them")
+	}
+	for i, e := range in.Engines {
+		if strings.TrimSpace(e) == "" || strings.ContainsAny(e, " \t\n") {
+			add("infra.engines", "entry %d %q: want a DOCKER_HOST value (ssh://, tcp://, unix://) or a docker context name", i, e)
+		}
 	}
 	nw := &m.Network
 	switch in.Runner {

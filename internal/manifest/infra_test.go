@@ -25,6 +25,9 @@ func TestInfra(t *testing.T) {
 		{"negative cpus", "[infra]\nrunner = \"docker\"\ncpus = -1\n", `m.toml:6: infra.cpus: -1: want`, ""},
 		{"links on docker", "[network]\nloss = \"1%\"\ndelay = \"50ms\"\n[infra]\nrunner = \"docker\"\n", "", "docker"},
 		{"netem refused on docker", "[network]\nlinkem = \"netem\"\ndelay = \"5ms\"\n[infra]\nrunner = \"docker\"\n", `m.toml:5: network.linkem: linkem = "netem" is not supported by runner "docker"`, ""},
+		{"swarm engines", "[infra]\nrunner = \"swarm\"\nengines = [\"ssh://root@w1\", \"w2\"]\n", "", "swarm"},
+		{"engines need swarm", "[infra]\nrunner = \"docker\"\nengines = [\"w2\"]\n", `m.toml:6: infra.engines: engines are the machines of a swarm`, ""},
+		{"blank engine", "[infra]\nrunner = \"swarm\"\nengines = [\" \"]\n", `m.toml:6: infra.engines: entry 0 " "`, ""},
 		{"delay refused on swarm", "[network]\ndelay = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.delay: link emulation is not supported by runner "swarm"`, ""},
 	}
 	for _, c := range cases {

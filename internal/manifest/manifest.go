@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/benchnet/benchnet/internal/release"
 )
 
 // Manifest is one testnet as declared in a TOML file. Every field's default is
@@ -40,6 +42,9 @@ type Manifest struct {
 	// Sweep is the [sweep] table of `benchnet sweep`; internal/experiment
 	// owns its schema, strict decoding and validation.
 	Sweep map[string]any `toml:"sweep" json:"-"`
+	// QA is the [qa] table of `benchnet qa`; internal/experiment owns its
+	// schema (experiment.QA), like [sweep].
+	QA map[string]any `toml:"qa" json:"-"`
 	// Infra picks the runner that hosts the nodes (infra.go).
 	Infra Infra `toml:"infra" json:"infra"`
 	// HaltLimit, Perturb and Rotate are faults and node churn during the
@@ -51,6 +56,10 @@ type Manifest struct {
 	// parameters (gossip.go).
 	Publish   Publish   `toml:"publish,omitempty" json:"publish"`
 	Gossipsub Gossipsub `toml:"gossipsub,omitempty" json:"gossipsub"`
+	// Thresholds maps a metric key to a condition ("latency_p99" = "< 2s")
+	// judged on every run after analysis; a failed one is exit 3
+	// (thresholds.go).
+	Thresholds map[string]string `toml:"thresholds" json:"thresholds,omitempty"`
 
 	// File is the path the manifest was read from ("" for built-ins).
 	File string `toml:"-" json:"-"`
@@ -59,6 +68,11 @@ type Manifest struct {
 	Dir string `toml:"-" json:"-"`
 	// Raw is the file's content as given, kept for the run directory.
 	Raw []byte `toml:"-" json:"-"`
+	// Releases and ReleaseInfo hold what CheckReleases resolved, by the
+	// reference as written: the Release, and its provenance lines. Variants
+	// share them.
+	Releases    map[string]release.Release `toml:"-" json:"-"`
+	ReleaseInfo map[string][]string        `toml:"-" json:"-"`
 
 	pos positions
 	// perturbPos has the lines of each [[perturb]] entry's keys.

@@ -10,24 +10,34 @@ import (
 	"strings"
 	"time"
 	"unicode"
-)
 
-// releaseRE is NAME@vMAJOR.MINOR.PATCH with an optional pre-release suffix:
-// releases are always pinned (the module proxy refuses @latest for some).
-var releaseRE = regexp.MustCompile(`^(cometbft)@v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?$`)
+	"github.com/benchnet/benchnet/internal/release"
+)
 
 var (
 	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
 	groupRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
 )
 
-// ParseRelease splits "cometbft@v1.0.1" into its name and version.
+// ParseRelease splits a tag reference, "cometbft@v1.0.1", into its name
+// and version; ok is false for anything else (internal/release has the
+// whole grammar).
 func ParseRelease(s string) (name, version string, ok bool) {
-	if !releaseRE.MatchString(s) {
+	ref, err := release.Parse(s)
+	if err != nil || ref.Kind != release.Tag {
 		return "", "", false
 	}
-	name, version, _ = strings.Cut(s, "@")
-	return name, version, true
+	return ref.Name, ref.Version, true
+}
+
+// ReleaseSupported refuses the versions of a flavour benchnet cannot run:
+// Tendermint Core after v0.34 changed the CLI, config and home layout the
+// node driver reads.
+func ReleaseSupported(name, version string) error {
+	if name == "tendermint" && !strings.HasPrefix(version, "v0.34.") {
+		return errors.New("benchnet runs Tendermint Core v0.34.x only (tags up to v0.34.24; later v0.34 releases are cometbft@v0.34.x)")
+	}
+	return nil
 }
 
 // Validate checks the defaulted manifest and returns every problem found.
@@ -72,6 +82,7 @@ func (m *Manifest) Validate() Errors {
 		add("network.bandwidth", "%v", err)
 	}
 	zonesOK := m.validateZoneSet(add)
+	m.validateThresholds(add)
 	m.validateInfra(add)
 
 	total, validators, seeds, overLimit := 0, 0, 0, false
@@ -90,8 +101,10 @@ func (m *Manifest) Validate() Errors {
 		if !slices.Contains(Roles, g.Role) {
 			add(f+".role", "%q: want one of %s", g.Role, strings.Join(Roles, ", "))
 		}
-		if _, _, ok := ParseRelease(g.Release); !ok {
-			add(f+".release", "%q: want cometbft@vMAJOR.MINOR.PATCH, e.g. %q", g.Release, DefaultRelease)
+		if ref, err := release.Parse(g.Release); err != nil {
+			add(f+".release", "%v", err)
+		} else if err := ReleaseSupported(ref.Name, ref.Version); ref.Kind == release.Tag && err != nil {
+			add(f+".release", "%q: %v", g.Release, err)
 		}
 		if !slices.Contains([]string{"kvstore", "kvstore-socket", AppAccounts}, g.App) {
 			add(f+".app", "%q: want \"kvstore\", \"kvstore-socket\" or \"accounts\"", g.App)
@@ -364,6 +377,12 @@ var harnessKeys = map[string]string{
 	"instrumentation.prometheus_listen_addr": "the harness scrapes every node",
 }
 
+// NamespaceKey is the config.toml key that renames a node's metrics
+// (NAMESPACE_consensus_height, ...); the plan records its value per node.
+const NamespaceKey = "instrumentation.namespace"
+
+var metricNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
 // checkOverride rejects values that cannot be written into config.toml.
 func checkOverride(key string, v any) error {
 	if key == "" || strings.ContainsAny(key, " \t\"'[]") {
@@ -371,6 +390,12 @@ func checkOverride(key string, v any) error {
 	}
 	if why, ok := harnessKeys[key]; ok {
 		return fmt.Errorf("benchnet sets %s itself: %s", key, why)
+	}
+	if key == NamespaceKey {
+		// Every reader of the node's metrics prefixes its series with it.
+		if s, ok := v.(string); !ok || !metricNameRE.MatchString(s) {
+			return fmt.Errorf("%v: want a Prometheus metric name prefix (letters, digits, '_'), e.g. \"cometbft\"", v)
+		}
 	}
 	switch v := v.(type) {
 	case string, bool, int64:

@@ -135,7 +135,7 @@ func (m *Manifest) variant(name string) (*Manifest, Errors) {
 			overridden[rest] = true
 		}
 	}
-	v := &Manifest{File: m.File, pos: pos}
+	v := &Manifest{File: m.File, Dir: m.Dir, Releases: m.Releases, ReleaseInfo: m.ReleaseInfo, pos: pos}
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // threadNice reads a thread's nice value from /proc (field 19 of stat).
@@ -24,7 +26,7 @@ func threadNice(t *testing.T, tid string) int {
 
 func TestRaiseProcess(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs CAP_SYS_NICE (root) to lower a nice value back")
+		testenv.Skip(t, "needs CAP_SYS_NICE (root) to lower a nice value back")
 	}
 	before, err := Nice()
 	if err != nil {

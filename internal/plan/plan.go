@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/topology"
 )
 
@@ -50,6 +51,10 @@ type Testnet struct {
 	Edges [][2]int `json:"edges,omitempty"`
 	// Genesis holds the manifest's genesis.json overrides by dotted key.
 	Genesis map[string]any `json:"genesis,omitempty"`
+	// Sources is where each release came from, by Release.String():
+	// provenance "key: value" lines from the reference check (module and
+	// version, or a tree's revision, dirty flag and content hash).
+	Sources map[string][]string `json:"sources,omitempty"`
 }
 
 // NodeKind is the testnet's node kind, cometbft when unset.
@@ -72,7 +77,9 @@ type Node struct {
 	Role    string  `json:"role"`
 	Zone    string  `json:"zone"`
 	Release Release `json:"release"`
-	App     string  `json:"app"`
+	// Ref is the release reference as the manifest wrote it.
+	Ref string `json:"ref,omitempty"`
+	App string `json:"app"`
 	// AppMempool: the accounts app holds future sequences (app_mempool).
 	AppMempool bool       `json:"app_mempool,omitempty"`
 	Addr       netip.Addr `json:"addr"`
@@ -91,6 +98,12 @@ type Node struct {
 	StartDelay      time.Duration `json:"start_delay"`
 	// Config holds the manifest's overrides by dotted key.
 	Config map[string]any `json:"config,omitempty"`
+	// MetricsNamespace prefixes the node's Prometheus series
+	// (NAMESPACE_consensus_height): the flavour's default ("cometbft",
+	// "tendermint") or the instrumentation.namespace override. Empty for
+	// nodes without those series (gossipsub) and in plans written before
+	// it existed: read it through Namespace.
+	MetricsNamespace string `json:"metrics_namespace,omitempty"`
 	// RPCReach and MetricsReach are host:port where the harness reaches the
 	// node when its runner reports them (a swarm's published ports); empty
 	// means Addr. Set once the node started; state.json records them.
@@ -98,13 +111,38 @@ type Node struct {
 	MetricsReach string `json:"-"`
 }
 
-// Release names a node binary by name and pinned version.
-type Release struct {
-	Name    string `json:"name"`    // "cometbft"
-	Version string `json:"version"` // "v1.0.1"
+// Release names a node binary: its flavour and a version unique per build
+// identity (internal/release owns the grammar and resolution).
+type Release = release.Release
+
+// DefaultNamespace is the metrics namespace of nodes whose plan does not
+// record one: every plan before the field existed ran CometBFT.
+const DefaultNamespace = "cometbft"
+
+// Namespace is the prefix of the node's Prometheus series.
+func (n *Node) Namespace() string {
+	if n.MetricsNamespace == "" {
+		return DefaultNamespace
+	}
+	return n.MetricsNamespace
 }
 
-func (r Release) String() string { return r.Name + "@" + r.Version }
+// metricsNamespace is what a node of release rel with config overrides cfg
+// exports its series under: the override, else the flavour's own default
+// (CometBFT "cometbft", Tendermint Core "tendermint"; both set
+// [instrumentation] namespace in config.toml to it).
+func metricsNamespace(rel Release, cfg map[string]any) string {
+	if s, ok := cfg[manifest.NamespaceKey].(string); ok && s != "" {
+		return s
+	}
+	switch rel.Name {
+	case "tendermint":
+		return "tendermint"
+	case GossipRelease.Name:
+		return ""
+	}
+	return DefaultNamespace
+}
 
 // P2PAddr is host:port where peers dial the node.
 func (n *Node) P2PAddr() string {
@@ -158,13 +196,21 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 	addr := gw
 	for _, gname := range m.GroupNames() {
 		g := m.Node[gname]
-		name, version, ok := manifest.ParseRelease(g.Release)
-		if !ok {
-			return nil, fmt.Errorf("resolve node.%s.release: %q", gname, g.Release)
-		}
-		app := g.App
-		if t.Kind == manifest.KindGossipsub {
-			name, version, app = GossipRelease.Name, GossipRelease.Version, ""
+		rel, app, ref := GossipRelease, "", ""
+		if t.Kind != manifest.KindGossipsub {
+			var err error
+			if rel, err = m.ReleaseOf(g.Release); err != nil {
+				return nil, fmt.Errorf("resolve node.%s.release: %w", gname, err)
+			}
+			app, ref = g.App, g.Release
+			if info := m.ReleaseInfo[g.Release]; len(info) > 0 {
+				if t.Sources == nil {
+					t.Sources = map[string][]string{}
+				}
+				if _, ok := t.Sources[rel.String()]; !ok {
+					t.Sources[rel.String()] = info
+				}
+			}
 		}
 		for i := 0; i < g.Count; i++ {
 			addr = addr.Next()
@@ -183,9 +229,10 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 			}
 			t.Nodes = append(t.Nodes, &Node{
 				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
-				Zone: zone, Release: Release{name, version}, App: app, AppMempool: g.AppMempool, Addr: addr,
+				Zone: zone, Release: rel, Ref: ref, App: app, AppMempool: g.AppMempool, Addr: addr,
 				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
 				StartDelay: g.StartDelay.Duration, Config: g.Config,
+				MetricsNamespace: metricsNamespace(rel, g.Config),
 			})
 		}
 	}

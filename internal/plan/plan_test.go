@@ -2,7 +2,6 @@ package plan
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,9 +11,8 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func resolveFile(t *testing.T, path string) *Testnet {
 	t.Helper()
@@ -44,18 +42,7 @@ func TestGoldenPlans(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", ex+".plan.json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("plan of %s differs from %s (go test -update to accept):\n%s", ex, golden, got)
-			}
+			testenv.Golden(t, golden, got)
 		})
 	}
 }
@@ -331,5 +318,51 @@ func TestJSONRoundTrip(t *testing.T) {
 	again, _ := back.JSON()
 	if !bytes.Equal(data, again) {
 		t.Errorf("plan does not survive a JSON round trip")
+	}
+}
+
+// Each node records the namespace its series are exported under: the
+// flavour's default, or the group's instrumentation.namespace override.
+func TestMetricsNamespace(t *testing.T) {
+	m, err := manifest.Parse("ns.toml", []byte(`name = "ns"
+[network]
+subnet = "10.213.9.0/24"
+[node.validator]
+count = 2
+release = "tendermint@v0.34.22"
+[node.full]
+count = 1
+role = "full"
+release = "cometbft@v1.0.1"
+[node.full.config]
+"instrumentation.namespace" = "renamed"
+[node.lite]
+count = 1
+role = "full"
+release = "cometbft@v0.38.17"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn, err := Resolve(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"validator0": "tendermint", "validator1": "tendermint", "full0": "renamed", "lite0": "cometbft"}
+	for _, n := range tn.Nodes {
+		if n.MetricsNamespace != want[n.Name] || n.Namespace() != want[n.Name] {
+			t.Errorf("%s (%s): namespace %q (%q), want %q", n.Name, n.Release, n.MetricsNamespace, n.Namespace(), want[n.Name])
+		}
+	}
+	if r := tn.Node("validator0").Release; r.Name != "tendermint" || r.Version != "v0.34.22" {
+		t.Errorf("release %+v, want the flavour tendermint at v0.34.22", r)
+	}
+	// A plan written before the field existed reads as CometBFT's.
+	old, err := ReadJSON([]byte(`{"name":"old","nodes":[{"name":"v0","release":{"name":"cometbft","version":"v1.0.1"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := old.Nodes[0].Namespace(); got != "cometbft" {
+		t.Errorf("old plan: namespace %q, want cometbft", got)
 	}
 }

@@ -290,14 +290,26 @@ func Kill(runDir string) error {
 		return fmt.Errorf("kill leftover prometheus pid %d: %w", pid, err)
 	}
 	// Wait for the kernel to tear it down (it releases the TSDB lock and the
-	// port); a zombie has an empty cmdline, so ours turns false.
-	for deadline := time.Now().Add(5 * time.Second); ours(pid, filepath.Join(runDir, Dir, Config)); {
+	// port): until the process is a zombie or gone. An empty cmdline is not
+	// enough: the kernel drops the memory map before it closes the files,
+	// and the process is still running (state R) in between.
+	for deadline := time.Now().Add(5 * time.Second); !exited(pid); {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("kill leftover prometheus pid %d: still running after SIGKILL", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return os.Remove(pidPath)
+}
+
+// exited reports whether pid has finished exiting: a zombie, or gone.
+func exited(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")
 }
 
 // ours reports whether pid is a live prometheus whose command line names

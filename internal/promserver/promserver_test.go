@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -21,8 +20,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func TestConfigYAML(t *testing.T) {
 	tests := []struct {
@@ -61,18 +58,7 @@ func TestConfigYAML(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join("testdata", tt.golden+".yml")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("config differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			testenv.Golden(t, path, got)
 			checkConfig(t, got)
 		})
 	}
@@ -201,6 +187,7 @@ func query(ctx context.Context, base, expr string) ([]sample, error) {
 
 func needRoot(t *testing.T) {
 	t.Helper()
+	testenv.Integration(t)
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root: Start may apt-get install prometheus; run go test as root")
 	}

@@ -16,9 +16,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Output names of a comparison, in its directory.
@@ -32,7 +32,7 @@ const (
 // Like a run's report it is a pure function of those directories: the same
 // bytes on every re-render.
 func RenderCompare(dir string) ([]string, error) {
-	idx, err := experiment.ReadCompareIndex(dir)
+	idx, err := rundir.CompareRecord.Read(dir)
 	if err != nil {
 		return nil, fmt.Errorf("compare report: %w", err)
 	}
@@ -42,15 +42,15 @@ func RenderCompare(dir string) ([]string, error) {
 	}
 	mk, ok := compareViews[kind]
 	if !ok {
-		return nil, fmt.Errorf("compare report: %s: no report for node kind %q", experiment.CompareFile, kind)
+		return nil, fmt.Errorf("compare report: %s: no report for node kind %q", rundir.CompareFile, kind)
 	}
 	view := mk(idx)
 	var problems []string
 	for _, r := range idx.Runs {
-		if r.Status != experiment.RunDone {
+		if r.Status != rundir.RunDone {
 			continue
 		}
-		if err := view.add(r, experiment.RunPath(dir, r)); err != nil {
+		if err := view.add(r, r.RunPath(dir)); err != nil {
 			problems = append(problems, fmt.Sprintf("run %d (%s): %v", r.Order, r.Variant, err))
 		}
 	}
@@ -58,6 +58,7 @@ func RenderCompare(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	blocks = withThresholds(blocks, runsThresholdSection(compareThresholdRule, compareThresholdRuns(dir, idx), false))
 	return writeDoc("compare report", dir, CompareMarkdownFile, CompareHTMLFile, compareTitle(idx), blocks, pngs)
 }
 
@@ -67,7 +68,7 @@ func RenderCompare(dir string) ([]string, error) {
 // compare.json's node_kind.
 type compareView interface {
 	// add reads one done run.
-	add(r experiment.CompareRun, dir string) error
+	add(r rundir.CompareRun, dir string) error
 	// variants are the blocks of the "Variants" section.
 	variants() []block
 	// plotsIntro says how the overlays use the runs.
@@ -76,11 +77,11 @@ type compareView interface {
 	// runHead and runCells are the runs table's columns between status
 	// and run directory.
 	runHead() []string
-	runCells(r experiment.CompareRun) []string
+	runCells(r rundir.CompareRun) []string
 }
 
-var compareViews = map[string]func(*experiment.CompareIndex) compareView{
-	manifest.KindCometBFT:  func(idx *experiment.CompareIndex) compareView { return &chainView{idx: idx, runs: map[string][]*run{}} },
+var compareViews = map[string]func(*rundir.CompareIndex) compareView{
+	manifest.KindCometBFT:  func(idx *rundir.CompareIndex) compareView { return &chainView{idx: idx, runs: map[string][]*run{}} },
 	manifest.KindGossipsub: newGossipView,
 }
 
@@ -92,11 +93,11 @@ type cmpFigure struct {
 
 // chainView: a CometBFT comparison (latency, mempool, throughput).
 type chainView struct {
-	idx  *experiment.CompareIndex
+	idx  *rundir.CompareIndex
 	runs map[string][]*run // variant -> its done runs, in run order
 }
 
-func (c *chainView) add(r experiment.CompareRun, dir string) error {
+func (c *chainView) add(r rundir.CompareRun, dir string) error {
 	ld, err := load(dir)
 	if err != nil {
 		return err
@@ -126,7 +127,7 @@ func (c *chainView) figures() []cmpFigure {
 
 func (c *chainView) runHead() []string { return []string{"TPS", "p50 (ms)", "p95 (ms)"} }
 
-func (c *chainView) runCells(r experiment.CompareRun) []string {
+func (c *chainView) runCells(r rundir.CompareRun) []string {
 	tps, p50, p95 := "—", "—", "—"
 	if rr := findRun(c.runs[r.Variant], c.idx, r); rr != nil && rr.results != nil {
 		tps, p50, p95 = fmtF(rr.results.TxPerSecond, 1), fmtMs(rr.results.Latency.P50), fmtMs(rr.results.Latency.P95)
@@ -134,12 +135,12 @@ func (c *chainView) runCells(r experiment.CompareRun) []string {
 	return []string{tps, p50, p95}
 }
 
-func compareTitle(idx *experiment.CompareIndex) string {
+func compareTitle(idx *rundir.CompareIndex) string {
 	return "benchnet comparison: " + idx.Name + " (" + strings.Join(idx.Variants, " vs ") + ")"
 }
 
 // CompareVerdictText is the verdict table as the terminal prints it.
-func CompareVerdictText(idx *experiment.CompareIndex) string {
+func CompareVerdictText(idx *rundir.CompareIndex) string {
 	t := verdictTable(idx)
 	widths := make([]int, len(t.head))
 	for i, h := range t.head {
@@ -168,18 +169,18 @@ func CompareVerdictText(idx *experiment.CompareIndex) string {
 	return b.String()
 }
 
-func compareOutcome(idx *experiment.CompareIndex) string {
+func compareOutcome(idx *rundir.CompareIndex) string {
 	if len(idx.Regressions) > 0 {
 		return fmt.Sprintf("REGRESSION (exit %d): %s", idx.ExitCode, strings.Join(idx.Regressions, ", "))
 	}
 	return "no regression (exit 0)"
 }
 
-func verdictTable(idx *experiment.CompareIndex) table {
+func verdictTable(idx *rundir.CompareIndex) table {
 	t := table{head: []string{"variant", "metric", "base", "variant value", "Δ", "95 % CI of Δ", "basis", "verdict", "why"}}
 	for _, vv := range idx.Verdicts {
 		for _, j := range vv.Judgements {
-			m, _ := experiment.MetricOf(idx.NodeKind, j.Metric)
+			m, _ := metricOf(idx.NodeKind, j.Metric)
 			ci := "—"
 			if j.CILo != nil && j.CIHi != nil {
 				ci = "[" + cmpPct(*j.CILo) + ", " + cmpPct(*j.CIHi) + "]"
@@ -231,21 +232,24 @@ func cmpPct(v float64) string {
 }
 
 // initiaTable: the Initia E2E benchmark's variant table.
-func initiaTable(idx *experiment.CompareIndex) table {
-	t := table{head: []string{"variant", "runs", "TPS", "vs base", "P50 (ms)", "vs base", "P95 (ms)", "P99 (ms)", "peak mempool", "vs base"}}
-	var base experiment.VariantSummary
+func initiaTable(idx *rundir.CompareIndex) table {
+	t := table{head: []string{"variant", "runs", "TPS", "vs base", "P50 (ms)", "vs base", "P95 (ms)", "vs base", "P99 (ms)", "vs base", "peak mempool", "vs base"}}
+	if len(idx.Labels) > 0 {
+		t.head = append([]string{"Config"}, t.head...)
+	}
+	var base rundir.VariantSummary
 	for _, s := range idx.Summary {
 		if s.Variant == idx.Base {
 			base = s
 		}
 	}
-	cell := func(s experiment.VariantSummary, k string) string {
+	cell := func(s rundir.VariantSummary, k string) string {
 		if v, ok := s.Values[k]; ok {
 			return cmpNum(v)
 		}
 		return "—"
 	}
-	vs := func(s experiment.VariantSummary, k string) string {
+	vs := func(s rundir.VariantSummary, k string) string {
 		if s.Variant == idx.Base {
 			return "base"
 		}
@@ -254,20 +258,24 @@ func initiaTable(idx *experiment.CompareIndex) table {
 		return cmpDelta(b, v, okB, okV)
 	}
 	for _, s := range idx.Summary {
-		t.rows = append(t.rows, []string{s.Variant, strconv.Itoa(s.Runs), cell(s, "tps"), vs(s, "tps"), cell(s, "latency_p50"), vs(s, "latency_p50"),
-			cell(s, "latency_p95"), cell(s, "latency_p99"), cell(s, "peak_mempool"), vs(s, "peak_mempool")})
+		row := []string{s.Variant, strconv.Itoa(s.Runs), cell(s, "tps"), vs(s, "tps"), cell(s, "latency_p50"), vs(s, "latency_p50"),
+			cell(s, "latency_p95"), vs(s, "latency_p95"), cell(s, "latency_p99"), vs(s, "latency_p99"), cell(s, "peak_mempool"), vs(s, "peak_mempool")}
+		if len(idx.Labels) > 0 {
+			row = append([]string{dashIfEmpty(idx.Labels[s.Variant])}, row...)
+		}
+		t.rows = append(t.rows, row)
 	}
 	return t
 }
 
 // directionText names the metrics of idx's kind where higher is better.
-func directionText(idx *experiment.CompareIndex) string {
-	nm, err := experiment.NodeMetricsFor(idx.NodeKind)
-	if err != nil {
+func directionText(idx *rundir.CompareIndex) string {
+	ms, ok := judge.MetricsOf(idx.NodeKind)
+	if !ok {
 		return ""
 	}
 	var higher []string
-	for _, m := range nm.Metrics() {
+	for _, m := range ms {
 		if m.Better == judge.HigherIsBetter {
 			higher = append(higher, m.Name)
 		}
@@ -281,7 +289,7 @@ func directionText(idx *experiment.CompareIndex) string {
 	return " Direction: higher is better for " + strings.Join(higher[:len(higher)-1], ", ") + " and " + higher[len(higher)-1] + ", lower for every other metric."
 }
 
-func compareBlocks(idx *experiment.CompareIndex, view compareView, problems []string) ([]block, map[string][]byte, error) {
+func compareBlocks(idx *rundir.CompareIndex, view compareView, problems []string) ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{1, compareTitle(idx), ""})
@@ -349,7 +357,7 @@ func compareBlocks(idx *experiment.CompareIndex, view compareView, problems []st
 }
 
 // findRun matches a CompareRun to its loaded directory by path.
-func findRun(rs []*run, idx *experiment.CompareIndex, r experiment.CompareRun) *run {
+func findRun(rs []*run, idx *rundir.CompareIndex, r rundir.CompareRun) *run {
 	for _, x := range rs {
 		if strings.HasSuffix(x.dir.Path, strings.TrimPrefix(r.RunDir, "./")) {
 			return x
@@ -360,7 +368,7 @@ func findRun(rs []*run, idx *experiment.CompareIndex, r experiment.CompareRun) *
 
 type compareFigure struct {
 	name, title, what string
-	build             func(idx *experiment.CompareIndex, runs map[string][]*run) ([]byte, string, error)
+	build             func(idx *rundir.CompareIndex, runs map[string][]*run) ([]byte, string, error)
 }
 
 var compareFigures = []compareFigure{
@@ -404,7 +412,7 @@ func renderPNG(p *plot.Plot) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func plotCmpLatencyCDF(idx *experiment.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
+func plotCmpLatencyCDF(idx *rundir.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
 	p := newPlot("Latency distribution per variant", "latency (ms)", "fraction of txs ≤ latency")
 	n := 0
 	for i, v := range idx.Variants {
@@ -444,7 +452,7 @@ func plotCmpLatencyCDF(idx *experiment.CompareIndex, runs map[string][]*run) ([]
 	return b, "", err
 }
 
-func plotCmpLatencyPerBlock(idx *experiment.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
+func plotCmpLatencyPerBlock(idx *rundir.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
 	var plots []*plot.Plot
 	var xmax, ymax float64
 	for i, v := range idx.Variants {
@@ -494,7 +502,7 @@ func plotCmpLatencyPerBlock(idx *experiment.CompareIndex, runs map[string][]*run
 	return buf.Bytes(), "", nil
 }
 
-func plotCmpMempool(idx *experiment.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
+func plotCmpMempool(idx *rundir.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
 	p := newPlot("Mempool size summed over full nodes and validators", "time since load start (s)", "txs in all mempools")
 	n := 0
 	for i, v := range idx.Variants {
@@ -530,11 +538,11 @@ func plotCmpMempool(idx *experiment.CompareIndex, runs map[string][]*run) ([]byt
 	return b, "", err
 }
 
-func plotCmpSweeps(idx *experiment.CompareIndex, _ map[string][]*run) ([]byte, string, error) {
+func plotCmpSweeps(idx *rundir.CompareIndex, _ map[string][]*run) ([]byte, string, error) {
 	p := newPlot("Committed vs offered throughput", "offered (tx/s)", "committed (tx/s, from block times)")
 	top, n := 0.0, 0
 	for i, sw := range idx.Sweeps {
-		x, err := experiment.ReadIndex(sw.Dir)
+		x, err := rundir.SweepRecord.Read(sw.Dir)
 		if err != nil {
 			continue
 		}
@@ -573,7 +581,7 @@ func plotCmpSweeps(idx *experiment.CompareIndex, _ map[string][]*run) ([]byte, s
 	return b, "", err
 }
 
-func plotCmpThroughput(idx *experiment.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
+func plotCmpThroughput(idx *rundir.CompareIndex, runs map[string][]*run) ([]byte, string, error) {
 	p := newPlot("Committed throughput per block", "time since load start (s)", "committed txs / s")
 	n := 0
 	for i, v := range idx.Variants {
@@ -618,4 +626,15 @@ func plotCmpThroughput(idx *experiment.CompareIndex, runs map[string][]*run) ([]
 	p.Y.Min = 0
 	b, err := renderPNG(p)
 	return b, "", err
+}
+
+// metricOf finds a metric of kind by key.
+func metricOf(kind, key string) (judge.Metric, bool) {
+	ms, _ := judge.MetricsOf(kind)
+	for _, m := range ms {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	return judge.Metric{}, false
 }

@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -21,16 +20,16 @@ import (
 // each variant's valid runs pooled. Invalid runs are listed, never drawn:
 // their publisher or machine, not the protocol, set their figures.
 type gossipView struct {
-	idx  *experiment.CompareIndex
+	idx  *rundir.CompareIndex
 	runs map[string][]*gossipRun // variant -> its done runs, in run order
 	byRD map[string]*gossipRun   // CompareRun.RunDir -> run
 }
 
-func newGossipView(idx *experiment.CompareIndex) compareView {
+func newGossipView(idx *rundir.CompareIndex) compareView {
 	return &gossipView{idx: idx, runs: map[string][]*gossipRun{}, byRD: map[string]*gossipRun{}}
 }
 
-func (g *gossipView) add(r experiment.CompareRun, dir string) error {
+func (g *gossipView) add(r rundir.CompareRun, dir string) error {
 	gr, err := loadGossip(dir)
 	if err != nil {
 		return err
@@ -96,24 +95,24 @@ func addHist(a, b []int) []int {
 	return a
 }
 
-func (g *gossipView) summary(v string) experiment.VariantSummary {
+func (g *gossipView) summary(v string) rundir.VariantSummary {
 	for _, s := range g.idx.Summary {
 		if s.Variant == v {
 			return s
 		}
 	}
-	return experiment.VariantSummary{Variant: v}
+	return rundir.VariantSummary{Variant: v}
 }
 
 func (g *gossipView) variants() []block {
 	base := g.summary(g.idx.Base)
-	cell := func(s experiment.VariantSummary, k string, prec int) string {
+	cell := func(s rundir.VariantSummary, k string, prec int) string {
 		if v, ok := s.Values[k]; ok {
 			return fmtF(v, prec)
 		}
 		return "—"
 	}
-	vs := func(s experiment.VariantSummary, k string) string {
+	vs := func(s rundir.VariantSummary, k string) string {
 		if s.Variant == g.idx.Base {
 			return "base"
 		}
@@ -362,7 +361,7 @@ func (g *gossipView) runHead() []string {
 	return []string{"valid", "MDR %", "dissemination mean / p99 (ms)", "last-delivery hop p50 / max", "max hop p50 / max", "publish lag p99 (ms)", "machine CPU busy"}
 }
 
-func (g *gossipView) runCells(r experiment.CompareRun) []string {
+func (g *gossipView) runCells(r rundir.CompareRun) []string {
 	gr := g.byRD[r.RunDir]
 	if gr == nil {
 		return []string{"—", "—", "—", "—", "—", "—", "—"}

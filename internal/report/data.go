@@ -28,13 +28,16 @@ type run struct {
 	txs        []txRow
 	blocks     []blockRow
 	mempool    []nodeValue                 // mempool.csv
-	samples    map[string][]collect.Sample // by metric, sorted by (node, time)
+	samples    map[string][]collect.Sample // by metricKey, sorted by (node, time)
+	nodeNS     map[string]string           // node -> metrics namespace, from the plan
+	nss        []string                    // namespaces(), computed once
 	proc       []procRow
 	host       []hostRow
 	problems   []string
 	// t0 is the origin of every time axis (unix ns); t0From says what it is.
 	t0     int64
 	t0From string
+	zoom   Zoom // zoom.go; zero for the run's own report
 }
 
 type provenance struct{ file, text string }
@@ -75,16 +78,89 @@ type hostRow struct {
 	cpus              int
 }
 
-// metricsWanted are the series the plots use; samples.csv.gz holds every
-// series, the report keeps only these in memory.
-var metricsWanted = map[string]bool{
-	"cometbft_mempool_size":               true,
-	"cometbft_p2p_peers":                  true,
-	"cometbft_consensus_rounds":           true,
-	"cometbft_consensus_height":           true,
-	"cometbft_consensus_total_txs":        true,
-	"cometbft_consensus_block_size_bytes": true,
-	"process_resident_memory_bytes":       true,
+// nodeMetrics are the node series the plots use, named without the node's
+// metrics namespace (NAMESPACE_p2p_peers: "cometbft", "tendermint" or an
+// instrumentation.namespace override, recorded per node in the plan).
+// r.samples keys them so; samples.csv.gz holds every series, the report
+// keeps only these and plainMetrics in memory.
+var nodeMetrics = map[string]bool{
+	"mempool_size":               true,
+	"p2p_peers":                  true,
+	"consensus_rounds":           true,
+	"consensus_height":           true,
+	"consensus_total_txs":        true,
+	"consensus_block_size_bytes": true,
+}
+
+// plainMetrics are kept under their own name (no namespace).
+var plainMetrics = map[string]bool{"process_resident_memory_bytes": true}
+
+// metricKey is the key of a node's sample in r.samples: the series name
+// without the node's namespace for nodeMetrics, the name itself for
+// plainMetrics, "" for a series the report does not use. A node the plan
+// does not name (or a run without a plan) may use any of the run's
+// namespaces.
+func (r *run) metricKey(node, metric string) string {
+	if plainMetrics[metric] {
+		return metric
+	}
+	nss := r.namespaces()
+	if ns, ok := r.nodeNS[node]; ok {
+		nss = []string{ns}
+	}
+	for _, ns := range nss {
+		if k, ok := strings.CutPrefix(metric, ns+"_"); ok && nodeMetrics[k] {
+			return k
+		}
+	}
+	return ""
+}
+
+// namespaces are the metrics namespaces of the run's nodes, sorted;
+// "cometbft" for a run whose plan predates them or is missing.
+func (r *run) namespaces() []string {
+	if r.nss == nil {
+		seen := map[string]bool{}
+		for _, ns := range r.nodeNS {
+			if !seen[ns] {
+				seen[ns] = true
+				r.nss = append(r.nss, ns)
+			}
+		}
+		if len(r.nss) == 0 {
+			r.nss = []string{plan.DefaultNamespace}
+		}
+		sort.Strings(r.nss)
+	}
+	return r.nss
+}
+
+// nsPrefix is what precedes a node metric's name in the report's text:
+// "cometbft_" for a CometBFT run, "tendermint_" for Tendermint Core,
+// "{a,b}_" when the nodes export under several namespaces.
+func (r *run) nsPrefix() string {
+	nss := r.namespaces()
+	if len(nss) == 1 {
+		return nss[0] + "_"
+	}
+	return "{" + strings.Join(nss, ",") + "}_"
+}
+
+// metricName is the series name a reader finds in samples.csv.gz for key.
+func (r *run) metricName(key string) string {
+	if nodeMetrics[key] {
+		return r.nsPrefix() + key
+	}
+	return key
+}
+
+// nsText rewrites the "cometbft_" series names of a fixed text to the
+// run's namespace (unchanged for a CometBFT run).
+func (r *run) nsText(s string) string {
+	if p := r.nsPrefix(); p != "cometbft_" {
+		return strings.ReplaceAll(s, "cometbft_", p)
+	}
+	return s
 }
 
 func load(path string) (*run, error) {
@@ -232,13 +308,20 @@ func (r *run) loadMempool() error {
 }
 
 func (r *run) loadSamples() error {
+	r.nodeNS = map[string]string{}
+	if r.plan != nil {
+		for _, n := range r.plan.Nodes {
+			r.nodeNS[n.Name] = n.Namespace()
+		}
+	}
 	ss, truncated, err := rundir.SamplesCSV.ReadFileFilter(rundir.SamplesCSV.Path(r.dir),
-		func(s *rundir.Sample) bool { return metricsWanted[s.Metric] })
+		func(s *rundir.Sample) bool { return r.metricKey(s.Node, s.Metric) != "" })
 	if truncated {
 		r.problems = append(r.problems, rundir.SamplesCSV.Name+": truncated (interrupted run?); read up to its last flush")
 	}
 	for _, s := range ss {
-		r.samples[s.Metric] = append(r.samples[s.Metric], s)
+		k := r.metricKey(s.Node, s.Metric)
+		r.samples[k] = append(r.samples[k], s)
 	}
 	for _, v := range r.samples {
 		sort.SliceStable(v, func(i, j int) bool {

@@ -36,6 +36,11 @@ type gossipRun struct {
 	res      *rundir.Results
 	dissemMs []float64 // every delivery: publish -> delivery (ms)
 	lastMs   []float64 // every message: publish -> last delivery (ms)
+	// hostPubNs is each delivered message's publish time (deliveries.csv:
+	// the publishing host's trace, else the harness's ack); v the views
+	// of gossip_views.go, loaded on first use.
+	hostPubNs map[string]int64
+	v         *gossipViews
 }
 
 // IsGossipRun reports whether runDir's results.json has a gossip section.
@@ -91,6 +96,7 @@ func loadGossip(runDir string) (*gossipRun, error) {
 	for _, m := range order {
 		g.lastMs = append(g.lastMs, float64(last[m]-pubNs[m])/1e6)
 	}
+	g.hostPubNs = pubNs
 	return g, nil
 }
 
@@ -186,6 +192,7 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{1, title, ""})
+	add(thresholdSection(g.res, "gossipsub")...)
 	// Headline first: the verdict, then the three figures of Whiteblock's
 	// report (MDR, dissemination, hops).
 	verdict := "**valid**: the publisher kept its schedule (lag p99 ≤ 100 ms, ≥ 95 % of the target rate) and the machine's CPU was not saturated."
@@ -231,6 +238,7 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 			fmtF(n.Duplicates, 2), fmtF(n.Proc.CPUAvgPct, 1), fmtF(n.Proc.CPUMaxPct, 1), fmtF(n.Proc.RSSAvgMB, 1), fmtF(n.Proc.RSSMaxMB, 1), exited})
 	}
 	add(t)
+	add(g.publisherSection()...)
 	add(heading{2, "Plots", "plots"})
 	pngs := map[string][]byte{}
 	fb, err := renderFigures(g.figures(), pngs)
@@ -238,6 +246,8 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 		return nil, nil, err
 	}
 	add(fb...)
+	add(g.paramsSection()...)
+	add(g.differencesSection()...)
 	return bs, pngs, nil
 }
 
@@ -331,7 +341,7 @@ func (g *gossipRun) harnessCPU() string {
 func (g *gossipRun) figures() []gossipFigure {
 	one := []*gossipRun{g}
 	r := g.res.Gossip
-	return []gossipFigure{
+	return append([]gossipFigure{
 		{"gossip_dissemination", "Dissemination time", "Deliveries per bin of publish → delivery time (Whiteblock's TotalNanoTime): an initial spike, then lobes one hop delay apart.", func() (*plot.Plot, string) {
 			return histOverlay(one, "Dissemination time (every delivery)", "publish → delivery (ms)", func(g *gossipRun) []float64 { return g.dissemMs })
 		}},
@@ -347,7 +357,7 @@ func (g *gossipRun) figures() []gossipFigure {
 		{"gossip_rss", "Resident memory per host", "Average and maximum RSS of each host.", func() (*plot.Plot, string) {
 			return perHostBars(r, "RSS (MiB)", func(p rundir.ProcStats) (float64, float64) { return p.RSSAvgMB, p.RSSMaxMB })
 		}},
-	}
+	}, g.viewFigures()...)
 }
 
 // histOverlay draws one step line per run: the share of values per bin, on

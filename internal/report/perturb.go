@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -135,18 +134,13 @@ func (r *run) faultsSection(pngs map[string][]byte) []block {
 	if p == nil {
 		return append(bs, noData{reason})
 	}
-	makeRoom(p)
-	var buf bytes.Buffer
-	w, err := p.WriterTo(plotW, plotH, "png")
-	if err == nil {
-		_, err = w.WriteTo(&buf)
-	}
+	png, err := renderPNG(p)
 	if err != nil {
 		r.note(fmt.Errorf("plot heights: %w", err))
 		return bs
 	}
-	pngs["heights.png"] = buf.Bytes()
-	return append(bs, image{"Node heights", PlotsDir + "/heights.png", buf.Bytes()},
+	pngs["heights.png"] = png
+	return append(bs, image{"Node heights", PlotsDir + "/heights.png", png},
 		para{"Every node's latest height as the harness polled it (every 500 ms). A gap is a node that did not answer (killed, paused, stopped, not yet started); an ephemeral node's line climbs steeply from 0 while it block-syncs, then joins the others at the tip. A flat top for every node is a halt. Dashed lines are the events."})
 }
 

@@ -45,16 +45,16 @@ var figures = []figure{
 		plotMempoolTotal},
 	{"peers", "Peers per node",
 		"Every node should keep its expected peer count; a dip marks a disconnection, a node at 0 is isolated. The dashed black line is the average.",
-		perNodeMetric("cometbft_p2p_peers", "peers", true)},
+		perNodeMetric("p2p_peers", "peers", true)},
 	{"rounds", "Consensus rounds per height",
 		"Round 0 everywhere is a healthy network; rounds above 0 mean proposals or votes arrived too late and a height needed another round.",
-		perNodeMetric("cometbft_consensus_rounds", "round", false)},
+		perNodeMetric("consensus_rounds", "round", false)},
 	{"blocks_per_minute", "Blocks per minute",
 		"The rate of cometbft_consensus_height over 60 s: a drop while load runs means consensus slows under it.",
-		perNodeRate("cometbft_consensus_height", "blocks / min")},
+		perNodeRate("consensus_height", "blocks / min")},
 	{"txs_per_minute", "Transactions per minute",
 		"The rate of cometbft_consensus_total_txs over 60 s: it should follow the offered load; a plateau below it is saturation.",
-		perNodeRate("cometbft_consensus_total_txs", "txs / min")},
+		perNodeRate("consensus_total_txs", "txs / min")},
 	{"block_size", "Block size",
 		"Bytes of every block of the run (one dot per block, from the chain itself); it grows with the load until blocks hit the size limit.",
 		plotBlockSize},
@@ -196,9 +196,12 @@ func addLines(p *plot.Plot, nodes []string, series map[string]plotter.XYs) {
 	}
 }
 
-func perNodeMetric(metric, unit string, avg bool) func(r *run) (*plot.Plot, string) {
+// perNodeMetric draws the node series key (nodeMetrics: without the
+// namespace) of every node.
+func perNodeMetric(key, unit string, avg bool) func(r *run) (*plot.Plot, string) {
 	return func(r *run) (*plot.Plot, string) {
-		nodes, series := r.byNode(r.samples[metric])
+		nodes, series := r.byNode(r.samples[key])
+		metric := r.metricName(key)
 		if len(nodes) == 0 {
 			return nil, "no " + metric + " samples in metrics/" + collect.SamplesFile
 		}
@@ -234,9 +237,10 @@ func perMinute(xy plotter.XYs) plotter.XYs {
 	return out
 }
 
-func perNodeRate(metric, unit string) func(r *run) (*plot.Plot, string) {
+func perNodeRate(key, unit string) func(r *run) (*plot.Plot, string) {
 	return func(r *run) (*plot.Plot, string) {
-		nodes, series := r.byNode(r.samples[metric])
+		nodes, series := r.byNode(r.samples[key])
+		metric := r.metricName(key)
 		var keep []string
 		for _, n := range nodes {
 			if series[n] = perMinute(series[n]); len(series[n]) > 0 {
@@ -262,8 +266,8 @@ func perNodeRate(metric, unit string) func(r *run) (*plot.Plot, string) {
 func (r *run) mempoolSeries() (nodes []string, series map[string]plotter.XYs, src string) {
 	vals, src := r.mempool, "mempool.csv, every 500 ms"
 	if len(vals) == 0 {
-		src = "cometbft_mempool_size, scraped: may alias against block times"
-		for _, s := range r.samples["cometbft_mempool_size"] {
+		src = r.metricName("mempool_size") + ", scraped: may alias against block times"
+		for _, s := range r.samples["mempool_size"] {
 			vals = append(vals, nodeValue{s.TimeNs, s.Node, s.Value})
 		}
 	}
@@ -289,18 +293,22 @@ const noMempool = "no mempool.csv and no cometbft_mempool_size samples of a full
 func plotMempool(r *run) (*plot.Plot, string) {
 	nodes, series, src := r.mempoolSeries()
 	if len(nodes) == 0 {
-		return nil, noMempool
+		return nil, r.nsText(noMempool)
 	}
 	p := newPlot(fmt.Sprintf("Mempool size over %d full nodes and validators (%s)", len(nodes), src), timeAxis, "txs in mempool")
 	for i, s := range []struct {
 		name string
 		f    func([]float64) float64
 	}{{"average", mean}, {"maximum", maxOf}} {
-		l, _ := plotter.NewLine(aggregate(nodes, series, s.f))
+		xy := aggregate(nodes, series, s.f)
+		l, _ := plotter.NewLine(xy)
 		l.Color = plotutil.Color(i)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		addLegend(p, s.name, l)
+		if s.name == "maximum" {
+			r.mempoolLimitLine(p, 1, maxOfY(xy)) // runviews.go
+		}
 	}
 	p.Y.Min = 0
 	r.markEvents(p)
@@ -311,15 +319,17 @@ func plotMempool(r *run) (*plot.Plot, string) {
 func plotMempoolTotal(r *run) (*plot.Plot, string) {
 	nodes, series, src := r.mempoolSeries()
 	if len(nodes) == 0 {
-		return nil, noMempool
+		return nil, r.nsText(noMempool)
 	}
 	p := newPlot(fmt.Sprintf("Mempool size summed over %d full nodes and validators (%s)", len(nodes), src), timeAxis, "txs in all mempools")
-	l, _ := plotter.NewLine(aggregate(nodes, series, sum))
+	xy := aggregate(nodes, series, sum)
+	l, _ := plotter.NewLine(xy)
 	l.Color = plotutil.Color(0)
 	l.Width = vg.Points(1.5)
 	l.FillColor = color.RGBA{R: 0xc8, G: 0xd8, B: 0xf0, A: 0xff}
 	p.Add(l)
 	addLegend(p, "cumulative", l)
+	r.mempoolLimitLine(p, len(nodes), maxOfY(xy)) // runviews.go
 	p.Y.Min = 0
 	r.markEvents(p)
 	return p, ""
@@ -330,10 +340,10 @@ func plotMempoolTotal(r *run) (*plot.Plot, string) {
 // repeat blocks.
 func plotBlockSize(r *run) (*plot.Plot, string) {
 	if len(r.blocks) == 0 {
-		if len(r.samples["cometbft_consensus_block_size_bytes"]) > 0 {
-			return perNodeMetric("cometbft_consensus_block_size_bytes", "bytes", false)(r)
+		if len(r.samples["consensus_block_size_bytes"]) > 0 {
+			return perNodeMetric("consensus_block_size_bytes", "bytes", false)(r)
 		}
-		return nil, "no blocks.csv and no cometbft_consensus_block_size_bytes samples"
+		return nil, "no blocks.csv and no " + r.metricName("consensus_block_size_bytes") + " samples"
 	}
 	xy := make(plotter.XYs, 0, len(r.blocks))
 	for _, b := range r.blocks {
@@ -400,6 +410,7 @@ func plotCPU(r *run) (*plot.Plot, string) {
 		return nil, "fewer than two proc.csv rows per process"
 	}
 	p := newPlot("CPU (proc.csv)", timeAxis, "CPU (% of one core)")
+	nodes = r.drawLoadRunner(p, nodes, series) // runviews.go
 	p.Title.Text += " " + r.drawNodes(p, nodes, series, false)
 	p.Y.Min = 0
 	r.markEvents(p)

@@ -75,22 +75,31 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{1, r.title(), ""})
+	add(thresholdSection(r.results, "cometbft")...)
 	add(r.headlineSection()...)
 	add(r.accounting()...)
 	add(r.summary()...)
+	add(r.runRates()...) // runviews.go
 	pngs := map[string][]byte{}
 	add(r.faultsSection(pngs)...)
+	add(r.duplicatesSection(pngs)...) // duplicates.go
 	add(heading{2, "Plots", "plots"})
 	add(para{"Time axes start at t = 0, " + r.t0From + "; dashed vertical lines mark node and load events (green: load, red: a node stopping or crashing, grey: other node events), listed in [Events](#events)."})
+	if r.zoom.active() {
+		add(para{r.zoom.note()})
+	}
 	for i, f := range figures {
 		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
 		p, reason := f.build(r)
 		if p == nil {
 			add(noData{reason})
-			add(para{"*" + f.what + "*"})
+			add(para{"*" + r.nsText(f.what) + "*"})
 			continue
 		}
 		makeRoom(p)
+		if r.zoom.active() {
+			r.zoom.apply(p) // zoom.go
+		}
 		w, err := p.WriterTo(plotW, plotH, "png")
 		if err != nil {
 			return nil, nil, fmt.Errorf("report: plot %s: %w", f.name, err)
@@ -102,7 +111,7 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 		file := f.name + ".png"
 		pngs[file] = buf.Bytes()
 		add(image{f.title, PlotsDir + "/" + file, buf.Bytes()})
-		add(para{f.what})
+		add(para{r.nsText(f.what)})
 	}
 	add(r.parameters()...)
 	add(r.eventsSection()...)
@@ -143,16 +152,17 @@ func (r *run) parameters() []block {
 		for _, n := range r.plan.Nodes {
 			count[n.Release.String()]++
 		}
-		t := table{head: []string{"release", "nodes", "built with", "module"}}
+		t := table{head: []string{"release", "nodes", "reference", "source", "built with", "module", "sha256"}}
 		for _, rel := range sortedKeys(count) {
-			goVer, mod := "no provenance recorded", ""
+			goVer, mod, ref, src, sum := "no provenance recorded", "", "", "", ""
 			for _, p := range r.provenance {
 				if strings.HasPrefix(p.file, rel+"-") || strings.HasPrefix(p.file, rel+".") {
 					goVer, mod = provenanceSummary(p.text)
+					ref, src, sum = provenanceSource(p.text)
 					break
 				}
 			}
-			t.rows = append(t.rows, []string{rel, strconv.Itoa(count[rel]), goVer, mod})
+			t.rows = append(t.rows, []string{rel, strconv.Itoa(count[rel]), ref, src, goVer, mod, sum})
 		}
 		bs = append(bs, t)
 	}
@@ -170,9 +180,67 @@ func (r *run) parameters() []block {
 	return append(bs, r.network()...)
 }
 
+// provenanceSource reads the "key: value" header a run's provenance file
+// starts with (internal/testnet): the references as written, the source
+// (module and version, or a tree's revision and dirty state, or a binary's
+// path) and the binary's sha256 (shortened).
+func provenanceSource(text string) (ref, src, sum string) {
+	kv := map[string]string{}
+	var refs []string
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			break
+		}
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		if k == "reference" {
+			refs = append(refs, v)
+		} else if _, seen := kv[k]; !seen {
+			kv[k] = v
+		}
+	}
+	ref = strings.Join(refs, ", ")
+	switch kv["kind"] {
+	case "tree":
+		src = kv["dir"]
+		if rev := kv["vcs.revision"]; rev != "" {
+			src += " @ " + short(rev, 12)
+			if kv["vcs.dirty"] == "true" {
+				src += " dirty (diff " + short(kv["vcs.diff.sha256"], 12) + ")"
+			}
+		} else {
+			src += " (no VCS)"
+		}
+		src += ", content " + short(kv["content.sha256"], 12)
+	case "file":
+		src = "file " + kv["file"]
+	case "tag", "commit":
+		src = kv["module"] + " " + kv["version"]
+	}
+	return ref, src, short(kv["sha256"], 16)
+}
+
+func short(s string, n int) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		s = f[0]
+	}
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
 // provenanceSummary picks the Go version and main module line of
-// `go version -m` output.
+// `go version -m` output (after the run's header, when there is one).
 func provenanceSummary(text string) (goVer, mod string) {
+	if i := strings.Index(text, "\n# recorded with the binary:\n"); i >= 0 {
+		text = text[i+len("\n# recorded with the binary:\n"):]
+	}
+	if i := strings.Index(text, "\n# go version -m:\n"); i >= 0 {
+		text = text[i+len("\n# go version -m:\n"):]
+	}
 	for i, line := range strings.Split(text, "\n") {
 		f := strings.Fields(line)
 		if i == 0 && len(f) >= 2 {

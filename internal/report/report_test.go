@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"image/png"
 	"io/fs"
@@ -17,8 +16,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // copyDir copies a stored run directory, so the test renders into a fresh
 // place and never writes into testdata.
@@ -56,18 +53,7 @@ func TestRenderGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := "testdata/run1.report.md"
-	if *update {
-		if err := os.WriteFile(golden, md, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(md, want) {
-		t.Errorf("report.md differs from %s (rerun with -update if intended); got:\n%s", golden, md)
-	}
+	testenv.Golden(t, golden, md)
 
 	// Every plot of the list is there, as a decodable, non-trivial PNG.
 	if len(written) != 2+len(figures) {
@@ -96,7 +82,7 @@ func TestRenderGolden(t *testing.T) {
 	for _, s := range []string{
 		"| 60 | 55 | 2 | 3 | 0 | 0 |",
 		"sent = committed + rejected + lost + pending: **holds**",
-		"| cometbft@v1.0.1 | 4 | go1.26.8 | github.com/cometbft/cometbft v1.0.1 |",
+		"| cometbft@v1.0.1 | 4 | cometbft@v1.0.1 | github.com/cometbft/cometbft v1.0.1 | go1.26.8 | github.com/cometbft/cometbft v1.0.1 | 0f5e2a9ad7e4c0bb |",
 		"| 8.500 | node_exited | validator3 | signal: killed | yes |",
 		"| qa-box |",
 		"t = 0, the first event (node_started)",
@@ -152,7 +138,7 @@ func TestMissingData(t *testing.T) {
 	}{
 		{"plan only", []string{"plan.json"}, len(figures) + 6, []string{"no data** — no results.json: run `benchnet analyze run`", "no data** — no events.jsonl"}},
 		{"no metrics", []string{"plan.json", "manifest.toml", "results.json", "txs.csv", "blocks.csv", "events.jsonl", "mempool.csv"},
-			len(figures) - 5 + 1, // latency ×2, mempool and its sum (mempool.csv), block size (blocks.csv) have data; machine has none
+			len(figures) - 6 + 1, // latency ×3 (txs.csv), mempool and its sum (mempool.csv), block size (blocks.csv) have data; machine has none
 			[]string{"](plots/mempool_size.png)", "](plots/mempool_total.png)", "](plots/block_size.png)", "no cometbft_p2p_peers samples"}},
 		{"cut samples", []string{"plan.json", "metrics/samples.csv.gz"}, 0, []string{"truncated"}},
 	} {
@@ -198,6 +184,7 @@ func TestNotARunDir(t *testing.T) {
 }
 
 func TestChromium(t *testing.T) {
+	testenv.Integration(t) // a real browser, 6-9 s
 	bin := Browser()
 	if bin == "" {
 		testenv.Skip(t, "no chromium on PATH: `go run ./cmd/benchnet setup --tests` installs Debian's chromium")

@@ -59,7 +59,7 @@ func TestMempoolSeriesExcludesSeedsAndDoesNotAlias(t *testing.T) {
 		// The Prometheus scrape: every 1 s, a few ms apart per node.
 		for x := 0.0; x < span; x++ {
 			at := x + 0.003*float64(n.Index)
-			r.samples["cometbft_mempool_size"] = append(r.samples["cometbft_mempool_size"],
+			r.samples["mempool_size"] = append(r.samples["mempool_size"],
 				collect.Sample{TimeNs: int64(at * 1e9), Node: n.Name, Metric: "cometbft_mempool_size", Value: sawtooth(at)})
 		}
 	}

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"image/color"
 	"math"
@@ -13,7 +11,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -27,13 +24,9 @@ const (
 // run directory from its soak.json and the run report's own mempool and
 // memory plots (report.md is rendered first). It returns the paths written.
 func RenderSoak(runDir string) ([]string, error) {
-	data, err := os.ReadFile(filepath.Join(runDir, experiment.SoakFile))
+	res, err := rundir.SoakRecord.Read(runDir)
 	if err != nil {
 		return nil, fmt.Errorf("soak report: %w", err)
-	}
-	var res experiment.SoakResult
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, fmt.Errorf("soak report: decode %s: %w", experiment.SoakFile, err)
 	}
 	fit := res.Fit
 	var bs []block
@@ -57,7 +50,7 @@ func RenderSoak(runDir string) ([]string, error) {
 	add(para{"The full run report, with every other plot, is [report.md](report.md) beside this file."})
 
 	add(heading{2, "Plots", "plots"})
-	png, err := soakPlot(&res)
+	png, err := soakPlot(res)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +83,7 @@ func RenderSoak(runDir string) ([]string, error) {
 	return []string{md, htmlPath, fitFile}, nil
 }
 
-func soakPlot(res *experiment.SoakResult) ([]byte, error) {
+func soakPlot(res *rundir.SoakResult) ([]byte, error) {
 	p := newPlot("Committed tx/s per second", "time since the first run block (s)", "tx/s")
 	pts := make(plotter.XYs, len(res.T))
 	for i := range res.T {
@@ -126,14 +119,9 @@ func soakPlot(res *experiment.SoakResult) ([]byte, error) {
 			addLegend(p, "floor a", floor)
 		}
 	}
-	makeRoom(p)
-	w, err := p.WriterTo(plotW, plotH, "png")
+	png, err := renderPNG(p)
 	if err != nil {
 		return nil, fmt.Errorf("soak plot: %w", err)
 	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("soak plot: %w", err)
-	}
-	return buf.Bytes(), nil
+	return png, nil
 }

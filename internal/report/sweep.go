@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -15,8 +16,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Output names of a sweep's report, relative to the sweep directory.
@@ -28,7 +29,7 @@ const (
 // sweepFigures are the plots of a sweep report, in order.
 var sweepFigures = []struct {
 	name, title, what string
-	build             func(x *experiment.Index) (*plot.Plot, string)
+	build             func(x *rundir.SweepIndex) (*plot.Plot, string)
 }{
 	{"sweep_throughput", "Committed vs offered throughput",
 		"One line per connection count; the dashed line is y = x. Throughput that follows the diagonal is sustained; where a line bends below it, the network (not the load) is the limit.",
@@ -43,7 +44,7 @@ var sweepFigures = []struct {
 // judgement is recomputed from the cells' figures, so the same sweep.json
 // always gives the same bytes.
 func RenderSweep(dir string) ([]string, error) {
-	x, err := experiment.ReadIndex(dir)
+	x, err := rundir.SweepRecord.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -52,10 +53,20 @@ func RenderSweep(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	sb, spng, err := sweepScatter(dir, x)
+	if err != nil {
+		return nil, err
+	}
+	blocks = append(blocks, sb...)
+	if pngs == nil {
+		pngs = map[string][]byte{}
+	}
+	maps.Copy(pngs, spng)
+	blocks = withThresholds(blocks, runsThresholdSection(sweepThresholdRule, sweepThresholdRuns(dir, x), true))
 	return writeDoc("sweep report", dir, SweepMarkdownFile, SweepHTMLFile, sweepTitle(x), blocks, pngs)
 }
 
-func sweepTitle(x *experiment.Index) string {
+func sweepTitle(x *rundir.SweepIndex) string {
 	if x.Kind == "search" {
 		return "benchnet saturation search: " + x.Name
 	}
@@ -64,7 +75,7 @@ func sweepTitle(x *experiment.Index) string {
 
 // SweepSummary is the terminal's account of a sweep: the saturation table
 // (or the search's probes) and the verdict.
-func SweepSummary(x *experiment.Index) string {
+func SweepSummary(x *rundir.SweepIndex) string {
 	x.Judge()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", strings.ReplaceAll(sweepHeadline(x), "**", ""))
@@ -72,28 +83,13 @@ func SweepSummary(x *experiment.Index) string {
 		for _, p := range x.Search.Probes {
 			fmt.Fprintf(&b, "  probe %8.1f tx/s x %d run(s): %-11s %s\n", p.Rate, p.Runs, p.Decision, p.Why)
 		}
+	} else if x.Grouped() {
+		for _, g := range x.Groups {
+			fmt.Fprintf(&b, "%s:\n%s", groupLabel(x, g), textTable(qaTable(x.Group(g))))
+		}
+		fmt.Fprintf(&b, "committed tx/s per variant:\n%s", textTable(variantThroughputTable(x)))
 	} else {
-		t := qaTable(x)
-		widths := make([]int, len(t.head))
-		for i, h := range t.head {
-			widths[i] = len(h)
-		}
-		for _, r := range t.rows {
-			for i, c := range r {
-				widths[i] = max(widths[i], len([]rune(strings.ReplaceAll(c, "**", ""))))
-			}
-		}
-		line := func(cells []string) {
-			for i, c := range cells {
-				c = strings.ReplaceAll(c, "**", "")
-				fmt.Fprintf(&b, "  %s%s", c, strings.Repeat(" ", widths[i]-len([]rune(c))))
-			}
-			b.WriteString("\n")
-		}
-		line(t.head)
-		for _, r := range t.rows {
-			line(r)
-		}
+		b.WriteString(textTable(qaTable(x)))
 	}
 	if t, ok := timingPara(x).(para); ok {
 		fmt.Fprintf(&b, "%s\n", t.text)
@@ -101,10 +97,10 @@ func SweepSummary(x *experiment.Index) string {
 	return b.String()
 }
 
-func sweepHeadline(x *experiment.Index) string {
+func sweepHeadline(x *rundir.SweepIndex) string {
 	done, total := 0, len(x.Cells)
 	for _, c := range x.Cells {
-		if c.Status == experiment.Done {
+		if c.Status == rundir.CellDone {
 			done++
 		}
 	}
@@ -126,6 +122,9 @@ func sweepHeadline(x *experiment.Index) string {
 	if done == 0 {
 		return fmt.Sprintf("**No cell measured yet.** %s.", status)
 	}
+	if x.Grouped() {
+		return groupedHeadline(x, status)
+	}
 	return fmt.Sprintf("**%s.** %s.", upperFirst(x.Grid.Describe()), status)
 }
 
@@ -136,7 +135,7 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-func sweepBlocks(x *experiment.Index) ([]block, map[string][]byte, error) {
+func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	c := x.Config
@@ -147,7 +146,7 @@ func sweepBlocks(x *experiment.Index) ([]block, map[string][]byte, error) {
 	if x.Grid != nil {
 		add(para{"Points: " + x.Grid.PointRule + "; " + x.Grid.PointChoice + "."})
 	}
-	if x.Grid != nil && x.Grid.BaselineP50Ms > 0 {
+	if x.Grid != nil && x.Grid.BaselineP50Ms > 0 && !x.Grouped() {
 		add(para{fmt.Sprintf("Lightest load's p50 latency (the latency baseline): %s ms.", fmtMs(x.Grid.BaselineP50Ms))})
 	}
 	params := [][]string{
@@ -170,6 +169,7 @@ func sweepBlocks(x *experiment.Index) ([]block, map[string][]byte, error) {
 		params = append(params, []string{"connections (c)", fmt.Sprint(c.Connections)},
 			[]string{"rates (r, tx/s per connection)", fmtFloats(c.Rates)},
 			[]string{"repeats", strconv.Itoa(c.Repeats)})
+		params = append(params, groupedParams(x)...)
 	}
 	add(heading{2, "Parameters", "parameters"})
 	add(table{head: []string{"parameter", "value"}, rows: params})
@@ -181,6 +181,8 @@ func sweepBlocks(x *experiment.Index) ([]block, map[string][]byte, error) {
 			rows = append(rows, []string{strconv.Itoa(i + 1), fmtG(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
 		}
 		add(table{head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, rows: rows})
+	} else if x.Grouped() {
+		add(groupedSections(x)...)
 	} else {
 		add(heading{2, "Saturation table", "saturation-table"})
 		add(para{"Rows: r (tx/s per connection); columns: c (connections). Each cell: txs committed in the cell's window / expected (c x r x T as configured), the mean over valid repeats; **saturated** and *invalid* points are marked, and the saturation point is in bold with ◀."})
@@ -206,9 +208,19 @@ func sweepBlocks(x *experiment.Index) ([]block, map[string][]byte, error) {
 
 	pngs := map[string][]byte{}
 	add(heading{2, "Plots", "plots"})
+	figs := make([]groupedFigure, len(sweepFigures))
 	for i, f := range sweepFigures {
+		figs[i] = groupedFigure{f.name, f.title, f.what, func() (*plot.Plot, string) { return f.build(x) }}
+	}
+	if x.Grouped() {
+		figs = groupedFigures(x)
+		if len(figs) == 0 {
+			add(noData{"the sweep varies no axis but the variants: see the table of committed tx/s per variant"})
+		}
+	}
+	for i, f := range figs {
 		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
-		p, reason := f.build(x)
+		p, reason := f.plot()
 		if p == nil {
 			add(noData{reason})
 			continue
@@ -228,7 +240,11 @@ func sweepBlocks(x *experiment.Index) ([]block, map[string][]byte, error) {
 
 	add(heading{2, "Cells", "cells"})
 	add(para{"In run order. Every cell is an ordinary run directory (`benchnet report` renders it on its own). Timing: wall = the cell's measurement (warm-up, load, drain, harvest, analysis); cool-down = the wait before it; overhead = the rest of the gap since the previous cell."})
-	add(cellsTable(x))
+	if x.Grouped() {
+		add(groupedCellsTable(x))
+	} else {
+		add(cellsTable(x))
+	}
 	add(timingPara(x))
 	return bs, pngs, nil
 }
@@ -259,7 +275,7 @@ func findPoint(g *judge.Grid, c int, r float64) *judge.Point {
 
 // qaTable is the QA reports' layout: rows r, columns c, committed of
 // expected in each cell.
-func qaTable(x *experiment.Index) table {
+func qaTable(x *rundir.SweepIndex) table {
 	conns := append([]int(nil), x.Config.Connections...)
 	sort.Ints(conns)
 	rates := append([]float64(nil), x.Config.Rates...)
@@ -272,10 +288,10 @@ func qaTable(x *experiment.Index) table {
 	committedAll := map[[2]float64][]float64{}
 	for _, cell := range x.Cells {
 		k := [2]float64{float64(cell.Connections), cell.Rate}
-		if cell.Status == experiment.Done && cell.Expected > 0 {
+		if cell.Status == rundir.CellDone && cell.Expected > 0 {
 			expected[k] = append(expected[k], cell.Expected)
 		}
-		if cell.Status == experiment.Done && cell.Figures != nil {
+		if cell.Status == rundir.CellDone && cell.Figures != nil {
 			committedAll[k] = append(committedAll[k], float64(cell.Figures.Committed))
 		}
 	}
@@ -323,7 +339,7 @@ func qaTable(x *experiment.Index) table {
 	return t
 }
 
-func cellsTable(x *experiment.Index) table {
+func cellsTable(x *rundir.SweepIndex) table {
 	t := table{head: []string{"#", "c", "r", "rep", "status", "offered", "expected", "sent", "committed", "rejected", "lost", "TPS", "p50 ms", "p95 ms", "p99 ms", "verdict", "wall s", "cool-down s", "overhead s", "run"}}
 	for _, c := range x.Cells {
 		row := []string{strconv.Itoa(c.Order), strconv.Itoa(c.Connections), fmtG(c.Rate), strconv.Itoa(c.Repeat), c.Status}
@@ -349,11 +365,11 @@ func cellsTable(x *experiment.Index) table {
 	return t
 }
 
-func timingPara(x *experiment.Index) block {
+func timingPara(x *rundir.SweepIndex) block {
 	var wall, cool, over, fixed []float64
 	load := x.Config.Duration.Seconds()
 	for _, c := range x.Cells {
-		if c.Status != experiment.Done {
+		if c.Status != rundir.CellDone {
 			continue
 		}
 		wall = append(wall, c.WallSec)
@@ -380,7 +396,7 @@ func timingPara(x *experiment.Index) block {
 // the caller, in the order of the offered load (a line past saturation may
 // turn back in x: throughput falls while latency climbs); repeats are
 // averaged per rate.
-func series(x *experiment.Index, xy func(p judge.Point) (float64, float64, bool)) ([]int, map[int]plotter.XYs) {
+func series(x *rundir.SweepIndex, xy func(p judge.Point) (float64, float64, bool)) ([]int, map[int]plotter.XYs) {
 	out := map[int]plotter.XYs{}
 	for _, p := range x.Grid.Points {
 		if p.State == judge.Invalid {
@@ -400,7 +416,7 @@ func series(x *experiment.Index, xy func(p judge.Point) (float64, float64, bool)
 
 // plotPoints gives a search's cells a grid of (c, rate) points, for the
 // plots.
-func plotPoints(x *experiment.Index) *experiment.Index {
+func plotPoints(x *rundir.SweepIndex) *rundir.SweepIndex {
 	if x.Grid != nil {
 		return x
 	}
@@ -410,7 +426,7 @@ func plotPoints(x *experiment.Index) *experiment.Index {
 	return &y
 }
 
-func plotSweepThroughput(x *experiment.Index) (*plot.Plot, string) {
+func plotSweepThroughput(x *rundir.SweepIndex) (*plot.Plot, string) {
 	x = plotPoints(x)
 	conns, s := series(x, func(p judge.Point) (float64, float64, bool) { return p.Offered, p.TPS.Mean, p.TPS.N > 0 })
 	if len(conns) == 0 {
@@ -448,7 +464,7 @@ func plotSweepThroughput(x *experiment.Index) (*plot.Plot, string) {
 	return p, ""
 }
 
-func plotSweepLatency(x *experiment.Index) (*plot.Plot, string) {
+func plotSweepLatency(x *rundir.SweepIndex) (*plot.Plot, string) {
 	x = plotPoints(x)
 	conns, p50 := series(x, func(p judge.Point) (float64, float64, bool) { return p.TPS.Mean, p.P50Ms.Mean, p.P50Ms.N > 0 })
 	_, p99 := series(x, func(p judge.Point) (float64, float64, bool) { return p.TPS.Mean, p.P99Ms.Mean, p.P99Ms.N > 0 })

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 func TestRenderSweepGolden(t *testing.T) {
@@ -29,18 +31,7 @@ func TestRenderSweepGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := "testdata/sweep1.sweep.md"
-	if *update {
-		if err := os.WriteFile(golden, md, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(md, want) {
-		t.Errorf("sweep.md differs from %s (rerun with -update if intended); got:\n%s", golden, md)
-	}
+	testenv.Golden(t, golden, md)
 	// Facts of the hand-made sweep, independent of the golden file: the
 	// chain holds 1000 tx/s, so 2 x 700 saturates, 2 x 400 (800 offered) is
 	// the saturation point (beating 1 x 700), and one 1 x 700 repeat had a
@@ -101,7 +92,7 @@ func TestRenderSweepDeterministic(t *testing.T) {
 
 func TestRenderSweepIncomplete(t *testing.T) {
 	dir := copyDir(t, "testdata/sweep1")
-	x, err := experiment.ReadIndex(dir)
+	x, err := rundir.SweepRecord.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +100,14 @@ func TestRenderSweepIncomplete(t *testing.T) {
 	for i := range x.Cells {
 		switch {
 		case i == 3:
-			x.Cells[i].Status = experiment.Interrupted
+			x.Cells[i].Status = rundir.CellInterrupted
 		case i > 3:
-			x.Cells[i].Status, x.Cells[i].Figures, x.Cells[i].RunDir = experiment.Pending, nil, ""
+			x.Cells[i].Status, x.Cells[i].Figures, x.Cells[i].RunDir = rundir.CellPending, nil, ""
 		}
 	}
 	x.Complete, x.Finished = false, ""
-	d := &experiment.Dir{Path: dir, Index: *x}
-	if err := d.Save(); err != nil {
+	x.Judge()
+	if err := rundir.SweepRecord.Write(dir, x); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RenderSweep(dir); err != nil {
@@ -134,9 +125,10 @@ func TestRenderSweepIncomplete(t *testing.T) {
 }
 
 func TestSweepChromium(t *testing.T) {
+	testenv.Integration(t) // a real browser, 6-9 s
 	bin := Browser()
 	if bin == "" {
-		t.Skip("no chromium on PATH (apt-get install chromium)")
+		testenv.Skip(t, "no chromium on PATH: `go run ./cmd/benchnet setup --tests` installs Debian's chromium")
 	}
 	dir := copyDir(t, "testdata/sweep1")
 	if _, err := RenderSweep(dir); err != nil {
@@ -174,10 +166,14 @@ func TestSweepChromium(t *testing.T) {
 // TestRenderSearch: a search's report lists its probes and outcome.
 func TestRenderSearch(t *testing.T) {
 	dir := t.TempDir()
-	cfg := *experiment.DefaultSweep()
+	// experiment.DefaultSweep's, as a search.
+	cfg := rundir.SweepConfig{Duration: manifest.Duration{Duration: 30 * time.Second}, Repeats: 1,
+		Cooldown: manifest.Duration{Duration: time.Minute}, MinCommitted: 0.99, LatencyFactor: 3,
+		MinRate: 10, MaxRepeats: 3, Budget: 20, Growth: 4, ClearMargin: 0.05}
 	cfg.Search, cfg.Connections, cfg.Rates = true, []int{1}, nil
 	cfg.StartRate, cfg.MaxRate, cfg.Precision, cfg.MinRepeats = 400, 2000, 0.3, 1
-	x := experiment.NewIndex("quickstart", 1, cfg, time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC))
+	x := rundir.SweepIndex{SchemaVersion: rundir.SweepSchema, Kind: "search", Name: "quickstart", Config: cfg, Seed: 1,
+		Started: "2026-11-23T17:00:00Z", Testnets: []string{}}
 	// 400 ok, 800 saturated, 600 ok: the bracket [600, 800) is 33 % wide,
 	// 700 ok closes it at 14 % < 30 %.
 	for i, r := range []float64{400, 800, 600, 700} {
@@ -187,12 +183,12 @@ func TestRenderSearch(t *testing.T) {
 		}
 		f := judge.Cell{Connections: 1, Rate: r, Offered: r, Sent: 1000, Committed: committed, Lost: 1000 - committed,
 			TPS: r * float64(committed) / 1000, P50Ms: 700, P95Ms: 900, P99Ms: 1000, LoadValid: true}
-		x.Cells = append(x.Cells, experiment.CellRecord{Order: i + 1, ID: fmt.Sprint(i + 1), Probe: i + 1, Connections: 1, Rate: r,
-			Repeat: 1, Status: experiment.Done, Figures: &f, Expected: 1000})
+		x.Cells = append(x.Cells, rundir.SweepCell{Order: i + 1, ID: fmt.Sprint(i + 1), Probe: i + 1, Connections: 1, Rate: r,
+			Repeat: 1, Status: rundir.CellDone, Figures: &f, Expected: 1000})
 	}
 	x.Complete = true
-	d := &experiment.Dir{Path: dir, Index: x}
-	if err := d.Save(); err != nil {
+	x.Judge()
+	if err := rundir.SweepRecord.Write(dir, &x); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RenderSweep(dir); err != nil {
@@ -202,8 +198,8 @@ func TestRenderSearch(t *testing.T) {
 	for _, s := range []string{
 		"# benchnet saturation search: quickstart",
 		"**Search at c = 1: found: highest sustainable rate 700 tx/s per connection; saturation lies in [700, 800)",
-		"| 2 | 800 | 1 | saturated | committed/sent 0.7000",
-		"Search: a doubling ramp from 400 tx/s",
+		"| 2 | 800 | 1 | saturated | clear in 1 run(s): committed/sent 0.7000",
+		"Search: a geometric ramp (x 4) from 400 tx/s",
 		"](plots/sweep_throughput.png)",
 	} {
 		if !bytes.Contains(md, []byte(s)) {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/benchnet/benchnet/internal/judge"
 )
 
 // ResultsFile is results.json.
@@ -16,7 +18,11 @@ const ResultsFile = "results.json"
 // "MAJOR.MINOR". A reader accepts its own major version and older ones
 // (files without the field are pre-1.0); a minor bump only adds fields. Bump
 // the major version when a field changes meaning or goes away.
-const ResultsSchema = "1.0"
+//
+// 2.0 (issue 23): block_stats is the per-block array of the Initia E2E
+// benchmark's own output; the summary it was in 1.x is block_summary (a
+// 1.x file decodes with its block_stats read as block_summary).
+const ResultsSchema = "2.0"
 
 // Results is results.json: the summary of one run (written by analyze). The
 // block of fields after SchemaVersion follows the Initia E2E benchmark's
@@ -34,7 +40,10 @@ type Results struct {
 	P99LatencyMs   float64        `json:"p99_latency_ms"`
 	MaxLatencyMs   float64        `json:"max_latency_ms"`
 	PeakMempool    int            `json:"peak_mempool_size"`
-	BlockStats     BlockStats     `json:"block_stats"`
+	// Blocks is Initia's block_stats: every block of the run's height range.
+	Blocks []BlockEntry `json:"block_stats"`
+	// BlockStats summarises them (block_stats in schema 1.x).
+	BlockStats BlockStats `json:"block_summary"`
 
 	RunID      string     `json:"run_id"`
 	Accounting Accounting `json:"accounting"`
@@ -71,6 +80,18 @@ type Results struct {
 	Gossip *GossipResults `json:"gossip,omitempty"`
 	// Accounts is set for accounts workloads (accounts.go).
 	Accounts *AccountsResults `json:"accounts,omitempty"`
+	// The run-level views (runviews.go); absent for gossip runs and older runs.
+	PerSecond *PerSecond  `json:"per_second,omitempty"`
+	P2P       *P2PTraffic `json:"p2p,omitempty"`
+	// ProposalTiming is set when the nodes export CometBFT v1's proposal
+	// timestamp histogram (runviews.go).
+	ProposalTiming  *ProposalTiming  `json:"proposal_timing,omitempty"`
+	MempoolCapacity *MempoolCapacity `json:"mempool_capacity,omitempty"`
+	// MempoolReach is set for a load sent to one node (reach.go).
+	MempoolReach *MempoolReach `json:"mempool_reach,omitempty"`
+	// Thresholds is the manifest's [thresholds] judged on this run, in
+	// file order (set after analysis; absent when there are none).
+	Thresholds []judge.ThresholdResult `json:"thresholds,omitempty"`
 }
 
 // Accounting: every sent tx ends in exactly one state.
@@ -171,22 +192,53 @@ func EncodeResults(r *Results) ([]byte, error) {
 // DecodeResults decodes a results.json, refusing a schema of a newer major
 // version than ResultsSchema: its fields may not mean what this build thinks.
 func DecodeResults(data []byte) (*Results, error) {
-	var r Results
+	var r struct {
+		SchemaVersion string `json:"schema_version"`
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", ResultsFile, err)
 	}
-	if r.SchemaVersion == "" {
-		return &r, nil // written before schema_version existed: 0.x
+	got := 0 // written before schema_version existed: 0.x
+	if r.SchemaVersion != "" {
+		var err error
+		if got, err = schemaMajor(r.SchemaVersion); err != nil {
+			return nil, fmt.Errorf("%s: schema_version %q: %w", ResultsFile, r.SchemaVersion, err)
+		}
 	}
-	got, err := schemaMajor(r.SchemaVersion)
-	if err != nil {
-		return nil, fmt.Errorf("%s: schema_version %q: %w", ResultsFile, r.SchemaVersion, err)
+	if got < 2 {
+		return decodeResults1(data)
 	}
 	if want, _ := schemaMajor(ResultsSchema); got > want {
 		return nil, fmt.Errorf("%s: schema_version %s is newer than this benchnet reads (%d.x): use a newer benchnet",
 			ResultsFile, r.SchemaVersion, want)
 	}
-	return &r, nil
+	var res Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", ResultsFile, err)
+	}
+	return &res, nil
+}
+
+// decodeResults1 reads a results.json of schema 0.x or 1.x, whose
+// block_stats was the summary now in block_summary.
+func decodeResults1(data []byte) (*Results, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", ResultsFile, err)
+	}
+	if bs, ok := m["block_stats"]; ok {
+		m["block_summary"] = bs
+		delete(m, "block_stats")
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", ResultsFile, err)
+	}
+	var res Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", ResultsFile, err)
+	}
+	return &res, nil
 }
 
 func schemaMajor(v string) (int, error) {

@@ -35,13 +35,17 @@
 //	                   [LinkemCounters], and the analysis's lateness.json [LinkLateness]
 //	prometheus/        config and TSDB of the optional Prometheus server (promserver)
 //	report.md, report.html, plots/   the report (report)
+//
+// The parent directories of experiments (a sweep's, a comparison's, a soak's
+// run directory, a qa's) have the same contract: one record file each,
+// whose codec and schema version live here (Record: SweepRecord,
+// CompareRecord, SoakRecord), and one helper claims every directory of
+// them (Claim, ClaimStamped).
 package rundir
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,31 +79,11 @@ type Dir struct {
 // <timestamp>-<name>-2, -3 … when that exists. The directory is claimed with
 // an exclusive mkdir, so concurrent calls never share one.
 func Create(root, name string, now time.Time) (*Dir, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	path, err := ClaimStamped(root, name, now, Homes, Logs, Metrics)
+	if err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	base := filepath.Join(root, now.UTC().Format("20060102-150405")+"-"+name)
-	path := base
-	for i := 2; ; i++ {
-		err := os.Mkdir(path, 0o755)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i > 10000 {
-			return nil, fmt.Errorf("create run directory: %w", err)
-		}
-		path = fmt.Sprintf("%s-%d", base, i)
-	}
-	for _, sub := range []string{Homes, Logs, Metrics} {
-		if err := os.Mkdir(filepath.Join(path, sub), 0o755); err != nil {
-			return nil, fmt.Errorf("create run directory: %w", err)
-		}
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	return &Dir{Path: abs}, nil
+	return &Dir{Path: path}, nil
 }
 
 // Open opens an existing run directory.

@@ -242,12 +242,39 @@ func TestResultsSchema(t *testing.T) {
 		{`{"run_id": "old"}`, ""},         // before schema_version
 		{`{"schema_version": "1.7"}`, ""}, // a newer minor: only added fields
 		{`{"schema_version": "0.9"}`, ""}, // older major
-		{`{"schema_version": "2.0"}`, "newer than this benchnet reads (1.x)"},
+		{`{"schema_version": "3.0"}`, "newer than this benchnet reads (2.x)"},
 		{`{"schema_version": "two"}`, `schema_version "two": want MAJOR.MINOR`},
 	} {
 		_, err := DecodeResults([]byte(tc.json))
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%s: err = %v, want %q", tc.json, err, tc.err)
+		}
+	}
+}
+
+// TestResultsBlockStats: schema 2 writes Initia's per-block block_stats
+// and the summary as block_summary; a 1.x file's block_stats (the summary)
+// still reads as the summary.
+func TestResultsBlockStats(t *testing.T) {
+	in := &Results{Blocks: []BlockEntry{{Height: 5, TxCount: 312, Time: "2026-11-24T12:00:00Z"}},
+		BlockStats: BlockStats{Blocks: 1, FirstHeight: 5}}
+	data, err := EncodeResults(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"block_stats": [`)) || !bytes.Contains(data, []byte(`"tx_count": 312`)) ||
+		!bytes.Contains(data, []byte(`"block_summary": {`)) {
+		t.Errorf("encoded:\n%s", data)
+	}
+	r, err := DecodeResults(data)
+	if err != nil || len(r.Blocks) != 1 || r.Blocks[0].Height != 5 || r.BlockStats.FirstHeight != 5 {
+		t.Errorf("round trip: %+v, %v", r, err)
+	}
+	for _, v := range []string{`"schema_version": "1.0", `, ``} {
+		old := `{` + v + `"run_id": "x", "block_stats": {"first_height": 7, "blocks": 3}}`
+		r, err := DecodeResults([]byte(old))
+		if err != nil || r.BlockStats.FirstHeight != 7 || r.BlockStats.Blocks != 3 || r.Blocks != nil || r.RunID != "x" {
+			t.Errorf("1.x file %s: %+v, %v", old, r, err)
 		}
 	}
 }

@@ -57,6 +57,9 @@ func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 			perr = errors.Join(perr, fmt.Errorf("faults: %w", ferr))
 		}
 	}
+	if opts.Judge != nil {
+		perr = errors.Join(perr, opts.Judge(tn.Dir.Path))
+	}
 	files, rerr := report.Render(tn.Dir.Path, "")
 	out.Report = files
 	if rerr != nil {

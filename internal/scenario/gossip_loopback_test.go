@@ -13,6 +13,7 @@ import (
 	"github.com/benchnet/benchnet/internal/node/gossipsub"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 func loopbackPort(t *testing.T) int {
@@ -28,6 +29,7 @@ func loopbackPort(t *testing.T) int {
 // process, on loopback (no namespaces, no root): a line of 4 delivers every
 // message to every host, the last one N-1 = 3 hops from the publisher.
 func TestPublishOverLoopbackHosts(t *testing.T) {
+	testenv.Integration(t) // real gossipsub hosts, on loopback
 	const n, count = 4, 30
 	m := gossipLine(t, "10.213.242.0/24", n, "rate = 50\ncount = 30\nsource = \"gossip0\"\nwarmup = \"1s\"\ncooldown = \"1s\"\n")
 	p, err := plan.Resolve(m)

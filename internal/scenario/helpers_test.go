@@ -301,3 +301,24 @@ func runHosted(t *testing.T, name, text, exe string, timeout time.Duration) Outc
 	}
 	return out
 }
+
+// steadyRun runs m to the end with progress in the test log and returns
+// its outcome, failing the test when the run fails or has no results.
+func steadyRun(t *testing.T, m *manifest.Manifest, timeout time.Duration) Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	out, err := Steady(ctx, m, Options{
+		Up:  testnetOptions(t),
+		Log: testenv.LogWriter(t), Progress: testenv.LogWriter(t),
+	})
+	if err != nil {
+		t.Fatalf("steady run: %v", err)
+	}
+	t.Logf("run took %s: %s", time.Since(start).Round(time.Millisecond), out.RunDir)
+	if out.Results == nil {
+		t.Fatal("no results")
+	}
+	return out
+}

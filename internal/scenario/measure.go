@@ -296,7 +296,12 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 		return nil
 	}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	// The txs are committed everywhere two blocks past top: on a slow chain
+	// (a candidate that regressed to 3 s blocks) a fixed limit would fail
+	// the harness, not the build. The limit stretches to 4 block intervals,
+	// as the chain's recent blocks and the heights seen here show them;
+	// ctx's outer bound is 10 times the limit.
+	ctx, cancel := context.WithTimeout(ctx, 10*limit)
 	defer cancel()
 	wcfg := cfg
 	wcfg.RunID = cfg.RunID + "-warmup"
@@ -324,10 +329,18 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 		}
 		top = max(top, st.Height)
 	}
+	var seen []cometrpc.BlockMeta // heights as first seen on the first node, and when
+	if metas, err := clients[0].BlockMetas(ctx, max(2, top-4), top); err == nil {
+		seen = metas
+	}
+	wait, told := limit, false
 	for {
 		ready := true
-		for _, c := range clients {
+		for i, c := range clients {
 			st, err := c.Status(ctx)
+			if err == nil && i == 0 && (len(seen) == 0 || st.Height > seen[len(seen)-1].Height) {
+				seen = append(seen, cometrpc.BlockMeta{Height: st.Height, Time: time.Now()})
+			}
 			if err != nil || st.Height < top+2 {
 				ready = false
 				break
@@ -341,13 +354,39 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 			fmt.Fprintf(log, "warm-up: %d tx(s) committed on all %d nodes in %s\n", len(targets), len(nodes), time.Since(start).Round(time.Millisecond))
 			return nil
 		}
+		if w := warmupLimit(limit, seen); w > wait {
+			wait = w
+			if !told {
+				fmt.Fprintf(log, "warm-up: blocks take %s here: waiting up to %s (load.warmup %s)\n",
+					blockInterval(seen).Round(time.Millisecond), min(wait, 10*limit).Round(time.Second), limit)
+				told = true
+			}
+		}
+		if time.Since(start) >= wait {
+			return fmt.Errorf("warm-up: txs not committed on every node within %s (load.warmup)", wait.Round(time.Millisecond))
+		}
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("warm-up: txs not committed on every node within %s (load.warmup)", limit)
+				return fmt.Errorf("warm-up: txs not committed on every node within %s (load.warmup)", 10*limit)
 			}
 			return context.Cause(ctx)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// blockInterval is the mean interval between the metas' blocks (ascending),
+// 0 when fewer than two.
+func blockInterval(metas []cometrpc.BlockMeta) time.Duration {
+	if len(metas) < 2 {
+		return 0
+	}
+	return metas[len(metas)-1].Time.Sub(metas[0].Time) / time.Duration(len(metas)-1)
+}
+
+// warmupLimit is the warm-up's limit stretched to 4 block intervals when the
+// chain is slower than the limit allows for.
+func warmupLimit(limit time.Duration, metas []cometrpc.BlockMeta) time.Duration {
+	return max(limit, 4*blockInterval(metas))
 }

@@ -30,6 +30,10 @@ type Options struct {
 	Preserve bool
 	Log      io.Writer // stage lines for humans
 	Progress io.Writer // the per-second progress line; nil: none
+	// Judge, when set, is called on the run directory after the analysis
+	// and before the report (the manifest's [thresholds]: it records them
+	// in results.json); its error (a verdict) joins the run's.
+	Judge func(runDir string) error
 }
 
 // Outcome is what a steady run leaves.
@@ -71,6 +75,9 @@ func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	// of a finished run directory, and `benchnet report DIR` later gives the
 	// same bytes. (With --preserve the nodes keep running, but only into
 	// logs/ and homes/, which the report does not read.)
+	if res != nil && opts.Judge != nil {
+		merr = errors.Join(merr, opts.Judge(tn.Dir.Path))
+	}
 	if res != nil || ctx.Err() != nil {
 		files, rerr := report.Render(tn.Dir.Path, "")
 		if rerr != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
-	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // TestSteadyQuickstart is `benchnet run examples/quickstart.toml --rate 200
@@ -29,21 +28,8 @@ func TestSteadyQuickstart(t *testing.T) {
 	m := example(t, "quickstart.toml", subnetSteady, map[string]map[string]string{
 		"load": {"rate": "200", "duration": `"20s"`, "warmup": `"20s"`, "grace": `"15s"`},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	start := time.Now()
-	out, err := Steady(ctx, m, Options{
-		Up:  testnetOptions(t),
-		Log: testenv.LogWriter(t), Progress: testenv.LogWriter(t),
-	})
-	if err != nil {
-		t.Fatalf("steady run: %v", err)
-	}
-	t.Logf("run took %s: %s", time.Since(start).Round(time.Millisecond), out.RunDir)
+	out := steadyRun(t, m, 2*time.Minute)
 	res := out.Results
-	if res == nil {
-		t.Fatal("no results")
-	}
 
 	// Exact accounting: the schedule attempts rate × duration txs, every
 	// attempt is sent or a send error, every sent tx is in one final state.
@@ -124,8 +110,21 @@ func checkResultsJSON(t *testing.T, dir string, res *analyze.Results) {
 	if got := doc["total_included"]; got != float64(res.TotalIncluded) {
 		t.Errorf("results.json total_included %v, Steady returned %d", got, res.TotalIncluded)
 	}
-	if bs, _ := doc["block_stats"].(map[string]any); bs == nil || bs["blocks"] == float64(0) {
-		t.Errorf("results.json block_stats empty: %v", doc["block_stats"])
+	bs, _ := doc["block_summary"].(map[string]any)
+	if bs == nil || bs["blocks"] == float64(0) {
+		t.Fatalf("results.json block_summary empty: %v", doc["block_summary"])
+	}
+	// Initia's block_stats: one entry per block of the summary's range.
+	entries, _ := doc["block_stats"].([]any)
+	if n := bs["last_height"].(float64) - bs["first_height"].(float64) + 1; float64(len(entries)) < n {
+		t.Errorf("results.json block_stats has %d blocks, its summary spans %v", len(entries), n)
+	}
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		if m == nil || m["height"] == nil || m["tx_count"] == nil || m["time"] == "" {
+			t.Errorf("results.json block_stats entry %v lacks height, tx_count or time", e)
+			break
+		}
 	}
 }
 

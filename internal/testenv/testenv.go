@@ -1,13 +1,21 @@
 // Package testenv holds what integration tests across packages share: the
 // skips (root, a command, a file, ../shared data) with
 // messages that say how to get them, a run-directory root that node
-// processes can reach, and a writer that sends progress lines to the test log.
+// processes can reach, a writer that sends progress lines to the test log,
+// and the golden-file helper with the one -update flag (golden.go).
 //
 // It imports nothing of the project, so any package's internal tests can use
 // it; release binaries are found by its subpackage testrel.
 //
+// Integration tests (network namespaces, real nodes, docker, release
+// binaries) sit behind one switch, BENCHNET_INTEGRATION=1, which
+// scripts/test.sh sets: every such test calls Integration first, directly or
+// through NeedRoot or testrel.NeedTool. Without the switch, or with -short,
+// `go test ./...` runs the unit tests alone.
+//
 // Under CI (CI=true) every such skip is a failure instead: a green CI must
-// mean the integration tests ran, not that they quietly stepped aside.
+// mean the integration tests ran, not that they quietly stepped aside. CI
+// turns the switch on by itself.
 package testenv
 
 import (
@@ -37,9 +45,36 @@ func Skip(t testing.TB, format string, args ...any) {
 	t.Skip(msg)
 }
 
-// NeedRoot skips (fails under CI) unless the test runs as root.
+// IntegrationEnv names the switch that turns the integration tests on.
+const IntegrationEnv = "BENCHNET_INTEGRATION"
+
+// IntegrationOn reports whether the integration tests are switched on:
+// BENCHNET_INTEGRATION=1 (or true), or under CI.
+func IntegrationOn() bool {
+	v := strings.ToLower(os.Getenv(IntegrationEnv))
+	return v == "1" || v == "true" || UnderCI()
+}
+
+// Integration marks t as an integration test: it starts namespaces, real
+// nodes, containers or release binaries. It skips unless the switch is on,
+// and always with -short; under CI a skip is a failure, as for any
+// prerequisite.
+func Integration(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		Skip(t, "integration test: not run with -short")
+		return
+	}
+	if !IntegrationOn() {
+		t.Skip("integration test: set " + IntegrationEnv + "=1 to run it (scripts/test.sh does)")
+	}
+}
+
+// NeedRoot marks t as an integration test (Integration) and skips (fails
+// under CI) unless it runs as root.
 func NeedRoot(t testing.TB) {
 	t.Helper()
+	Integration(t)
 	if os.Geteuid() != 0 {
 		Skip(t, "needs root: network namespaces, veth and bridges (run the tests as root)")
 	}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -62,5 +63,72 @@ func TestSharedFileFromAnyPackage(t *testing.T) {
 	SharedFile(f, "no/such/file.csv")
 	if !f.failed {
 		t.Error("a missing shared file under CI did not fail the test")
+	}
+}
+
+func TestGolden(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "x.golden")
+	f := &fakeTB{}
+	Golden(f, path, []byte("a\n"))
+	if !f.failed {
+		t.Error("a missing golden file did not fail the test")
+	}
+	*update = true
+	Golden(t, path, []byte("a\nb\n"))
+	*update = false
+	for _, tc := range []struct {
+		got  string
+		fail bool
+	}{{"a\nb\n", false}, {"a\nc\n", true}} {
+		f := &fakeTB{}
+		Golden(f, path, []byte(tc.got))
+		if f.failed != tc.fail {
+			t.Errorf("Golden(%q) against %q: failed=%v, want %v", tc.got, "a\nb\n", f.failed, tc.fail)
+		}
+	}
+	if d := LineDiff([]byte("a\nb\n"), []byte("a\nc\n")); d != "line 2:\n  want b\n  got  c\n" {
+		t.Errorf("LineDiff = %q", d)
+	}
+}
+
+// TestIntegrationSwitch: integration tests run only with the switch on (or
+// under CI, where a skip is a failure), never with -short.
+func TestIntegrationSwitch(t *testing.T) {
+	short := flag.Lookup("test.short").Value.String()
+	t.Cleanup(func() { flag.Set("test.short", short) })
+	flag.Set("test.short", "false")
+	for _, tt := range []struct {
+		env, ci    string
+		skip, fail bool
+	}{
+		{"", "", true, false},
+		{"0", "", true, false},
+		{"1", "", false, false},
+		{"true", "", false, false},
+		{"", "true", false, false}, // CI turns the switch on
+	} {
+		t.Setenv(IntegrationEnv, tt.env)
+		t.Setenv("CI", tt.ci)
+		f := &fakeTB{}
+		Integration(f)
+		if f.skipped != tt.skip || f.failed != tt.fail {
+			t.Errorf("%s=%q CI=%q: skipped=%v failed=%v, want skipped=%v failed=%v", IntegrationEnv, tt.env, tt.ci, f.skipped, f.failed, tt.skip, tt.fail)
+		}
+		f = &fakeTB{}
+		NeedRoot(f)
+		if tt.skip && !f.skipped {
+			t.Errorf("%s=%q CI=%q: NeedRoot did not skip with the switch off", IntegrationEnv, tt.env, tt.ci)
+		}
+	}
+	// -short skips even with the switch on, and fails under CI.
+	flag.Set("test.short", "true")
+	for _, ci := range []string{"", "true"} {
+		t.Setenv(IntegrationEnv, "1")
+		t.Setenv("CI", ci)
+		f := &fakeTB{}
+		Integration(f)
+		if f.skipped == (ci == "true") || f.failed != (ci == "true") {
+			t.Errorf("-short, CI=%q: skipped=%v failed=%v", ci, f.skipped, f.failed)
+		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/benchnet/benchnet/internal/infra/docker"
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -33,7 +33,7 @@ func wantsLinkem(p *plan.Testnet) bool {
 
 // openLinks builds the link model and opens its backend before the hosts
 // exist: the userspace backend must hand the runner its TAPs.
-func (t *Testnet) openLinks(ctx context.Context, r tapUser) error {
+func (t *Testnet) openLinks(ctx context.Context, r tapUser, runner string) error {
 	p := t.Plan
 	if !wantsLinkem(p) {
 		return nil
@@ -43,11 +43,11 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser) error {
 		return fmt.Errorf("link emulation: %w", err)
 	}
 	kind, why := p.Network.Linkem, ""
-	if _, ok := r.(*docker.Runner); ok && (kind == linkem.KindAuto || kind == "") {
-		kind, why = linkem.KindUserspace, "runner docker: netem inside containers is not wired yet"
+	if c := infra.Caps(runner); c.AutoLinks != "" && (kind == linkem.KindAuto || kind == "") {
+		kind, why = c.AutoLinks, c.AutoLinksWhy
 	}
 	be, reason, err := linkem.Open(ctx, kind, linkem.Options{
-		Netem: linkem.NetemConfig{Netns: func(node string) string { return local.NetnsName(t.RunID, node) }},
+		Netem: linkem.NetemConfig{Netns: func(node string) string { return proctable.NetnsName(t.RunID, node) }},
 		// The switch records its lateness into the run directory while it
 		// runs (analyze checks it), from a real-time delivery thread.
 		Userspace: linkem.UserspaceConfig{RecordDir: t.Dir.Join(LinkemDir), Realtime: true},
@@ -61,7 +61,7 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser) error {
 	t.links, t.model = be, model
 	fmt.Fprintf(t.log, "link emulation: %s backend (%s)\n", be.Name(), reason)
 	_ = t.Dir.Event("linkem", "", be.Name()+": "+reason)
-	if ports, ok := be.(local.PortProvider); ok {
+	if ports, ok := be.(proctable.PortProvider); ok {
 		r.UseTAPs(ports)
 	}
 	return t.writeLinkInfo(be.Name(), reason, model)
@@ -70,7 +70,7 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser) error {
 // tapUser is a runner that can attach its nodes through the emulator's
 // TAPs (local and docker).
 type tapUser interface {
-	UseTAPs(local.PortProvider)
+	UseTAPs(proctable.PortProvider)
 }
 
 // applyLinks installs the model once every host's link exists, and again
@@ -131,8 +131,8 @@ func LinkBackend(ctx context.Context, m *manifest.Manifest) (kind, reason string
 		return "", "", nil
 	}
 	kind, reason = p.Network.Linkem, "set by [network].linkem"
-	if (kind == linkem.KindAuto || kind == "") && m.Infra.Runner == docker.Kind {
-		return linkem.KindUserspace, "runner docker: userspace backend (netem inside containers is not wired yet)", nil
+	if c := infra.Caps(m.Infra.Runner); c.AutoLinks != "" && (kind == linkem.KindAuto || kind == "") {
+		return c.AutoLinks, c.AutoLinksWhy, nil
 	}
 	if kind == linkem.KindAuto || kind == "" {
 		kind, reason = linkem.Detect(ctx)

@@ -11,7 +11,7 @@ import (
 // newRunner builds the runner the manifest's [infra] names (the flag
 // --runner was copied into it and validated with it).
 func newRunner(m *manifest.Manifest, runID, statePath string, opts Options) (infra.Runner, error) {
-	c := infra.Config{RunID: runID, StatePath: statePath, Harness: opts.Harness, CPUs: m.Infra.CPUs}
+	c := infra.Config{RunID: runID, StatePath: statePath, Harness: opts.Harness, CPUs: m.Infra.CPUs, Engines: m.Infra.Engines}
 	if m.Infra.Memory != "" {
 		b, err := manifest.ParseMemory(m.Infra.Memory)
 		if err != nil {

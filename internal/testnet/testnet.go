@@ -18,10 +18,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/infra/docker"
-	"github.com/benchnet/benchnet/internal/infra/local"
+	// The built-in runners register themselves with infra.
+	_ "github.com/benchnet/benchnet/internal/infra/docker"
+	_ "github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
@@ -166,13 +166,13 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		}
 	}()
 	if lr, ok := runner.(tapUser); ok {
-		if err := t.openLinks(ctx, lr); err != nil {
+		if err := t.openLinks(ctx, lr, m.Infra.Runner); err != nil {
 			return nil, err
 		}
 	}
 	start := time.Now()
 	if err := t.Runner.Setup(ctx, p); err != nil {
-		if errors.Is(err, local.ErrSubnetInUse) || errors.Is(err, docker.ErrSubnetInUse) {
+		if errors.Is(err, infra.ErrSubnetInUse) {
 			// Point at the manifest line, and exit as invalid input.
 			return nil, manifest.Errors{m.Errorf("network.subnet", "%v", err)}
 		}
@@ -208,14 +208,13 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	wait := map[string]bool{} // the nodes Up waits for
 	var late []string
 	rotating := maps.Clone(t.absent) // read here while delayed starts change t.absent
+	var now []*plan.Node
 	for _, n := range startOrder(p.Nodes) {
 		if rotating[n.Name] {
 			continue
 		}
 		if n.StartDelay == 0 {
-			if err := t.startNode(ctx, n, bins, env); err != nil {
-				return nil, err
-			}
+			now = append(now, n)
 			wait[n.Name] = true
 			continue
 		}
@@ -231,6 +230,9 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		t.mu.Unlock()
 		t.starts.Add(1)
 		go t.delayedStart(startCtx, n, startErr)
+	}
+	if err := t.startNodes(ctx, now, bins, env, infra.Caps(m.Infra.Runner).ConcurrentStarts); err != nil {
+		return nil, err
 	}
 	if err := t.waitReady(ctx, opts.ReadyTimeout, wait, startErr); err != nil {
 		return nil, err
@@ -261,6 +263,48 @@ func startOrder(nodes []*plan.Node) []*plan.Node {
 		}
 	}
 	return out
+}
+
+// startNodes starts nodes (in start order: seeds first) at most k at a
+// time, the seeds all before the others, and returns the first failure
+// once the starts in progress ended. With k <= 1 it is one after another.
+func (t *Testnet) startNodes(ctx context.Context, nodes []*plan.Node, bins []node.Binary, env node.Env, k int) error {
+	if k <= 1 {
+		for _, n := range nodes {
+			if err := t.startNode(ctx, n, bins, env); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var seeds, rest []*plan.Node
+	for _, n := range nodes {
+		if n.Role == "seed" {
+			seeds = append(seeds, n)
+		} else {
+			rest = append(rest, n)
+		}
+	}
+	for _, phase := range [][]*plan.Node{seeds, rest} {
+		sem := make(chan struct{}, k)
+		errs := make([]error, len(phase))
+		var wg sync.WaitGroup
+		for i, n := range phase {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = t.startNode(ctx, n, bins, env)
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // delayedStart starts n after its start_delay unless ctx ends first. A
@@ -376,9 +420,9 @@ func (t *Testnet) writeInputs(m *manifest.Manifest, bins []node.Binary) error {
 		return err
 	}
 	for _, b := range bins {
-		prov, err := binaries.Provenance(b.Path)
+		prov, err := provenanceOf(t.Plan, b)
 		if err != nil {
-			return fmt.Errorf("provenance of %s: %w", b.Release, err)
+			return err
 		}
 		name := b.Release.String() + "-" + b.Program + ".txt"
 		if err := t.Dir.WriteFile(filepath.Join("provenance", name), []byte(prov)); err != nil {

@@ -2,16 +2,14 @@ package topology
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden edge files")
+	"github.com/benchnet/benchnet/internal/testenv"
+)
 
 func degrees(n int, e [][2]int) []int {
 	d := make([]int, n)
@@ -178,18 +176,6 @@ func TestGolden(t *testing.T) {
 			fmt.Fprintf(&buf, "%d %d\n", p[0], p[1])
 		}
 		file := filepath.Join("testdata", fmt.Sprintf("%s_m%d_d%d_n%d_seed42.txt", tc.s.Kind, tc.s.M, tc.s.Degree, tc.n))
-		if *update {
-			if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create)", err)
-		}
-		if !bytes.Equal(buf.Bytes(), want) {
-			t.Errorf("%s: edges differ from the golden file", file)
-		}
+		testenv.Golden(t, file, buf.Bytes())
 	}
 }

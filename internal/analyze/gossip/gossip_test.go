@@ -1,9 +1,7 @@
 package gossip
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +10,9 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze/gossip/gossiptest"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/topology"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const t0 = int64(1_700_000_000_000_000_000)
 
@@ -228,20 +225,7 @@ func TestGolden(t *testing.T) {
 	}
 	for name, data := range map[string][]byte{"golden.results.json": got, "golden.deliveries.csv": csvData} {
 		file := filepath.Join("testdata", name)
-		if *update {
-			os.MkdirAll("testdata", 0o755)
-			if err := os.WriteFile(file, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatalf("%v (run with -update)", err)
-		}
-		if !bytes.Equal(data, want) {
-			t.Errorf("%s differs from the golden file (run with -update and review the diff)", file)
-		}
+		testenv.Golden(t, file, data)
 	}
 	if res.Valid {
 		t.Errorf("a publisher 300 ms late on a quarter of its messages must make the run invalid")

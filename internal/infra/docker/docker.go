@@ -13,19 +13,12 @@
 package docker
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"debug/elf"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +26,8 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/dockercli"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -41,15 +35,18 @@ import (
 const Kind = "docker"
 
 // Label marks every object of a run; its value is the run id.
-const Label = "benchnet.run"
+const Label = dockercli.Label
 
 // DefaultStopTimeout is docker stop's grace before SIGKILL.
 const DefaultStopTimeout = 5 * time.Second
 
 func init() {
 	infra.Register(Kind, infra.Kind{
-		New:  func(c infra.Config) (infra.Runner, error) { return New(c), nil },
-		Down: Down,
+		New:   func(c infra.Config) (infra.Runner, error) { return New(c), nil },
+		Down:  Down,
+		Sweep: Sweep,
+		Caps: infra.Capabilities{Engine: true, Limits: true, NodeOverheadRSS: 13 << 20,
+			AutoLinks: "userspace", AutoLinksWhy: "runner docker: netem inside containers is not wired yet"},
 	})
 }
 
@@ -67,8 +64,8 @@ type Runner struct {
 	images   map[string]string     // binary path -> image reference
 	closing  bool
 	starting sync.WaitGroup
-	ports    local.PortProvider // set by UseTAPs: the link emulator owns the links
-	tapped   map[string]bool    // nodes whose container got its TAP
+	ports    proctable.PortProvider // set by UseTAPs: the link emulator owns the links
+	tapped   map[string]bool        // nodes whose container got its TAP
 }
 
 var _ infra.Runner = (*Runner)(nil)
@@ -104,19 +101,19 @@ func ContainerName(runID, node, name string) string {
 
 // ErrSubnetInUse means the engine already has a network overlapping the
 // plan's subnet.
-var ErrSubnetInUse = errors.New("subnet overlaps a docker network")
+var ErrSubnetInUse = dockercli.ErrSubnetInUse
 
 // Setup records the run and creates its network with the plan's subnet,
 // the gateway (the host's address on it) at the plan's gateway.
 func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
-	if err := local.ClaimSetup(r.cfg.RunID, &r.mu, &r.plan, p); err != nil {
+	if err := proctable.ClaimSetup(r.cfg.RunID, &r.mu, &r.plan, p); err != nil {
 		return err
 	}
 	if err := checkAddrs(p); err != nil {
 		return err
 	}
 	if r.cfg.Harness {
-		st, err := local.StartTime(os.Getpid())
+		st, err := proctable.StartTime(os.Getpid())
 		if err != nil {
 			return fmt.Errorf("record harness: %w", err)
 		}
@@ -125,7 +122,7 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	if err := r.state.Save(); err != nil {
 		return err
 	}
-	if err := local.Register(r.cfg.RunID, r.cfg.StatePath); err != nil {
+	if err := proctable.Register(r.cfg.RunID, r.cfg.StatePath); err != nil {
 		return err
 	}
 	if r.ports != nil {
@@ -142,7 +139,7 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		"--label", Label+"="+r.cfg.RunID, nw)
 	if err != nil {
 		if strings.Contains(err.Error(), "overlap") {
-			return fmt.Errorf("create network %s: %w: %v", nw, ErrSubnetInUse, err)
+			return fmt.Errorf("create network %s: %w (a docker network overlaps it): %v", nw, ErrSubnetInUse, err)
 		}
 		return fmt.Errorf("create network %s: %w", nw, err)
 	}
@@ -167,7 +164,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		defer r.starting.Done()
 	}
 	r.mu.Unlock()
-	if err := local.CheckStart(r.cfg.RunID, closing, p, proc); err != nil {
+	if err := proctable.CheckStart(r.cfg.RunID, closing, p, proc); err != nil {
 		return 0, err
 	}
 	if old != nil {
@@ -283,7 +280,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 			return 0, fmt.Errorf("start %s: %w", key, err)
 		}
 	}
-	st, _ := local.StartTime(pid)
+	st, _ := proctable.StartTime(pid)
 	c.res.PID, c.res.StartTime = pid, st
 	// Under the local runner's kind for processes, so status and the
 	// collectors find the node's host pid the same way.
@@ -334,7 +331,7 @@ func (r *Runner) wait(cmd *exec.Cmd, c *container) {
 	expected := c.stopping || r.closing
 	r.mu.Unlock()
 	close(c.done)
-	local.ReportExit(r.exited, infra.Exit{Node: c.res.Node, Name: c.res.Name, PID: c.res.PID, Status: status}, expected)
+	proctable.ReportExit(r.exited, infra.Exit{Node: c.res.Node, Name: c.res.Name, PID: c.res.PID, Status: status}, expected)
 }
 
 // Stop stops one process's container (docker stop: SIGTERM, SIGKILL after
@@ -394,136 +391,18 @@ func (r *Runner) Check() error {
 }
 
 // HarnessGrace is how long Down waits for a live harness to end its run.
-const HarnessGrace = 90 * time.Second
+const HarnessGrace = dockercli.HarnessGrace
 
-// Down ends a run from its state file: it asks a live owning harness to end
-// it first (SIGTERM), then removes every container, network and volume
-// labelled with the run id, whatever the file still records.
-func Down(ctx context.Context, statePath string, log io.Writer) error {
-	if log == nil {
-		log = io.Discard
-	}
-	s, err := readStateFile(statePath)
-	if err != nil {
-		return err
-	}
-	if h := s.Doc.Harness; h != nil && h.PID != os.Getpid() && local.Alive(h.PID, h.StartTime) {
-		fmt.Fprintf(log, "run %s belongs to benchnet pid %d: asking it to end the run\n", s.Doc.RunID, h.PID)
-		if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("ask benchnet pid %d to end run %s: %w", h.PID, s.Doc.RunID, err)
-		}
-		if !local.WaitGone(ctx, h.PID, h.StartTime, HarnessGrace) {
-			fmt.Fprintf(log, "benchnet pid %d still running after %s: removing run %s from under it\n", h.PID, HarnessGrace, s.Doc.RunID)
-		}
-		if s, err = readStateFile(statePath); err != nil {
-			return err
-		}
-	}
-	return teardown(ctx, s, DefaultStopTimeout)
-}
-
-// teardown removes by label (containers, then networks and volumes) and
-// then forgets the run.
+// teardown removes by label (containers, then networks and volumes), then
+// the netns links, and then forgets the run.
 func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
-	errs := RemoveLabelled(ctx, Label+"="+s.Doc.RunID, grace)
-	if err := removeNetnsLinks(s); err != nil {
-		errs = errors.Join(errs, err)
-	}
-	if errs == nil {
-		s.Clear()
-		if err := s.Save(); err != nil {
-			errs = err
-		} else if err := local.Unregister(s.Doc.RunID); err != nil {
-			errs = err
-		}
-	}
-	return errs
+	return dockercli.Teardown(ctx, s, grace, removeNetnsLinks)
 }
 
-// RemoveLabelled removes every container, service, network and volume that
-// carries label (KEY=VALUE, or KEY for any value). Containers get grace
-// to end on SIGTERM.
+// RemoveLabelled removes every container, service, network and volume of
+// the default engine that carries label (KEY=VALUE, or KEY for any value).
 func RemoveLabelled(ctx context.Context, label string, grace time.Duration) error {
-	var errs []error
-	// Services first: their tasks' containers carry the label too, and a
-	// container removed under a live service is only replaced or reported.
-	if swarmActive(ctx) {
-		svcs, err := list(ctx, "service", "ls", "--quiet", "--filter", "label="+label)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if len(svcs) > 0 {
-			if _, err := dockerCmd(ctx, append([]string{"service", "rm"}, svcs...)...); err != nil && !noSuch(err) {
-				errs = append(errs, fmt.Errorf("remove services: %w", err))
-			}
-			// The engine stops their tasks asynchronously (SIGTERM, then the
-			// stop grace): wait for the containers to go.
-			deadline := time.Now().Add(grace + 30*time.Second)
-			for time.Now().Before(deadline) {
-				left, err := list(ctx, "ps", "--all", "--quiet", "--filter", "label="+label)
-				if err != nil || len(left) == 0 {
-					break
-				}
-				time.Sleep(500 * time.Millisecond)
-			}
-		}
-	}
-	ids, err := list(ctx, "ps", "--all", "--quiet", "--filter", "label="+label)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	nets, err := list(ctx, "network", "ls", "--quiet", "--filter", "label="+label)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(ids) > 0 {
-		if _, err := dockerCmd(ctx, append([]string{"stop", "--time", strconv.Itoa(int(grace.Seconds()))}, ids...)...); err != nil && !noSuch(err) {
-			errs = append(errs, fmt.Errorf("stop containers: %w", err))
-		}
-		// Disconnect before removing: engine 20.10 removing many containers
-		// at once was seen to leave a network's endpoint count stale, and
-		// then the network cannot be removed until the daemon restarts.
-		for _, n := range nets {
-			for _, id := range ids {
-				_, _ = dockerCmd(ctx, "network", "disconnect", "--force", n, id)
-			}
-		}
-		if _, err := dockerCmd(ctx, append([]string{"rm", "--force", "--volumes"}, ids...)...); err != nil && !noSuch(err) {
-			errs = append(errs, fmt.Errorf("remove containers: %w", err))
-		}
-	}
-	for _, n := range nets {
-		// A service's tasks can hold an overlay for a moment after rm.
-		var err error
-		for try := 0; try < 20; try++ {
-			if _, err = dockerCmd(ctx, "network", "rm", n); err == nil || noSuch(err) {
-				err = nil
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("remove network %s: %w", n, err))
-		}
-	}
-	vols, err := list(ctx, "volume", "ls", "--quiet", "--filter", "label="+label)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(vols) > 0 {
-		// A volume stays in use for a moment after its container went.
-		var err error
-		for try := 0; try < 20; try++ {
-			if _, err = dockerCmd(ctx, append([]string{"volume", "rm", "--force"}, vols...)...); err == nil {
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("remove volumes: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	return dockercli.Default.RemoveLabelled(ctx, label, grace)
 }
 
 // Sweep removes every object any benchnet run labelled, state file or not.
@@ -543,10 +422,7 @@ func Available(ctx context.Context) bool {
 	return err == nil
 }
 
-func swarmActive(ctx context.Context) bool {
-	out, err := dockerCmd(ctx, "info", "--format", "{{.Swarm.LocalNodeState}}")
-	return err == nil && strings.TrimSpace(string(out)) == "active"
-}
+func swarmActive(ctx context.Context) bool { return dockercli.Default.SwarmActive(ctx) }
 
 func list(ctx context.Context, args ...string) ([]string, error) {
 	out, err := dockerCmd(ctx, args...)
@@ -556,24 +432,26 @@ func list(ctx context.Context, args ...string) ([]string, error) {
 	return strings.Fields(string(out)), nil
 }
 
-// dockerCmd runs the docker CLI with an argument list; the error carries
-// its stderr.
+// dockerCmd runs the docker CLI against the default engine (dockercli).
 func dockerCmd(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "docker", args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("docker %s: %w: %s", strings.Join(args[:min(len(args), 2)], " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return dockercli.Cmd(ctx, args...)
 }
 
-func noSuch(err error) bool {
-	return err != nil && strings.Contains(strings.ToLower(err.Error()), "no such")
+func noSuch(err error) bool { return dockercli.NoSuch(err) }
+
+// EnsureImage builds (or finds) the FROM scratch image of binary (see dockercli).
+func EnsureImage(ctx context.Context, binary string) (string, error) {
+	return dockercli.EnsureImage(ctx, binary)
 }
 
-var tagRe = regexp.MustCompile(`[^a-z0-9._-]+`)
+// Down ends a run from its state file: it asks a live owning harness to end
+// it first (SIGTERM), then removes every container, network and volume
+// labelled with the run id, whatever the file still records.
+func Down(ctx context.Context, statePath string, log io.Writer) error {
+	return dockercli.Down(ctx, statePath, log, HarnessGrace, func(ctx context.Context, s *stateFile) error {
+		return teardown(ctx, s, DefaultStopTimeout)
+	})
+}
 
 // image returns the image that holds binary at its own path, building it
 // FROM scratch the first time (the engine keeps it: the tag is the binary's
@@ -593,96 +471,6 @@ func (r *Runner) image(ctx context.Context, binary string) (string, error) {
 	r.images[binary] = ref
 	r.mu.Unlock()
 	return ref, nil
-}
-
-// EnsureImage builds (or finds) benchnet/<release>:<binary>-<hash>, FROM
-// scratch with binary at its absolute host path and an empty /tmp.
-func EnsureImage(ctx context.Context, binary string) (string, error) {
-	abs, err := filepath.Abs(binary)
-	if err != nil {
-		return "", err
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", fmt.Errorf("image of %s: %w", abs, err)
-	}
-	h := sha256.New()
-	_, err = io.Copy(h, f)
-	f.Close()
-	if err != nil {
-		return "", fmt.Errorf("image of %s: %w", abs, err)
-	}
-	if err := checkStatic(abs); err != nil {
-		return "", err
-	}
-	release := tagRe.ReplaceAllString(strings.ToLower(filepath.Base(filepath.Dir(abs))), "-")
-	tool := tagRe.ReplaceAllString(strings.ToLower(filepath.Base(abs)), "-")
-	ref := "benchnet/" + strings.Trim(release, "-._") + ":" + tool + "-" + hex.EncodeToString(h.Sum(nil))[:12]
-	if _, err := dockerCmd(ctx, "image", "inspect", "--format", "{{.Id}}", ref); err == nil {
-		return ref, nil
-	}
-	dir, err := os.MkdirTemp("", "benchnet-image-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	// A hard link when the cache is on the same filesystem, else a copy.
-	if err := os.Link(abs, filepath.Join(dir, "bin")); err != nil {
-		if err := copyFile(abs, filepath.Join(dir, "bin")); err != nil {
-			return "", fmt.Errorf("image of %s: %w", abs, err)
-		}
-	}
-	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o1777); err != nil {
-		return "", err
-	}
-	df := fmt.Sprintf("FROM scratch\nCOPY bin %s\nCOPY tmp /tmp\nLABEL benchnet.image=1\n", jsonString(abs))
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
-		return "", err
-	}
-	if _, err := dockerCmd(ctx, "build", "--quiet", "--tag", ref, dir); err != nil {
-		return "", fmt.Errorf("build image %s: %w", ref, err)
-	}
-	return ref, nil
-}
-
-// jsonString quotes a path for a Dockerfile instruction (its JSON form
-// would need the array syntax; a plain path without spaces is enough).
-func jsonString(p string) string {
-	b, _ := json.Marshal(p)
-	return strings.Trim(string(b), `"`)
-}
-
-// checkStatic refuses a dynamically linked binary: FROM scratch has no
-// loader, and an ELF with an interpreter (PT_INTERP) needs one.
-func checkStatic(path string) error {
-	f, err := elf.Open(path)
-	if err != nil {
-		return fmt.Errorf("image of %s: %w", path, err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked: a FROM scratch image needs a static binary (build with CGO_ENABLED=0)", path)
-		}
-	}
-	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // Commands are the host commands the runner execs.

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 )
 
 // kindNetnsLink records a /run/netns symlink to a container's network
@@ -30,7 +30,7 @@ const harnessPort = "harness"
 // created, each node's container starts with --network none and gets its
 // emulator TAP as eth0 with its plan address, and the harness reaches every
 // node through its own TAP at the gateway address. Call before Setup.
-func (r *Runner) UseTAPs(ports local.PortProvider) {
+func (r *Runner) UseTAPs(ports proctable.PortProvider) {
 	r.mu.Lock()
 	r.ports = ports
 	r.mu.Unlock()
@@ -39,7 +39,7 @@ func (r *Runner) UseTAPs(ports local.PortProvider) {
 // NetnsLink is the name under /run/netns of a node's container namespace
 // while its links are emulated (the local runner's naming, so tools that
 // act inside a node's namespace work on both).
-func NetnsLink(runID, node string) string { return local.NetnsName(runID, node) }
+func NetnsLink(runID, node string) string { return proctable.NetnsName(runID, node) }
 
 // attachHarnessTAP addresses the harness's emulator port with the gateway.
 // The TAP dies with the emulator's file descriptor.

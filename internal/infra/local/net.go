@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -31,7 +34,7 @@ func validRunID(id string) bool { return statefile.ValidRunID(id) }
 
 func bridgeName(runID string) string          { return "bn" + runID + "br" }
 func hostVethName(runID string, i int) string { return "bn" + runID + "h" + strconv.Itoa(i) }
-func netnsName(runID, node string) string     { return "bn-" + runID + "-" + node }
+func netnsName(runID, node string) string     { return proctable.NetnsName(runID, node) }
 func firewallComment(runID string) string     { return "benchnet:" + runID }
 
 // isOurLink and isOurNetns say whether a name can only have come from
@@ -103,7 +106,7 @@ func gone(err error) bool {
 
 // ErrSubnetInUse is wrapped by Setup's error when the plan's subnet overlaps
 // an address or route of the host: the manifest's fault, not the machine's.
-var ErrSubnetInUse = errors.New("subnet in use")
+var ErrSubnetInUse = infra.ErrSubnetInUse
 
 // checkSubnet refuses a subnet that overlaps any address or route of the
 // host: the nodes would shadow (or be shadowed by) real networks.
@@ -131,7 +134,7 @@ func checkSubnet(ctx context.Context, subnet netip.Prefix) error {
 			}
 			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits())
 			if p.Masked().Overlaps(subnet) {
-				return fmt.Errorf("%w: subnet %s overlaps address %s of host interface %s; pick another network.subnet", ErrSubnetInUse, subnet, p, ifc.Name)
+				return fmt.Errorf("%w: subnet %s overlaps address %s of host interface %s; %s", ErrSubnetInUse, subnet, p, ifc.Name, subnetHint(ifc.Name))
 			}
 		}
 	}
@@ -163,6 +166,23 @@ func checkSubnet(ctx context.Context, subnet netip.Prefix) error {
 		}
 	}
 	return nil
+}
+
+// subnetHint says how to free a subnet: when the interface is the bridge of
+// another benchnet run, name that run (its run directory when it is still
+// registered) and the command that removes it, rather than send the user to
+// edit a manifest that is right.
+func subnetHint(ifname string) string {
+	const other = "pick another network.subnet"
+	id, ok := strings.CutPrefix(ifname, "bn")
+	if id, ok = strings.CutSuffix(id, "br"); !ok || !isOurLink(ifname) {
+		return other
+	}
+	runs, _ := activeRuns()
+	if state, ok := runs[id]; ok {
+		return fmt.Sprintf("it is the bridge of benchnet run %s (%s), still up: `benchnet down %s` removes it, or %s", id, filepath.Dir(state), filepath.Dir(state), other)
+	}
+	return fmt.Sprintf("it is the bridge of benchnet run %s, whose state is gone: `benchnet down --all` removes it, or %s", id, other)
 }
 
 // bridgeNetfilter reports whether bridged frames go through iptables

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // TestDeprioritize starts a process group the way Start does and checks
@@ -16,7 +18,7 @@ import (
 // (it inherits the value).
 func TestDeprioritize(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to renice another process")
+		testenv.Skip(t, "needs root to renice another process")
 	}
 	cmd := exec.Command("sh", "-c", "sleep 5; true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -19,52 +18,13 @@ const (
 	nobodyGID = 65534
 )
 
-// procStat returns a process's state letter and start time (field 22 of
-// /proc/<pid>/stat, clock ticks after boot).
-func procStat(pid int) (state byte, start uint64, err error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, err
-	}
-	// comm (field 2) may contain spaces and parentheses: split after the last ')'.
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("parse /proc/%d/stat", pid)
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 {
-		return 0, 0, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64) // field 22 overall
-	if err != nil {
-		return 0, 0, fmt.Errorf("parse /proc/%d/stat: %w", pid, err)
-	}
-	return f[0][0], start, nil
-}
+func procStat(pid int) (byte, uint64, error) { return proctable.Stat(pid) }
 
 // Running reports whether pid is a live process (not a zombie), whoever it is.
-func Running(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	state, _, err := procStat(pid)
-	return err == nil && state != 'Z' && state != 'X'
-}
+func Running(pid int) bool { return proctable.Running(pid) }
 
-func startTime(pid int) (uint64, error) {
-	_, st, err := procStat(pid)
-	return st, err
-}
-
-// alive reports whether pid is still the process that started at start (a
-// zombie counts as gone: it is dead, only not yet reaped).
-func alive(pid int, start uint64) bool {
-	if pid <= 0 {
-		return false
-	}
-	state, st, err := procStat(pid)
-	return err == nil && st == start && state != 'Z' && state != 'X'
-}
+func startTime(pid int) (uint64, error) { return proctable.StartTime(pid) }
+func alive(pid int, start uint64) bool  { return proctable.Alive(pid, start) }
 
 // stopRecorded stops a process known only from a state file (no live
 // Runner, so no Wait): SIGTERM to its group, poll until it is gone, SIGKILL
@@ -96,14 +56,7 @@ func stopRecorded(ctx context.Context, r resource, grace time.Duration) error {
 }
 
 func waitGone(ctx context.Context, pid int, start uint64, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for alive(pid, start) {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return !alive(pid, start)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
+	return proctable.WaitGone(ctx, pid, start, d)
 }
 
 // chownTree hands a directory tree to the unprivileged user, without

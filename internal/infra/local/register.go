@@ -2,7 +2,7 @@ package local
 
 import (
 	"context"
-	"fmt"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"sync"
 	"time"
 
@@ -20,7 +20,8 @@ func init() {
 			r.Harness = c.Harness
 			return r, nil
 		},
-		Down: Down,
+		Down:  Down,
+		Sweep: Sweep,
 	})
 }
 
@@ -46,48 +47,17 @@ func WaitGone(ctx context.Context, pid int, start uint64, d time.Duration) bool 
 // ValidRunID reports whether id is a run id (6 lowercase hex digits).
 func ValidRunID(id string) bool { return validRunID(id) }
 
-// ClaimSetup is the start of every runner's Setup: the run id must be
-// valid, and a runner is set up once (*planned, guarded by mu, takes p).
+// ClaimSetup is the start of every runner's Setup (see proctable).
 func ClaimSetup(runID string, mu *sync.Mutex, planned **plan.Testnet, p *plan.Testnet) error {
-	if !validRunID(runID) {
-		return fmt.Errorf("run id %q: want 6 lowercase hex digits", runID)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if *planned != nil {
-		return fmt.Errorf("run %s is already set up", runID)
-	}
-	*planned = p
-	return nil
+	return proctable.ClaimSetup(runID, mu, planned, p)
 }
 
-// CheckStart is what a runner checks before it starts proc: the run is not
-// being cleaned up, is set up (p is its plan), has proc's node, and proc
-// has a command.
+// CheckStart is what a runner checks before it starts proc (see proctable).
 func CheckStart(runID string, closing bool, p *plan.Testnet, proc infra.Process) error {
-	key := proc.Node + "/" + proc.Name
-	switch {
-	case closing:
-		return fmt.Errorf("start %s: run %s is being cleaned up", key, runID)
-	case p == nil:
-		return fmt.Errorf("start %s: run %s is not set up", key, runID)
-	case p.Node(proc.Node) == nil:
-		return fmt.Errorf("start %s: no node %q in the plan", key, proc.Node)
-	case len(proc.Argv) == 0:
-		return fmt.Errorf("start %s: empty argv", key)
-	}
-	return nil
+	return proctable.CheckStart(runID, closing, p, proc)
 }
 
-// ReportExit sends ex on a runner's Exited channel unless the exit was
-// expected (a stop or kill asked for it, or the cleanup). It never blocks:
-// with nobody listening and the buffer full the report is dropped.
+// ReportExit sends ex on a runner's Exited channel unless expected (see proctable).
 func ReportExit(exited chan<- infra.Exit, ex infra.Exit, expected bool) {
-	if expected {
-		return
-	}
-	select {
-	case exited <- ex:
-	default:
-	}
+	proctable.ReportExit(exited, ex, expected)
 }

@@ -1,14 +1,9 @@
 package local
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 
 	"github.com/benchnet/benchnet/internal/infra/statefile"
-	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Resource kinds, in the order Setup creates them.
@@ -48,89 +43,16 @@ func NodePIDs(statePath string) map[string]int {
 	return out
 }
 
-// Registry of live runs: <runtime dir>/active/<runid> holds the absolute path
-// of the run's state file, so `benchnet down` with no argument finds them all.
+// The registry of live runs is shared by every runner (see proctable).
 
 // RuntimeDirEnv overrides the runtime directory (default /run/benchnet).
-const RuntimeDirEnv = "BENCHNET_RUNTIME_DIR"
+const RuntimeDirEnv = proctable.RuntimeDirEnv
 
-func activeDir() string {
-	dir := os.Getenv(RuntimeDirEnv)
-	if dir == "" {
-		dir = "/run/benchnet"
-	}
-	return filepath.Join(dir, "active")
-}
-
-func register(runID, statePath string) error {
-	abs, err := filepath.Abs(statePath)
-	if err != nil {
-		return fmt.Errorf("register run %s: %w", runID, err)
-	}
-	if err := os.MkdirAll(activeDir(), 0o755); err != nil {
-		return fmt.Errorf("register run %s: %w", runID, err)
-	}
-	return rundir.WriteAtomic(filepath.Join(activeDir(), runID), []byte(abs+"\n"))
-}
-
-func unregister(runID string) error {
-	err := os.Remove(filepath.Join(activeDir(), runID))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("unregister run %s: %w", runID, err)
-	}
-	return nil
-}
+func activeDir() string                      { return proctable.ActiveDir() }
+func register(runID, statePath string) error { return proctable.Register(runID, statePath) }
+func unregister(runID string) error          { return proctable.Unregister(runID) }
+func activeRuns() (map[string]string, error) { return proctable.ActiveRunIDs() }
 
 // ActiveRuns returns the state file of every registered run, sorted by run
 // id. Entries whose state file is gone are dropped from the registry.
-func ActiveRuns() ([]string, error) {
-	runs, err := activeRuns()
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, 0, len(runs))
-	for id := range runs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = runs[id]
-	}
-	return out, nil
-}
-
-// activeRuns maps run id to state file path.
-func activeRuns() (map[string]string, error) {
-	entries, err := os.ReadDir(activeDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list active runs: %w", err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		if !validRunID(e.Name()) {
-			continue // temp files, strangers
-		}
-		data, err := os.ReadFile(filepath.Join(activeDir(), e.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("list active runs: %w", err)
-		}
-		path := string(trimSpace(data))
-		if _, err := os.Stat(path); err != nil {
-			_ = unregister(e.Name())
-			continue
-		}
-		out[e.Name()] = path
-	}
-	return out, nil
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
+func ActiveRuns() ([]string, error) { return proctable.ActiveRuns() }

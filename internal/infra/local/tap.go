@@ -3,17 +3,14 @@ package local
 import (
 	"context"
 	"fmt"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"net/netip"
 
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
-// PortProvider hands out one TAP device per node, created in the root
-// namespace, whose frames the provider (the userspace link emulator) owns.
-// linkem.Userspace implements it.
-type PortProvider interface {
-	AddPort(name string) (tap string, err error)
-}
+// PortProvider hands out one TAP device per node (see proctable).
+type PortProvider = proctable.PortProvider
 
 // harnessPort names the emulator port of the harness itself: it gets
 // unemulated links, so RPC and scrapes measure the nodes, not the emulation.

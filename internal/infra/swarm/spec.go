@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/infra/docker"
+	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -109,6 +109,8 @@ func quoteWords(words []string) string {
 // state.json, so `docker stack deploy -c stack.yml <name>` redeploys them.
 // Strings are JSON-quoted, which YAML reads as double-quoted scalars.
 func (r *Runner) writeStack() error {
+	r.stackMu.Lock()
+	defer r.stackMu.Unlock()
 	r.mu.Lock()
 	var specs []*spec
 	for _, s := range r.nodes {
@@ -121,7 +123,7 @@ func (r *Runner) writeStack() error {
 	sort.Slice(specs, func(i, j int) bool { return specs[i].node < specs[j].node })
 	q := strconv.Quote
 	lbl := func(b *strings.Builder, indent string) {
-		fmt.Fprintf(b, "%s%s: %s\n", indent, q(docker.Label), q(r.cfg.RunID))
+		fmt.Fprintf(b, "%s%s: %s\n", indent, q(dockercli.Label), q(r.cfg.RunID))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The services of benchnet run %s as deployed by `--runner swarm`.\n", r.cfg.RunID)

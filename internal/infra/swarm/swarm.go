@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -35,8 +36,8 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/infra/docker"
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/dockercli"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
 )
@@ -62,7 +63,9 @@ const (
 func init() {
 	infra.Register(Kind, infra.Kind{
 		New:  func(c infra.Config) (infra.Runner, error) { return New(c), nil },
-		Down: docker.Down, // by label, services first: the same for both
+		Down: Down,
+		// The docker runner's Sweep removes every benchnet-labelled service too.
+		Caps: infra.Capabilities{ConcurrentStarts: 16, Engine: true, Limits: true, NodeOverheadRSS: 26 << 20},
 	})
 }
 
@@ -76,8 +79,12 @@ type Runner struct {
 	plan      *plan.Testnet
 	self      string // this engine's swarm node id
 	nodes     map[string]*service
-	addrs     map[string]string   // swarm node id -> address the harness dials
-	places    map[string][]string // node -> placement constraints
+	addrs     map[string]string           // swarm node id -> address the harness dials
+	places    map[string][]string         // node -> placement constraints
+	engines   map[string]dockercli.Engine // swarm node id -> its engine
+	elig      map[string][]string         // node -> swarm node ids that may run it
+	images    imageCopies
+	stackMu   sync.Mutex // one writeStack at a time (concurrent starts)
 	closing   bool
 	starting  sync.WaitGroup
 	stopWatch context.CancelFunc
@@ -110,7 +117,7 @@ func NetworkName(runID string) string { return "benchnet-" + runID }
 // ServiceName names a node's service.
 func ServiceName(runID, node string) string { return "benchnet-" + runID + "-" + node }
 
-func (r *Runner) label() string { return docker.Label + "=" + r.cfg.RunID }
+func (r *Runner) label() string { return dockercli.Label + "=" + r.cfg.RunID }
 
 // Exited reports nodes whose task ended unasked.
 func (r *Runner) Exited() <-chan infra.Exit { return r.exited }
@@ -118,10 +125,10 @@ func (r *Runner) Exited() <-chan infra.Exit { return r.exited }
 // Setup creates the overlay network and every node's service without a
 // replica; peers reach a node by its dnsrr alias (its name).
 func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
-	if err := local.ClaimSetup(r.cfg.RunID, &r.mu, &r.plan, p); err != nil {
+	if err := proctable.ClaimSetup(r.cfg.RunID, &r.mu, &r.plan, p); err != nil {
 		return err
 	}
-	out, err := docker.Cmd(ctx, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.NodeID}} {{.Swarm.ControlAvailable}}")
+	out, err := dockercli.Cmd(ctx, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.NodeID}} {{.Swarm.ControlAvailable}}")
 	if err != nil {
 		return fmt.Errorf("runner swarm: %w", err)
 	}
@@ -138,11 +145,20 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	if err != nil {
 		return err
 	}
+	swarmNodes, err := listNodes(ctx)
+	if err != nil {
+		return err
+	}
+	engines := findEngines(ctx, r.cfg.Engines)
+	elig := eligible(p, swarmNodes, constraints != nil)
+	if err := checkEngines(elig, swarmNodes, engines); err != nil {
+		return err
+	}
 	r.mu.Lock()
-	r.places = constraints
+	r.places, r.engines, r.elig = constraints, engines, elig
 	r.mu.Unlock()
 	if r.cfg.Harness {
-		st, err := local.StartTime(os.Getpid())
+		st, err := proctable.StartTime(os.Getpid())
 		if err != nil {
 			return fmt.Errorf("record harness: %w", err)
 		}
@@ -151,17 +167,26 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	if err := r.state.Save(); err != nil {
 		return err
 	}
-	if err := local.Register(r.cfg.RunID, r.cfg.StatePath); err != nil {
+	if err := proctable.Register(r.cfg.RunID, r.cfg.StatePath); err != nil {
 		return err
+	}
+	// The other engines, before anything is on them: down cleans them
+	// from the state file alone.
+	for _, id := range sortedKeys(engines) {
+		if e := engines[id]; !e.IsDefault() {
+			if err := r.state.Add(statefile.Resource{Kind: kindEngine, Name: stateName(e), Node: id}); err != nil {
+				return err
+			}
+		}
 	}
 	nw := NetworkName(r.cfg.RunID)
 	if err := r.state.Add(statefile.Resource{Kind: kindNetwork, Name: nw}); err != nil {
 		return err
 	}
-	if _, err := docker.Cmd(ctx, "network", "create", "--driver", "overlay", "--attachable",
+	if _, err := dockercli.Cmd(ctx, "network", "create", "--driver", "overlay", "--attachable",
 		"--subnet", p.Subnet.String(), "--gateway", p.Gateway.String(), "--label", r.label(), nw); err != nil {
 		if strings.Contains(err.Error(), "overlap") {
-			return fmt.Errorf("create network %s: %w: %v", nw, docker.ErrSubnetInUse, err)
+			return fmt.Errorf("create network %s: %w (a docker network overlaps it): %v", nw, dockercli.ErrSubnetInUse, err)
 		}
 		return fmt.Errorf("create network %s: %w", nw, err)
 	}
@@ -177,7 +202,7 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		for _, c := range constraints[n.Name] {
 			args = append(args, "--constraint", c)
 		}
-		if _, err := docker.Cmd(ctx, append(args, placeholder)...); err != nil {
+		if _, err := dockercli.Cmd(ctx, append(args, placeholder)...); err != nil {
 			return fmt.Errorf("create service of %s: %w", n.Name, err)
 		}
 		r.mu.Lock()
@@ -202,11 +227,11 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 // label; a zone no node carries is an error (its services would wait
 // forever). Without labels every node may run anywhere.
 func placement(ctx context.Context, p *plan.Testnet) (map[string][]string, error) {
-	ids, err := docker.Cmd(ctx, "node", "ls", "--quiet")
+	ids, err := dockercli.Cmd(ctx, "node", "ls", "--quiet")
 	if err != nil {
 		return nil, fmt.Errorf("list swarm nodes: %w", err)
 	}
-	out, err := docker.Cmd(ctx, append([]string{"node", "inspect", "--format", `{{index .Spec.Labels "` + ZoneLabel + `"}}`}, strings.Fields(string(ids))...)...)
+	out, err := dockercli.Cmd(ctx, append([]string{"node", "inspect", "--format", `{{index .Spec.Labels "` + ZoneLabel + `"}}`}, strings.Fields(string(ids))...)...)
 	if err != nil {
 		return nil, fmt.Errorf("inspect swarm nodes: %w", err)
 	}
@@ -291,12 +316,25 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	}
 	since := time.Now().Add(-time.Second)
 	if !configured {
-		image, err := docker.EnsureImage(ctx, proc.Argv[0])
+		image, err := dockercli.EnsureImage(ctx, proc.Argv[0])
 		if err != nil {
 			return 0, fmt.Errorf("start %s: %w", key, err)
 		}
+		// Every engine that may run the task holds the image (loaded
+		// through the engines' APIs, only where missing).
+		r.mu.Lock()
+		var targets []dockercli.Engine
+		for _, id := range r.elig[proc.Node] {
+			targets = append(targets, r.engines[id])
+		}
+		r.mu.Unlock()
+		for _, e := range targets {
+			if err := r.images.ensure(ctx, e, image); err != nil {
+				return 0, fmt.Errorf("start %s: %w", key, err)
+			}
+		}
 		sp := r.specOf(s, proc, image)
-		if _, err := docker.Cmd(ctx, append(append([]string{"service", "update"}, sp.updateArgs(r.label())...), s.name)...); err != nil {
+		if _, err := dockercli.Cmd(ctx, append(append([]string{"service", "update"}, sp.updateArgs(r.label())...), s.name)...); err != nil {
 			return 0, fmt.Errorf("start %s: configure service %s: %w", key, s.name, err)
 		}
 		r.mu.Lock()
@@ -305,7 +343,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		if err := r.writeStack(); err != nil {
 			return 0, fmt.Errorf("start %s: %w", key, err)
 		}
-	} else if _, err := docker.Cmd(ctx, "service", "update", "--detach", "--quiet", "--replicas", "1", "--force", s.name); err != nil {
+	} else if _, err := dockercli.Cmd(ctx, "service", "update", "--detach", "--quiet", "--replicas", "1", "--force", s.name); err != nil {
 		return 0, fmt.Errorf("start %s: %w", key, err)
 	}
 	task, err := waitTask(ctx, s.name)
@@ -317,11 +355,11 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		return 0, fmt.Errorf("start %s: %w", key, err)
 	}
 	ep := infra.Endpoints{P2P: p2pAddr(s.node)}
-	if task.NodeID == r.self && task.ContainerID != "" {
+	if task.ContainerID != "" {
 		// The engine (20.10 seen here) may bind a host-mode port to
 		// different host ports for IPv4 and IPv6, and the task reports
 		// the IPv6 one: the container's own bindings say where IPv4 goes.
-		if ports, err := ipv4Ports(ctx, task.ContainerID); err == nil && len(ports) > 0 {
+		if ports, err := ipv4Ports(ctx, r.engineOf(task.NodeID), task.ContainerID); err == nil && len(ports) > 0 {
 			task.Ports = ports
 		}
 	}
@@ -350,7 +388,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		return 0, fmt.Errorf("start %s: record: %w", key, err)
 	}
 	if pid > 0 {
-		st, _ := local.StartTime(pid)
+		st, _ := proctable.StartTime(pid)
 		if err := r.state.Update(statefile.Resource{Kind: statefile.KindProcess, Name: proc.Name, Node: proc.Node, Container: task.ContainerID, PID: pid, StartTime: st}); err != nil {
 			return 0, fmt.Errorf("start %s: record: %w", key, err)
 		}
@@ -368,7 +406,7 @@ func (r *Runner) nodeAddr(ctx context.Context, id string) (string, error) {
 	if ok {
 		return a, nil
 	}
-	out, err := docker.Cmd(ctx, "node", "inspect", "--format", "{{.Status.Addr}} {{if .ManagerStatus}}{{.ManagerStatus.Addr}}{{end}}", id)
+	out, err := dockercli.Cmd(ctx, "node", "inspect", "--format", "{{.Status.Addr}} {{if .ManagerStatus}}{{.ManagerStatus.Addr}}{{end}}", id)
 	if err != nil {
 		return "", fmt.Errorf("address of swarm node %s: %w", id, err)
 	}
@@ -390,8 +428,8 @@ func (r *Runner) nodeAddr(ctx context.Context, id string) (string, error) {
 
 // ipv4Ports reads a local container's published ports, the IPv4 binding
 // of each target port.
-func ipv4Ports(ctx context.Context, container string) ([]port, error) {
-	raw, err := docker.Cmd(ctx, "inspect", "--type", "container", "--format", "{{json .NetworkSettings.Ports}}", container)
+func ipv4Ports(ctx context.Context, e dockercli.Engine, container string) ([]port, error) {
+	raw, err := e.Cmd(ctx, "inspect", "--type", "container", "--format", "{{json .NetworkSettings.Ports}}", container)
 	if err != nil {
 		return nil, err
 	}
@@ -457,14 +495,14 @@ func tasks(ctx context.Context, svc string, all bool) ([]taskStatus, error) {
 	if !all {
 		args = append(args, "--filter", "desired-state=running")
 	}
-	ids, err := docker.Cmd(ctx, append(args, svc)...)
+	ids, err := dockercli.Cmd(ctx, append(args, svc)...)
 	if err != nil {
 		return nil, err
 	}
 	if len(strings.Fields(string(ids))) == 0 {
 		return nil, nil
 	}
-	raw, err := docker.Cmd(ctx, append([]string{"inspect", "--type", "task"}, strings.Fields(string(ids))...)...)
+	raw, err := dockercli.Cmd(ctx, append([]string{"inspect", "--type", "task"}, strings.Fields(string(ids))...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +518,7 @@ func waitTask(ctx context.Context, svc string) (taskInfo, error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		ts, err := tasks(ctx, svc, false)
-		if err != nil && !docker.NoSuch(err) {
+		if err != nil && !dockercli.NoSuch(err) {
 			return taskInfo{}, err
 		}
 		for _, t := range ts {
@@ -558,7 +596,7 @@ func (r *Runner) watch(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		out, err := docker.Cmd(ctx, "service", "ls", "--filter", "label="+r.label(), "--format", "{{.Name}} {{.Replicas}}")
+		out, err := dockercli.Cmd(ctx, "service", "ls", "--filter", "label="+r.label(), "--format", "{{.Name}} {{.Replicas}}")
 		if err != nil {
 			continue
 		}
@@ -635,7 +673,7 @@ func (r *Runner) stopping(verb, node, name string) (*service, error) {
 }
 
 func (r *Runner) scaleDown(ctx context.Context, s *service) error {
-	if _, err := docker.Cmd(ctx, "service", "update", "--detach", "--quiet", "--replicas", "0", s.name); err != nil {
+	if _, err := dockercli.Cmd(ctx, "service", "update", "--detach", "--quiet", "--replicas", "0", s.name); err != nil {
 		return fmt.Errorf("stop %s: %w", s.node.Name, err)
 	}
 	deadline := time.Now().Add(stopGrace + 30*time.Second)
@@ -670,8 +708,8 @@ func (r *Runner) Kill(ctx context.Context, node, name string) error {
 	if err != nil {
 		return err
 	}
-	if s.task.NodeID == r.self && s.task.ContainerID != "" {
-		if _, err := docker.Cmd(ctx, "kill", s.task.ContainerID); err != nil && !docker.NoSuch(err) {
+	if s.task.ContainerID != "" {
+		if _, err := r.engineOf(s.task.NodeID).Cmd(ctx, "kill", s.task.ContainerID); err != nil && !dockercli.NoSuch(err) {
 			return fmt.Errorf("kill %s/%s: %w", node, name, err)
 		}
 	}
@@ -700,10 +738,7 @@ func (r *Runner) freeze(ctx context.Context, verb, node, name string) error {
 	if s == nil || name != "node" {
 		return fmt.Errorf("%s %s/%s: no such process in run %s", verb, node, name, r.cfg.RunID)
 	}
-	if task.NodeID != r.self {
-		return fmt.Errorf("%s %s: its task runs on another swarm node; pausing it needs that machine's engine", verb, node)
-	}
-	if _, err := docker.Cmd(ctx, verb, task.ContainerID); err != nil {
+	if _, err := r.engineOf(task.NodeID).Cmd(ctx, verb, task.ContainerID); err != nil {
 		return fmt.Errorf("%s %s/%s: %w", verb, node, name, err)
 	}
 	return nil
@@ -715,7 +750,7 @@ func (r *Runner) Check() error {
 	if !r.state.Exists() {
 		return fmt.Errorf("state file %s is gone", r.cfg.StatePath)
 	}
-	if _, err := docker.Cmd(context.Background(), "network", "inspect", "--format", "{{.Name}}", NetworkName(r.cfg.RunID)); err != nil {
+	if _, err := dockercli.Cmd(context.Background(), "network", "inspect", "--format", "{{.Name}}", NetworkName(r.cfg.RunID)); err != nil {
 		return fmt.Errorf("network %s is gone", NetworkName(r.cfg.RunID))
 	}
 	return nil
@@ -740,10 +775,68 @@ func (r *Runner) Cleanup(ctx context.Context) error {
 	for _, l := range logs {
 		stopLogs(l)
 	}
-	err := docker.RemoveLabelled(ctx, r.label(), stopGrace)
+	err := dockercli.Default.RemoveLabelled(ctx, r.label(), stopGrace)
+	r.mu.Lock()
+	engines := r.engines
+	r.mu.Unlock()
+	err = errors.Join(err, removeOnEngines(ctx, engines, r.label()))
 	if err == nil {
 		r.state.Clear()
-		err = errors.Join(r.state.Save(), local.Unregister(r.cfg.RunID))
+		err = errors.Join(r.state.Save(), proctable.Unregister(r.cfg.RunID))
 	}
 	return err
+}
+
+// engineOf is the engine of a swarm node (the default one when none was
+// found: Setup refused that for every node that may get a task).
+func (r *Runner) engineOf(nodeID string) dockercli.Engine {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.engines[nodeID]
+}
+
+// removeOnEngines removes what the run left on the swarm's other engines:
+// task containers not gone yet, the home volumes (a manager cannot remove
+// another engine's volumes), networks.
+func removeOnEngines(ctx context.Context, engines map[string]dockercli.Engine, label string) error {
+	var errs []error
+	for _, id := range sortedKeys(engines) {
+		e := engines[id]
+		if e.IsDefault() {
+			continue
+		}
+		if err := e.RemoveLabelled(ctx, label, stopGrace); err != nil {
+			errs = append(errs, fmt.Errorf("swarm node %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Down ends a run from its state file: the docker runner's down on this
+// engine (a live harness is asked first; services, containers, networks,
+// volumes by label), then the same on every other engine the run recorded.
+func Down(ctx context.Context, statePath string, log io.Writer) error {
+	s, err := statefile.Read(statePath)
+	if err != nil {
+		return err
+	}
+	engines := map[string]dockercli.Engine{}
+	for _, res := range s.Doc.Resources {
+		if res.Kind == kindEngine {
+			engines[res.Node] = engineFromState(res.Name)
+		}
+	}
+	err = dockercli.Down(ctx, statePath, log, dockercli.HarnessGrace, func(ctx context.Context, s *statefile.File) error {
+		return dockercli.Teardown(ctx, s, stopGrace, nil)
+	})
+	return errors.Join(err, removeOnEngines(ctx, engines, dockercli.Label+"="+s.Doc.RunID))
 }

@@ -228,6 +228,10 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 		Setting{"rpc.laddr", "tcp://0.0.0.0:" + strconv.Itoa(n.RPCPort)},
 		Setting{"instrumentation.prometheus", true},
 		Setting{"instrumentation.prometheus_listen_addr", ":" + strconv.Itoa(n.PrometheusPort)},
+		// The plan's namespace is the one every reader of the metrics
+		// uses; written out so the node cannot disagree with it (the
+		// release's own default is the same value).
+		Setting{"instrumentation.namespace", n.Namespace()},
 	)
 	keys := make([]string, 0, len(n.Config))
 	for k := range n.Config {

@@ -1,11 +1,9 @@
 package cometbft
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,9 +15,8 @@ import (
 
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const small = `# top comment
 version = "1.0.1"
@@ -165,10 +162,21 @@ func loadPlan(t *testing.T, example, version string) *plan.Testnet {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rel := relOf(version)
 	for _, n := range p.Nodes {
-		n.Release = plan.Release{Name: "cometbft", Version: version}
+		n.Release = rel
+		n.MetricsNamespace = rel.Name // the flavour's default, as Resolve records it
 	}
 	return p
+}
+
+// relOf reads a test's release: "v1.0.1" is cometbft's, "tendermint@v0.34.22"
+// names its flavour.
+func relOf(s string) plan.Release {
+	if name, version, ok := strings.Cut(s, "@"); ok {
+		return plan.Release{Name: name, Version: version}
+	}
+	return plan.Release{Name: "cometbft", Version: s}
 }
 
 // TestGolden patches the pristine config.toml of each release (copied from
@@ -182,7 +190,7 @@ func TestGolden(t *testing.T) {
 		{"seeds", "full0"},
 		{"socket-app", "validator3"},
 	}
-	for _, version := range []string{"v1.0.1", "v0.38.17"} {
+	for _, version := range []string{"v1.0.1", "v0.38.17", "v0.39.4", "v0.40.0", "tendermint@v0.34.22"} {
 		pristine, err := os.ReadFile(filepath.Join("testdata", version, "config.toml"))
 		if err != nil {
 			t.Fatal(err)
@@ -204,18 +212,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				golden := filepath.Join("testdata", version, c.example+"-"+c.node+".config.toml.golden")
-				if *update {
-					if err := os.WriteFile(golden, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test -update)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("patched config differs from %s (go test -update to accept):\n%s", golden, lineDiff(want, got))
-				}
+				testenv.Golden(t, golden, got)
 				checkConfig(t, got, p, n, ids)
 			})
 		}
@@ -244,6 +241,7 @@ func checkConfig(t *testing.T, cfg []byte, p *plan.Testnet, n *plan.Node, ids ma
 		Instrumentation struct {
 			Prometheus           bool   `toml:"prometheus"`
 			PrometheusListenAddr string `toml:"prometheus_listen_addr"`
+			Namespace            string `toml:"namespace"`
 		} `toml:"instrumentation"`
 	}
 	if err := toml.Unmarshal(cfg, &c); err != nil {
@@ -270,6 +268,7 @@ func checkConfig(t *testing.T, cfg []byte, p *plan.Testnet, n *plan.Node, ids ma
 		{"p2p.allow_duplicate_ip", c.P2P.AllowDuplicateIP, true},
 		{"instrumentation.prometheus", c.Instrumentation.Prometheus, true},
 		{"instrumentation.prometheus_listen_addr", c.Instrumentation.PrometheusListenAddr, ":26660"},
+		{"instrumentation.namespace (the plan's)", c.Instrumentation.Namespace, n.Namespace()},
 		{"proxy_app", c.ProxyApp, map[string]string{"kvstore": "kvstore", "kvstore-socket": AppAddr}[n.App]},
 	}
 	for _, ck := range checks {
@@ -290,23 +289,4 @@ func checkConfig(t *testing.T, cfg []byte, p *plan.Testnet, n *plan.Node, ids ma
 			t.Errorf("%s: override %s = %v, want %v", n.Name, k, v, want)
 		}
 	}
-}
-
-// lineDiff lists the lines that differ, for readable golden failures.
-func lineDiff(want, got []byte) string {
-	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	var b strings.Builder
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n  want %s\n  got  %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }

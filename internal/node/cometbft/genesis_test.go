@@ -24,6 +24,12 @@ func TestPatchGenesis(t *testing.T) {
 			map[string]any{"consensus_params.block.time_iota_ms": "10"}, ""},
 		{"v0.38.17", map[string]any{"consensus_params.feature.pbts_enable_height": int64(1)}, nil,
 			`genesis key "consensus_params.feature.pbts_enable_height" is not in this release's genesis.json: PBTS exists from v1.0 on`},
+		// v0.39/v0.40 continue the v0.38 line: ABCI vote extensions, an
+		// authority param, no PBTS.
+		{"v0.40.0", map[string]any{"consensus_params.block.max_bytes": int64(4194304), "consensus_params.abci.vote_extensions_enable_height": "5", "consensus_params.authority.authority": "x"},
+			map[string]any{"consensus_params.block.max_bytes": "4194304", "consensus_params.abci.vote_extensions_enable_height": "5", "consensus_params.authority.authority": "x"}, ""},
+		{"v0.39.4", map[string]any{"consensus_params.feature.pbts_enable_height": int64(1)}, nil,
+			`genesis key "consensus_params.feature.pbts_enable_height" is not in this release's genesis.json: PBTS exists from v1.0 on`},
 		{"v1.0.1", map[string]any{"consensus_params.block.max_byte": int64(1)}, nil,
 			`"consensus_params.block.max_byte" is not in this release's genesis.json`},
 		{"v1.0.1", map[string]any{"consensus_params.block.max_bytes": 1.5}, nil, "the release writes an integer here"},

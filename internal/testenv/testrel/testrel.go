@@ -12,8 +12,16 @@ import (
 	"github.com/benchnet/benchnet/internal/testenv"
 )
 
-// NeedTool returns the cached path of tool of rel, or skips (fails under CI).
+// NeedTool marks t as an integration test (testenv.Integration: a test that
+// runs a release binary is one) and returns the cached path of tool of rel,
+// or skips (fails under CI).
 func NeedTool(t testing.TB, rel plan.Release, tool string) string {
+	t.Helper()
+	testenv.Integration(t)
+	return needFile(t, rel, tool)
+}
+
+func needFile(t testing.TB, rel plan.Release, tool string) string {
 	t.Helper()
 	return testenv.NeedFile(t, binaries.Path(rel, tool),
 		"run `go run ./cmd/benchnet setup --tests` first (or `benchnet build "+rel.String()+"`)")

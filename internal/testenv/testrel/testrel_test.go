@@ -4,11 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/plan"
 )
 
-// TestNeedCometBFTUsesCache: the binary is looked up where the cache puts
+// TestNeedToolUsesCache: the binary is looked up where the cache puts
 // it (BENCHNET_CACHE here), the same path `benchnet build` writes.
-func TestNeedCometBFTUsesCache(t *testing.T) {
+func TestNeedToolUsesCache(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("BENCHNET_CACHE", cache)
 	bin := filepath.Join(cache, "bin", "cometbft@v9.9.9", "cometbft")
@@ -18,7 +20,9 @@ func TestNeedCometBFTUsesCache(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, got := NeedCometBFT(t, "v9.9.9"); got != bin {
-		t.Errorf("NeedCometBFT = %q, want %q (under BENCHNET_CACHE)", got, bin)
+	// needFile is NeedTool without the integration switch, so this unit
+	// test runs in the fast tier.
+	if got := needFile(t, plan.Release{Name: "cometbft", Version: "v9.9.9"}, "cometbft"); got != bin {
+		t.Errorf("NeedTool's path = %q, want %q (under BENCHNET_CACHE)", got, bin)
 	}
 }

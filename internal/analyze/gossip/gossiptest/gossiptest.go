@@ -51,6 +51,10 @@ type Msg struct {
 	At        int64 // publish time, ns
 	// Lag is how late the harness sent the publish request (SentAt - At).
 	Lag time.Duration
+	// Late delays the whole publication (a publisher that blocked): the
+	// harness sends and the host publishes Late after At, which stays the
+	// intended time. Lag adds to it for the send.
+	Late time.Duration
 }
 
 // Schedule returns count messages at rate msg/s from t0, each from a
@@ -84,7 +88,7 @@ func Write(dir string, net Net, msgs []Msg) (int, error) {
 	}
 	var pub []rundir.Published
 	for i, m := range msgs {
-		sent := m.At + int64(m.Lag)
+		sent := m.At + int64(m.Late) + int64(m.Lag)
 		p := rundir.Published{Seq: uint64(i), MsgID: m.ID, Publisher: net.Nodes[m.Publisher],
 			Intended: m.At, SentAt: sent, Ack: sent + 100_000, Result: rundir.ResultOK}
 		if k, dead := net.Killed[m.Publisher]; dead && sent >= k {
@@ -156,7 +160,8 @@ func (q *queue) Pop() (x any) { x, *q = (*q)[len(*q)-1], (*q)[:len(*q)-1]; retur
 // flood runs one message through the net in time order.
 func flood(net Net, m Msg, rng *rand.Rand, rec func(int, rundir.GossipEvent) error) error {
 	alive := func(v int, t int64) bool { k, dead := net.Killed[v]; return !dead || t < k }
-	if !alive(m.Publisher, m.At) {
+	at := m.At + int64(m.Late)
+	if !alive(m.Publisher, at) {
 		return nil
 	}
 	seen := make([]bool, len(net.Nodes))
@@ -185,10 +190,10 @@ func flood(net Net, m Msg, rng *rand.Rand, rec func(int, rundir.GossipEvent) err
 		return nil
 	}
 	seen[m.Publisher] = true
-	if err := rec(m.Publisher, rundir.GossipEvent{TimeNs: m.At, Node: net.Nodes[m.Publisher], Kind: rundir.GossipPublish, MsgID: m.ID, Size: 1000}); err != nil {
+	if err := rec(m.Publisher, rundir.GossipEvent{TimeNs: at, Node: net.Nodes[m.Publisher], Kind: rundir.GossipPublish, MsgID: m.ID, Size: 1000}); err != nil {
 		return err
 	}
-	if err := forward(m.Publisher, -1, m.At); err != nil {
+	if err := forward(m.Publisher, -1, at); err != nil {
 		return err
 	}
 	for q.Len() > 0 {

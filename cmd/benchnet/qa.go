@@ -1,0 +1,541 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/examples"
+	"github.com/benchnet/benchnet/internal/capacity"
+	"github.com/benchnet/benchnet/internal/collect"
+	"github.com/benchnet/benchnet/internal/deps"
+	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
+	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/scenario"
+)
+
+// qaDefault is the built-in QA manifest.
+const qaDefault = "qa.toml"
+
+// errInconclusive is wrapped by a QA whose result is Inconclusive (exit 4).
+var errInconclusive = errors.New("inconclusive")
+
+type qaFlags struct {
+	baseline, candidate string
+	budget              time.Duration
+	quick, grid         bool
+	judgeLE             bool
+	resume              string
+	baselineFrom        string
+	junit               string
+	planOnly            bool
+	keepHomes           bool
+	scrape              time.Duration
+}
+
+func newQACmd() *cobra.Command {
+	var (
+		f  qaFlags
+		up upFlags
+	)
+	c := &cobra.Command{
+		Use:   "qa --baseline REF --candidate REF [qa-manifest.toml]",
+		Short: "Run the release QA method (saturation, steady, latency emulation, rotating nodes) and end in Pass, Fail or Inconclusive",
+		Long: `qa runs the CometBFT release QA method on this machine in one command:
+
+  1. the saturation point of each build (a search, or --grid), the chosen
+     load being the baseline's saturation backed off by a stated margin, and
+     the candidate's saturation judged against the baseline's;
+  2. a steady test at that load, baseline and candidate interleaved, with
+     repeats added while a judged metric is inconclusive (up to a maximum,
+     within the budget);
+  3. the same with latency emulation (the AWS zone table, random zones from
+     the seed), reported beside it and judged only with --judge-le;
+  4. rotating nodes on a second testbed, per build: every cycle must catch up
+     within its timeout; catch-up time is judged against the baseline.
+
+It prints the plan first (steps, runs, estimated wall time from the capacity
+model, disk needed) and refuses a QA that cannot fit the free disk or the
+--budget. Each step is an ordinary experiment directory under
+DIR/<time>-<name>-qa/steps/; qa.json indexes them, qa.md and a self-contained
+qa.html report them ('benchnet report DIR' re-renders). Ctrl-C keeps every
+finished step; --resume DIR finishes the rest.
+
+The result is the worst of the judged scenarios' results: exit 0 Pass,
+3 Fail, 4 Inconclusive. --junit FILE writes the verdicts as JUnit XML.
+
+The QA manifest is an ordinary manifest (the steady testbed) with a [qa]
+table; its 'rotate' key names the rotating testbed's manifest. The
+built-in one is examples/qa.toml.`,
+		Example: `  benchnet qa --baseline cometbft@v0.38.17 --candidate cometbft@v1.0.1
+  benchnet qa --baseline cometbft@v1.0.1 --candidate cometbft@v1.0.1 --quick --junit qa.xml
+  benchnet qa --baseline cometbft@v0.38.17 --candidate cometbft@v1.0.1 --plan
+  benchnet qa --resume runs/20261124-080000-qa-qa`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runQA(cmd, args, &f, &up)
+		},
+	}
+	up.register(c)
+	fl := c.Flags()
+	fl.StringVar(&f.baseline, "baseline", "", "the baseline build's release reference: NAME@vX.Y.Z, NAME@COMMIT, a source tree (./dir) or file:/path/to/binary")
+	fl.StringVar(&f.candidate, "candidate", "", "the candidate build's release reference")
+	fl.DurationVar(&f.budget, "budget", 60*time.Minute, "bound on the QA's wall time: the plan is trimmed (stated) or refused past it; adaptive repeats stop at it")
+	fl.BoolVar(&f.quick, "quick", false, "the short profile (fewer cycles, shorter runs, a coarser search): smoke tests and CI")
+	fl.BoolVar(&f.grid, "grid", false, "measure the saturation with the QA's c x r grid ([qa] rates) instead of a search")
+	fl.BoolVar(&f.judgeLE, "judge-le", false, "judge the latency-emulation runs too (default: reported only)")
+	fl.StringVar(&f.resume, "resume", "", "finish the unfinished steps of an interrupted QA directory")
+	fl.StringVar(&f.baselineFrom, "baseline-from", "", "reuse an earlier QA directory's baseline saturation and rotating runs (same testbed, method and baseline)")
+	fl.StringVar(&f.junit, "junit", "", "write the verdicts as JUnit XML to FILE")
+	fl.BoolVar(&f.planOnly, "plan", false, "print the plan and stop")
+	fl.BoolVar(&f.keepHomes, "keep-homes", false, "keep the node homes (chain stores) of finished steps; by default they are removed once a step is done")
+	fl.DurationVar(&f.scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
+	return c
+}
+
+// checkRef accepts a release reference (internal/release's grammar),
+// naming the flag when it cannot.
+func checkRef(flag, ref string) error {
+	if ref == "" {
+		return usageError{fmt.Errorf("--%s: give a release reference, e.g. cometbft@v1.0.1 (%s)", flag, release.Grammar)}
+	}
+	if _, err := release.Parse(ref); err != nil {
+		return usageError{fmt.Errorf("--%s: %w", flag, err)}
+	}
+	return nil
+}
+
+// resolveBuild checks a reference against the world before anything
+// starts (a tag on the proxy, a tree that builds, a binary that runs) and
+// returns it as the manifests will carry it (a path made absolute: the
+// variants' manifests live elsewhere) with what the Version column shows.
+func resolveBuild(ctx context.Context, flag, ref string) (rundir.QABuild, error) {
+	cwd, _ := os.Getwd()
+	res, err := release.Resolve(ctx, ref, cwd)
+	if err != nil {
+		return rundir.QABuild{}, usageError{fmt.Errorf("--%s: %w", flag, err)}
+	}
+	b := rundir.QABuild{Ref: ref}
+	switch res.Ref.Kind {
+	case release.Tree:
+		b.Ref = filepath.Join(cwd, res.Ref.Path)
+		if filepath.IsAbs(res.Ref.Path) {
+			b.Ref = filepath.Clean(res.Ref.Path)
+		}
+	case release.File:
+		p := res.Ref.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		b.Ref = "file:" + p
+	}
+	for _, l := range res.Info {
+		k, v, _ := strings.Cut(l, ": ")
+		switch k {
+		case "vcs.revision", "sha256":
+			b.Commit = v
+		case "vcs.dirty":
+			if v == "true" {
+				b.Commit += "+dirty"
+			}
+		case "version":
+			if b.Commit == "" && v != res.Ref.Version {
+				b.Commit = v
+			}
+		}
+	}
+	return b, nil
+}
+
+// loadQAManifests reads the QA manifest (given, or the built-in) and the
+// rotating testbed it names.
+func loadQAManifests(args []string, q *experiment.QA) (*manifest.Manifest, *manifest.Manifest, error) {
+	var m *manifest.Manifest
+	var err error
+	builtin := len(args) == 0
+	if builtin {
+		data, rerr := examples.FS.ReadFile(qaDefault)
+		if rerr != nil {
+			return nil, nil, fmt.Errorf("built-in QA manifest: %w", rerr)
+		}
+		m, err = manifest.Parse(path.Join("examples", qaDefault), data)
+	} else {
+		m, err = manifest.LoadFile(args[0])
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if q == nil || q.Rotate == "" {
+		return m, nil, nil
+	}
+	var rm *manifest.Manifest
+	rel := q.Rotate
+	if builtin {
+		data, rerr := examples.FS.ReadFile(rel)
+		if rerr != nil {
+			return nil, nil, manifest.Errors{m.Errorf("qa.rotate", "%q: no such built-in manifest", rel)}
+		}
+		rm, err = manifest.Parse(path.Join("examples", rel), data)
+	} else {
+		p := rel
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(args[0]), rel)
+		}
+		rm, err = manifest.LoadFile(p)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if rm.Rotate == nil {
+		return nil, nil, manifest.Errors{m.Errorf("qa.rotate", "%s has no [rotate] table", rm.File)}
+	}
+	return m, rm, nil
+}
+
+func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
+	out, log := cmd.OutOrStdout(), os.Stderr
+	var (
+		x      *rundir.QAIndex
+		q      *experiment.QA
+		m, rm  *manifest.Manifest
+		root   string
+		err    error
+		resume = f.resume != ""
+	)
+	if resume {
+		if len(args) > 0 || cmd.Flags().Changed("baseline") || cmd.Flags().Changed("candidate") || f.quick || f.grid || f.baselineFrom != "" {
+			return usageError{errors.New("--resume takes the builds, manifests and settings from DIR (qa.json): give no manifest, --baseline, --candidate, --quick, --grid or --baseline-from")}
+		}
+		root = f.resume
+		if x, err = rundir.ReadQA(root); err != nil {
+			return usageError{err}
+		}
+		q = &experiment.QA{}
+		if err := jsonUnmarshal(x.Config, q); err != nil {
+			return fmt.Errorf("%s: config: %w", rundir.QAFile, err)
+		}
+		if m, err = manifest.LoadFile(filepath.Join(root, rundir.Manifest)); err != nil {
+			return err
+		}
+		if x.RotateManifest != "" {
+			if rm, err = manifest.LoadFile(filepath.Join(root, "rotate.toml")); err != nil {
+				return err
+			}
+		}
+	} else {
+		if err := checkRef("baseline", f.baseline); err != nil {
+			return err
+		}
+		if err := checkRef("candidate", f.candidate); err != nil {
+			return err
+		}
+		// The profile, then the manifest's [qa] table over it (a test's
+		// manifest may shorten the quick profile further).
+		base, profile := experiment.DefaultQA(), "default"
+		if f.quick {
+			base, profile = experiment.QuickQA(), "quick"
+		}
+		if m, _, err = loadQAManifests(args, nil); err != nil {
+			return err
+		}
+		if q, err = experiment.QAFromManifest(m, base); err != nil {
+			return err
+		}
+		if f.grid {
+			q.Grid = true
+			if len(q.Rates) == 0 {
+				q.Rates = []float64{200, 400, 600, 800, 1000}
+			}
+		}
+		if f.judgeLE {
+			q.JudgeLE = true
+		}
+		if errs := q.Validate(); len(errs) > 0 {
+			return usageError{fmt.Errorf("qa settings: %w", errors.Join(errs...))}
+		}
+		if m, rm, err = loadQAManifests(args, q); err != nil {
+			return err
+		}
+		mach := collect.ReadMachine()
+		bb, err := resolveBuild(cmd.Context(), "baseline", f.baseline)
+		if err != nil {
+			return err
+		}
+		cb, err := resolveBuild(cmd.Context(), "candidate", f.candidate)
+		if err != nil {
+			return err
+		}
+		x = &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa", Name: m.Name,
+			Baseline: bb, Candidate: cb,
+			Manifest: m.File, Profile: profile, Config: q.ConfigJSON(), Machine: &mach,
+			Steps: experiment.QASteps(q, rm != nil)}
+		if rm != nil {
+			x.RotateManifest = rm.File
+		}
+	}
+
+	// Every release reference the steps' manifests will carry is checked
+	// once here (a tree's hash, a binary's version): the variants share
+	// the maps, so a build's testnets resolve it without IO.
+	if err := primeReleases(cmd.Context(), []*manifest.Manifest{m, rm}, x.Baseline.Ref, x.Candidate.Ref); err != nil {
+		return err
+	}
+
+	// The plan: steps, runs, wall time, disk; refused past the free disk
+	// or the budget (trimmed first, with the reason stated).
+	cost, err := qaCost(m, rm)
+	if err != nil {
+		return usageError{err}
+	}
+	outRoot := up.output
+	if resume {
+		outRoot = root
+	}
+	withBaseline := f.baselineFrom == ""
+	planOf := func(qq *experiment.QA) rundir.QAPlan {
+		return experiment.PlanQA(qq, cost, qq.Connections, withBaseline, f.keepHomes)
+	}
+	var notes []string
+	if !resume {
+		notes = experiment.TrimToBudget(q, planOf, f.budget)
+		x.Config = q.ConfigJSON()
+	}
+	p := planOf(q)
+	p.Notes = append(p.Notes, notes...)
+	p.BudgetS = f.budget.Seconds()
+	p.FreeBytes = freeBytes(outRoot)
+	if cost.Note != "" {
+		p.Notes = append([]string{cost.Note}, p.Notes...)
+	}
+	if !resume {
+		x.Plan = p
+	}
+	fmt.Fprint(log, qaPlanText(x, p))
+	if err := experiment.PlanRefusal(p); err != nil && !resume {
+		return usageError{err}
+	}
+	if f.planOnly {
+		return nil
+	}
+	if err := needRoot(); err != nil {
+		return err
+	}
+	if err := deps.Ensure(cmd.Context(), log, runCommands()...); err != nil {
+		return err
+	}
+	start := time.Now()
+	if !resume {
+		root, err = claimQADir(up.output, m.Name, start)
+		if err != nil {
+			return err
+		}
+		x.Started = start.UTC().Format(time.RFC3339)
+		if err := os.WriteFile(filepath.Join(root, rundir.Manifest), m.Raw, 0o644); err != nil {
+			return err
+		}
+		if rm != nil {
+			if err := os.WriteFile(filepath.Join(root, "rotate.toml"), rm.Raw, 0o644); err != nil {
+				return err
+			}
+		}
+		if f.baselineFrom != "" {
+			earlier, err := rundir.ReadQA(f.baselineFrom)
+			if err != nil {
+				return usageError{fmt.Errorf("--baseline-from: %w", err)}
+			}
+			cur, old := [][]byte{m.Raw}, [][]byte{}
+			if b, err := os.ReadFile(filepath.Join(f.baselineFrom, rundir.Manifest)); err == nil {
+				old = append(old, b)
+			}
+			if rm != nil {
+				cur = append(cur, rm.Raw)
+				if b, err := os.ReadFile(filepath.Join(f.baselineFrom, "rotate.toml")); err == nil {
+					old = append(old, b)
+				}
+			}
+			warns, err := experiment.ReuseBaseline(x, f.baselineFrom, earlier, cur, old)
+			if err != nil {
+				os.RemoveAll(root)
+				return usageError{err}
+			}
+			for _, w := range warns {
+				fmt.Fprintln(log, "warning:", w)
+			}
+			x.Warnings = append(x.Warnings, warns...)
+		}
+		if err := rundir.WriteQA(root, x); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(log, "qa directory: %s\n", root)
+	upOpts := up.options()
+	runErr := experiment.RunQA(cmd.Context(), x, experiment.QAOptions{
+		Root: root, Config: q, Manifest: m, Rotate: rm, Log: log,
+		Deadline: start.Add(f.budget), KeepHomes: f.keepHomes, Cooldown: 5 * time.Second,
+		Open: func(bm *manifest.Manifest, d *experiment.Dir) experiment.Opener {
+			lv := &experiment.Live{Manifest: bm, Up: upOpts, Scrape: f.scrape, Log: log, Progress: log}
+			return lv.Opener(d)
+		},
+		Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
+			o := upOpts
+			o.Output = runsRoot
+			res, err := scenario.Steady(ctx, vm, scenario.Options{Up: o, ScrapeInterval: f.scrape, Log: log, Progress: log})
+			return res.RunDir, err
+		},
+	})
+	return finishQA(cmd, root, x, f.junit, time.Since(start), runErr, out)
+}
+
+// finishQA renders the report, prints the Test Results, writes JUnit and
+// maps the result to the exit code.
+func finishQA(cmd *cobra.Command, root string, x *rundir.QAIndex, junit string, wall time.Duration, runErr error, out io.Writer) error {
+	files, rerr := report.RenderQA(root)
+	fmt.Fprintln(out)
+	fmt.Fprint(out, report.QAResultsText(x))
+	fmt.Fprintf(out, "wall time: %s\n", wall.Round(time.Second))
+	fmt.Fprintf(out, "qa directory: %s\n", root)
+	for _, p := range files {
+		fmt.Fprintf(out, "  %s\n", p)
+	}
+	if junit != "" {
+		data, err := report.QAJUnit(root)
+		if err == nil {
+			err = os.WriteFile(junit, data, 0o644)
+		}
+		if err != nil {
+			rerr = errors.Join(rerr, fmt.Errorf("--junit %s: %w", junit, err))
+		}
+	}
+	if runErr != nil && !x.Complete {
+		fmt.Fprintf(os.Stderr, "qa not finished: 'benchnet qa --resume %s' runs the remaining steps\n", root)
+	}
+	if err := errors.Join(runErr, rerr); err != nil && cmd.Context().Err() != nil {
+		return err
+	}
+	switch x.Overall {
+	case judge.ResultFail:
+		return errors.Join(fmt.Errorf("%w: qa result Fail", errThreshold), rerr)
+	case judge.ResultInconclusive:
+		return errors.Join(fmt.Errorf("%w: qa result Inconclusive", errInconclusive), rerr, runErr)
+	}
+	return errors.Join(rerr, runErr)
+}
+
+// primeReleases checks each manifest's own references and adds the two
+// builds' to its resolved releases (shared with every variant made from it).
+func primeReleases(ctx context.Context, ms []*manifest.Manifest, refs ...string) error {
+	for _, m := range ms {
+		if m == nil {
+			continue
+		}
+		if err := m.CheckReleases(ctx); err != nil {
+			return err
+		}
+		for _, ref := range refs {
+			if _, ok := m.Releases[ref]; ok {
+				continue
+			}
+			res, err := release.Resolve(ctx, ref, "")
+			if err != nil {
+				return usageError{fmt.Errorf("%s: %w", ref, err)}
+			}
+			m.Releases[ref], m.ReleaseInfo[ref] = res.Release, res.Info
+		}
+	}
+	return nil
+}
+
+// qaCost is the plan's cost model: the testbeds' sizes and the block rate
+// the capacity model predicts for the steady testbed on this machine.
+func qaCost(m, rm *manifest.Manifest) (experiment.QACost, error) {
+	c := experiment.QACost{TxBytes: m.Load.Size, Warmup: m.Load.Warmup.Duration, Grace: m.Load.Grace.Duration}
+	p, err := plan.Resolve(m)
+	if err != nil {
+		return c, err
+	}
+	c.Nodes = len(p.Nodes)
+	if mach, err := capacity.ThisMachine(); err == nil {
+		e := capacity.Need(p, m.Infra.Runner).Fit(mach)
+		c.BlockRate = e.Rate
+		c.Note = fmt.Sprintf("capacity (steady testbed): %s; this machine: %d cores, %d MiB available", e, mach.Cores, mach.MemAvail>>20)
+	}
+	if rm != nil {
+		rp, err := plan.Resolve(rm)
+		if err != nil {
+			return c, err
+		}
+		c.RotateNodes = len(rp.Nodes)
+	}
+	if c.TxBytes <= 0 {
+		c.TxBytes = 1024
+	}
+	return c, nil
+}
+
+// freeBytes is the space available to an unprivileged writer under dir.
+// dir may not exist yet: its nearest existing parent's file system counts.
+func freeBytes(dir string) int64 {
+	d, _ := filepath.Abs(dir)
+	for {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(d, &st); err == nil {
+			return int64(st.Bavail) * int64(st.Bsize)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return 0
+		}
+		d = parent
+	}
+}
+
+func qaPlanText(x *rundir.QAIndex, p rundir.QAPlan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "qa plan: %s against %s (%s profile)\n", x.Candidate.Ref, x.Baseline.Ref, x.Profile)
+	for i, s := range p.Steps {
+		fmt.Fprintf(&b, "  %d. %-20s %3d runs  ~%-8s %6d MiB  %s\n", i+1, s.Name, s.Runs, time.Duration(s.WallS)*time.Second, s.DiskBytes>>20, s.What)
+	}
+	fmt.Fprintf(&b, "  total: %d runs, ~%s (budget %s), %d MiB of disk (%d MiB free)\n", p.Runs, time.Duration(p.WallS)*time.Second,
+		time.Duration(p.BudgetS)*time.Second, p.DiskBytes>>20, p.FreeBytes>>20)
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	return b.String()
+}
+
+// claimQADir makes output/<time>-<name>-qa (or -2, -3 …).
+func claimQADir(output, name string, now time.Time) (string, error) {
+	if err := os.MkdirAll(output, 0o755); err != nil {
+		return "", fmt.Errorf("create qa directory: %w", err)
+	}
+	base := filepath.Join(output, now.UTC().Format("20060102-150405")+"-"+name+"-qa")
+	p := base
+	for i := 2; i < 1000; i++ {
+		err := os.Mkdir(p, 0o755)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("create qa directory: %w", err)
+		}
+		p = fmt.Sprintf("%s-%d", base, i)
+	}
+	return "", fmt.Errorf("create qa directory %s: too many with this name", base)
+}
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

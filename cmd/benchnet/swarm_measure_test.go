@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/infra/swarm/swarmtest"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/testenv"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
+)
+
+var readyRe = regexp.MustCompile(`ready: \d+ nodes .* in ([0-9.]+m?s|[0-9]+m[0-9.]+s)`)
+
+// TestSwarmReadyTimes measures time to ready of N validators on one engine
+// of a 3-engine swarm (every node in the manager's zone) and spread over
+// all three, then `down`. A measurement, not a check: it runs only with
+// BENCHNET_SWARM_MEASURE set to the sizes, e.g. "16,32" (minutes per size).
+func TestSwarmReadyTimes(t *testing.T) {
+	sizes := os.Getenv("BENCHNET_SWARM_MEASURE")
+	if sizes == "" {
+		t.Skip("a measurement: set BENCHNET_SWARM_MEASURE=16,32,64")
+	}
+	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	bin := benchnetBinary(t)
+	c := swarmtest.New(t, swarmtest.Options{Workers: 2, Zones: []string{"z0", "z1", "z2"}})
+	q := make([]string, 0, 2)
+	for _, h := range c.Hosts() {
+		q = append(q, strconv.Quote(h))
+	}
+	for i, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			t.Fatalf("BENCHNET_SWARM_MEASURE: %q", s)
+		}
+		for j, zones := range []string{`["z0"]`, `["z0", "z1", "z2"]`} {
+			m := fmt.Sprintf(`name = "ready%d"
+seed = 1
+[network]
+subnet = "10.213.%d.0/24"
+[node.validator]
+count = %d
+release = "cometbft@v1.0.1"
+app = "kvstore"
+zones = %s
+[node.validator.config]
+"log_level" = "error"
+[infra]
+runner = "swarm"
+engines = [%s]
+`, n, 230+2*i+j, n, zones, strings.Join(q, ", "))
+			p := filepath.Join(t.TempDir(), "m.toml")
+			if err := os.WriteFile(p, []byte(m), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := testenv.OutputDir(t)
+			start := time.Now()
+			b, err := exec.Command(bin, "up", p, "--output", out, "--force").CombinedOutput()
+			upTook := time.Since(start)
+			dirs, _ := filepath.Glob(filepath.Join(out, "*-ready*"))
+			var downTook time.Duration
+			if len(dirs) == 1 {
+				ds := time.Now()
+				if db, derr := exec.Command(bin, "down", dirs[0]).CombinedOutput(); derr != nil {
+					t.Errorf("down: %v\n%s", derr, db)
+				}
+				downTook = time.Since(ds)
+			}
+			engines := map[bool]string{true: "1 engine", false: "3 engines"}[j == 0]
+			if err != nil {
+				t.Errorf("%d validators on %s: up failed after %s: %v\n%s", n, engines, upTook.Round(time.Millisecond), err, lastLines(string(b), 15))
+				continue
+			}
+			ready := "?"
+			if mm := readyRe.FindStringSubmatch(string(b)); mm != nil {
+				ready = mm[1]
+			}
+			t.Logf("MEASURE %d validators on %s: ready in %s (up %s in all), down %s", n, engines, ready,
+				upTook.Round(time.Millisecond), downTook.Round(time.Millisecond))
+		}
+	}
+}

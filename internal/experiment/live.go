@@ -1,0 +1,174 @@
+package experiment
+
+// Live measurements: a testnet opened from a manifest (testnet.Up), a cell
+// measured with scenario.MeasureLoad, a whole run with scenario.Steady.
+// (It was package experiment/live while the report read sweep directories
+// through package experiment; the records are rundir's now.)
+
+import (
+	// Every node kind's driver, for testnet.Up.
+	_ "github.com/benchnet/benchnet/internal/node/kinds"
+
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/harvest"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/scenario"
+	"github.com/benchnet/benchnet/internal/testnet"
+)
+
+// Live opens real testnets from a manifest.
+type Live struct {
+	Manifest *manifest.Manifest
+	Up       testnet.Options // Output is set to the sweep's testnets/ directory
+	Scrape   time.Duration   // metrics and /proc sampling per cell (default 1 s)
+	Log      io.Writer
+	Progress io.Writer // per-second progress line; nil: none
+}
+
+// LiveLab measures on real testnets: the Lab of the CLI.
+type LiveLab struct {
+	Up       testnet.Options // Output is set per measurement
+	Scrape   time.Duration   // metrics and /proc sampling (default 1 s)
+	Log      io.Writer
+	Progress io.Writer // per-second progress line; nil: none
+}
+
+// Open brings m's testnet up, its run directory under dir.
+func (l *LiveLab) Open(ctx context.Context, m *manifest.Manifest, dir string) (Testnet, error) {
+	lv := &Live{Manifest: m, Up: l.Up, Scrape: l.Scrape, Log: l.Log, Progress: l.Progress}
+	return lv.open(ctx, dir)
+}
+
+// Steady is `benchnet run` of m, its run directory under dir.
+func (l *LiveLab) Steady(ctx context.Context, m *manifest.Manifest, dir string) (string, error) {
+	o := l.Up
+	o.Output = dir
+	out, err := scenario.Steady(ctx, m, scenario.Options{Up: o, ScrapeInterval: l.Scrape, Log: l.Log, Progress: l.Progress, Judge: recordThresholds(m, l.Log)})
+	return out.RunDir, err
+}
+
+// Opener returns an Opener whose testnets' run directories land in dir's
+// testnets/ folder.
+func (lv *Live) Opener(d *Dir) Opener {
+	return func(ctx context.Context) (Testnet, error) {
+		return lv.open(ctx, filepath.Join(d.Path, NetsDir))
+	}
+}
+
+func (lv *Live) open(ctx context.Context, dir string) (Testnet, error) {
+	opts := lv.Up
+	opts.Output = dir
+	if opts.Log == nil {
+		opts.Log = lv.Log
+	}
+	tn, err := testnet.Up(ctx, lv.Manifest, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &liveEnv{lv: lv, tn: tn}, nil
+}
+
+type liveEnv struct {
+	lv *Live
+	tn *testnet.Testnet
+}
+
+func (e *liveEnv) RunDir() string { return e.tn.Dir.Path }
+
+func (e *liveEnv) Close(ctx context.Context) error { return e.tn.Down(ctx) }
+
+// Measure is `benchnet load` into dir: the cell's inputs (manifest, the plan
+// with the cell's load, the testnet it ran on), collectors, then
+// scenario.MeasureLoad.
+func (e *liveEnv) Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load) (*analyze.Results, error) {
+	p := *e.tn.Plan
+	p.Load = l
+	pj, err := p.JSON()
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(dir.WriteFile(rundir.Manifest, e.lv.Manifest.Raw), dir.WriteFile(rundir.Plan, pj),
+		dir.WriteFile("testnet.txt", []byte(e.tn.Dir.Path+"\n"))); err != nil {
+		return nil, err
+	}
+	scrape := e.lv.Scrape
+	if scrape == 0 {
+		scrape = time.Second
+	}
+	log := e.lv.Log
+	if log == nil {
+		log = io.Discard
+	}
+	stop := scenario.StartCollector(ctx, dir, &p, func(node string) int { return e.tn.PIDs()[node] }, e.tn.Running, scrape, log)
+	res, err := scenario.MeasureRunning(ctx, dir, &p, l, testnet.NewRunID(), log, e.lv.Progress, e.tn.NotStarted)
+	stop()
+	return res, err
+}
+
+// Cooldown waits until every node's mempool is empty and every node is two
+// blocks past the highest height seen when it began.
+func (e *liveEnv) Cooldown(ctx context.Context, limit time.Duration) (time.Duration, error) {
+	return Cooldown(ctx, harvest.Nodes(e.tn.Plan), limit)
+}
+
+// Cooldown polls nodes until every mempool is empty and two blocks have
+// passed on each, at most limit.
+func Cooldown(ctx context.Context, nodes []harvest.Node, limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	clients := make([]*cometrpc.Client, len(nodes))
+	var top int64
+	for i, n := range nodes {
+		clients[i] = cometrpc.New(n.URL)
+		st, err := clients[i].Status(ctx)
+		if err != nil {
+			return time.Since(start), fmt.Errorf("%s: %w", n.Name, err)
+		}
+		top = max(top, st.Height)
+	}
+	var why string
+	for {
+		why = ""
+		for i, c := range clients {
+			st, err := c.Status(ctx)
+			if err != nil {
+				why = fmt.Sprintf("%s: %v", nodes[i].Name, err)
+				break
+			}
+			if st.Height < top+2 {
+				why = fmt.Sprintf("%s at height %d, waiting for %d", nodes[i].Name, st.Height, top+2)
+				break
+			}
+			size, err := c.MempoolSize(ctx)
+			if err != nil {
+				why = fmt.Sprintf("%s: %v", nodes[i].Name, err)
+				break
+			}
+			if size > 0 {
+				why = fmt.Sprintf("%s mempool holds %d txs", nodes[i].Name, size)
+				break
+			}
+		}
+		if why == "" {
+			return time.Since(start), nil
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return time.Since(start), fmt.Errorf("not settled within %s: %s", limit, why)
+			}
+			return time.Since(start), context.Cause(ctx)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

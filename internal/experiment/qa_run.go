@@ -1,0 +1,448 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// QAOptions are what RunQA needs besides the index: the testbeds and the
+// two ways a step measures (real testnets in the CLI, fakes in tests).
+type QAOptions struct {
+	Root     string
+	Config   *QA
+	Manifest *manifest.Manifest // the steady testbed
+	Rotate   *manifest.Manifest // the rotating testbed (nil: no step 4)
+	// Open brings up a sweep's testnet of m (live.Live in the CLI).
+	Open func(m *manifest.Manifest, d *Dir) Opener
+	// Measure runs m once (scenario.Steady), its run directory under root.
+	Measure func(ctx context.Context, m *manifest.Manifest, root string) (string, error)
+	// Deadline bounds adaptive repeats (the budget's end).
+	Deadline time.Time
+	// Cooldown is the pause between a comparison's runs.
+	Cooldown time.Duration
+	// KeepHomes keeps the node homes of finished steps (by default they
+	// are removed: the reports read the run directories only).
+	KeepHomes bool
+	Log       io.Writer
+	Now       func() time.Time
+}
+
+// QA step names, in the order they run.
+func QASteps(q *QA, withRotate bool) []rundir.QAStep {
+	steps := []rundir.QAStep{
+		{Name: "saturation-baseline", Kind: "sweep", Build: Baseline},
+		{Name: "saturation-candidate", Kind: "sweep", Build: Candidate},
+		{Name: "steady", Kind: "compare", Build: "both"},
+	}
+	if q.LE {
+		steps = append(steps, rundir.QAStep{Name: "latency-emulation", Kind: "compare", Build: "both"})
+	}
+	if withRotate && q.Rotate != "" {
+		steps = append(steps, rundir.QAStep{Name: "rotate-baseline", Kind: "run", Build: Baseline},
+			rundir.QAStep{Name: "rotate-candidate", Kind: "run", Build: Candidate})
+	}
+	for i := range steps {
+		steps[i].Status = rundir.StepPending
+	}
+	return steps
+}
+
+// RunQA runs every step of x that is not done (a resumed QA goes on from
+// its last finished step), writing qa.json after each, then fills in the
+// Test Results. A cancelled ctx stops it keeping every finished step.
+func RunQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
+	return runQA(ctx, x, o)
+}
+
+// prunedEnv removes a sweep testnet's node homes once it is down.
+type prunedEnv struct {
+	Testnet
+	log io.Writer
+}
+
+func (e *prunedEnv) Close(ctx context.Context) error {
+	err := e.Testnet.Close(ctx)
+	if err == nil {
+		pruneHomes(e.log, e.Testnet.RunDir())
+	}
+	return err
+}
+
+func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	q := o.Config
+	stepsDir := filepath.Join(o.Root, rundir.QAStepsDir)
+	if err := os.MkdirAll(stepsDir, 0o755); err != nil {
+		return err
+	}
+	save := func() error { return rundir.WriteQA(o.Root, x) }
+	var runErr error
+	run := func(name string, f func(s *rundir.QAStep) (string, error)) {
+		s := x.Step(name)
+		if s == nil || s.Status == rundir.StepDone || s.Status == rundir.StepSkipped || runErr != nil {
+			return
+		}
+		if ctx.Err() != nil {
+			runErr = context.Cause(ctx)
+			return
+		}
+		start := o.Now()
+		s.Started, s.Error = start.UTC().Format(time.RFC3339), ""
+		fmt.Fprintf(o.Log, "qa: step %s\n", name)
+		dir, err := f(s)
+		if dir != "" {
+			s.Dir = relTo(o.Root, dir)
+		}
+		s.Finished = o.Now().UTC().Format(time.RFC3339)
+		s.WallS = math.Round(o.Now().Sub(start).Seconds())
+		switch {
+		case err != nil && ctx.Err() != nil:
+			s.Status, s.Error = rundir.StepFailed, "interrupted: "+err.Error()
+			runErr = context.Cause(ctx)
+		case err != nil:
+			s.Status, s.Error = rundir.StepFailed, err.Error()
+			fmt.Fprintf(o.Log, "qa: step %s failed: %v\n", name, err)
+		default:
+			s.Status = rundir.StepDone
+			if !o.KeepHomes {
+				pruneHomes(o.Log, rundir.StepPath(o.Root, s))
+			}
+		}
+		if werr := save(); werr != nil && runErr == nil {
+			runErr = werr
+		}
+	}
+	refs := map[string]string{Baseline: x.Baseline.Ref, Candidate: x.Candidate.Ref}
+	// Each finished run's node homes go at once (the reports read the run
+	// directory): a step holds one testnet's stores at a time.
+	open := func(m *manifest.Manifest, d *Dir) Opener {
+		op := o.Open(m, d)
+		if o.KeepHomes {
+			return op
+		}
+		return func(ctx context.Context) (Testnet, error) {
+			tn, err := op(ctx)
+			if err != nil {
+				return tn, err
+			}
+			return &prunedEnv{Testnet: tn, log: o.Log}, nil
+		}
+	}
+	measure := func(ctx context.Context, m *manifest.Manifest, root string) (string, error) {
+		dir, err := o.Measure(ctx, m, root)
+		if dir != "" && !o.KeepHomes {
+			pruneHomes(o.Log, dir)
+		}
+		return dir, err
+	}
+
+	// Step 1: saturation, per build. A search runs both builds' probes
+	// interleaved (SearchVariants: ABBA rounds, a fresh testnet per run),
+	// so the two brackets come from one machine state; a grid runs per build.
+	sweepDir := func(s *rundir.QAStep, b string) (*Dir, *manifest.Manifest, error) {
+		bm, err := BuildManifest(o.Manifest, b, refs[b])
+		if err != nil {
+			return nil, nil, err
+		}
+		if p := rundir.StepPath(o.Root, s); p != "" {
+			if d, err := Open(p); err == nil {
+				return d, bm, nil
+			}
+		}
+		d, err := Create(stepsDir, bm.Name, o.Now())
+		if err != nil {
+			return nil, nil, err
+		}
+		d.Index = NewIndex(bm.Name, bm.Seed, *q.SweepConfig(), o.Now())
+		if err := errors.Join(os.WriteFile(filepath.Join(d.Path, rundir.Manifest), bm.Raw, 0o644), d.Save()); err != nil {
+			return d, bm, err
+		}
+		s.Dir = relTo(o.Root, d.Path)
+		return d, bm, save()
+	}
+	if q.Grid {
+		for _, b := range []string{Baseline, Candidate} {
+			run("saturation-"+b, func(s *rundir.QAStep) (string, error) {
+				d, bm, err := sweepDir(s, b)
+				if err != nil {
+					return "", err
+				}
+				r := &Runner{Dir: d, Base: bm.Load, Open: open(bm, d), Log: o.Log, Now: o.Now}
+				return d.Path, r.Run(ctx)
+			})
+		}
+	} else {
+		runErr = errors.Join(runErr, searchBoth(ctx, x, o, open, sweepDir, save))
+	}
+	sweeps := map[string]*Index{}
+	for _, b := range []string{Baseline, Candidate} {
+		if s := x.Step("saturation-" + b); s != nil && s.Status == rundir.StepDone {
+			if idx, err := ReadIndex(rundir.StepPath(o.Root, s)); err == nil {
+				idx.Judge()
+				sweeps[b] = idx
+			}
+		}
+	}
+	if x.Saturation == nil && sweeps[Baseline] != nil {
+		x.Saturation = saturationOf(q, sweeps[Baseline], sweeps[Candidate])
+		_ = save()
+	}
+	steadyM := func() (*manifest.Manifest, error) {
+		if x.Saturation == nil || x.Saturation.Rate <= 0 {
+			return nil, errors.New("no load chosen: the baseline's saturation search found no sustainable rate")
+		}
+		m := *o.Manifest
+		m.Load.Connections, m.Load.Rate = x.Saturation.Connections, x.Saturation.Rate
+		m.Load.Duration, m.Load.Count = q.Duration, 0
+		m.Load.Shape, m.Load.RampFrom = "constant", 0
+		return &m, nil
+	}
+	compareStep := func(le bool, cfg *Compare) func(s *rundir.QAStep) (string, error) {
+		return func(s *rundir.QAStep) (string, error) {
+			m, err := steadyM()
+			if err != nil {
+				return "", err
+			}
+			vm := WithBuilds(m, x.Baseline.Ref, x.Candidate.Ref, le)
+			if le {
+				vm.Name = shortName(m.Name, "le")
+			}
+			// A step interrupted mid-way finishes its own compare directory
+			// rather than starting a new one.
+			var resume string
+			if p := rundir.StepPath(o.Root, s); p != "" {
+				if _, err := ReadCompareIndex(p); err == nil {
+					resume = p
+					fmt.Fprintf(o.Log, "qa: resuming %s\n", s.Dir)
+				}
+			}
+			root, idx, err := RunCompare(ctx, vm, cfg, CompareOptions{Output: stepsDir, Measure: measure, Log: o.Log, Now: o.Now, Deadline: o.Deadline, Cooldown: o.Cooldown, Resume: resume})
+			if idx != nil && err == nil && !idx.Complete {
+				err = errors.New("not every run finished")
+			}
+			return root, err
+		}
+	}
+	run("steady", compareStep(false, q.CompareConfig()))
+	run("latency-emulation", compareStep(true, q.LEConfig()))
+
+	// Step 4: rotating nodes, per build, each one run of the rotating testbed.
+	rot := map[string][]float64{}
+	var rotWhy string
+	for _, b := range []string{Baseline, Candidate} {
+		run("rotate-"+b, func(s *rundir.QAStep) (string, error) {
+			rm := *o.Rotate
+			r := *rm.Rotate
+			r.Cycles = q.Cycles
+			rm.Rotate = &r
+			rm.Load.Duration = q.RotateDuration
+			bm, err := BuildManifest(&rm, b, refs[b])
+			if err != nil {
+				return "", err
+			}
+			dir := filepath.Join(stepsDir, "rotate-"+b)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return "", err
+			}
+			return measure(ctx, bm, dir)
+		})
+	}
+	for _, b := range []string{Baseline, Candidate} {
+		s := x.Step("rotate-" + b)
+		if s == nil || s.Status != rundir.StepDone {
+			continue
+		}
+		d, err := rundir.Open(rundir.StepPath(o.Root, s))
+		if err != nil {
+			rotWhy = fmt.Sprintf("rotate-%s: %v", b, err)
+			continue
+		}
+		f, err := d.ReadFaults()
+		if err != nil {
+			rotWhy = fmt.Sprintf("rotate-%s: %v", b, err)
+			continue
+		}
+		cs, dups := CatchUps(f)
+		rot[b] = cs
+		s.Note = fmt.Sprintf("%d cycles, %d duplicates", len(cs), dups)
+		if f.Halted != "" {
+			s.Note += "; chain halted: " + f.Halted
+		}
+	}
+
+	// Test Results from what finished.
+	var steady, le *CompareIndex
+	// A step that did not finish still shows what it judged (its index is
+	// then incomplete: a Pass over it reads Inconclusive).
+	if s := x.Step("steady"); s != nil && s.Dir != "" {
+		steady, _ = ReadCompareIndex(rundir.StepPath(o.Root, s))
+	}
+	if s := x.Step("latency-emulation"); s != nil && s.Dir != "" {
+		le, _ = ReadCompareIndex(rundir.StepPath(o.Root, s))
+	}
+	QAResults(x, q, steady, le, rot[Baseline], rot[Candidate], q.Cycles, rotWhy)
+	x.Complete = runErr == nil
+	for _, s := range x.Steps {
+		if s.Status != rundir.StepDone {
+			x.Complete = false
+		}
+	}
+	x.Finished = o.Now().UTC().Format(time.RFC3339)
+	return errors.Join(runErr, save())
+}
+
+// searchBoth runs the saturation steps not yet done as one interleaved
+// search (a reused baseline leaves the candidate's alone).
+func searchBoth(ctx context.Context, x *rundir.QAIndex, o QAOptions, open func(*manifest.Manifest, *Dir) Opener, sweepDir func(*rundir.QAStep, string) (*Dir, *manifest.Manifest, error), save func() error) error {
+	var vs []Variant
+	var steps []*rundir.QAStep
+	start := o.Now()
+	for _, b := range []string{Baseline, Candidate} {
+		s := x.Step("saturation-" + b)
+		if s == nil || s.Status == rundir.StepDone {
+			continue
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		s.Started, s.Error, s.Note = start.UTC().Format(time.RFC3339), "", "searched interleaved with the other build's probes"
+		d, bm, err := sweepDir(s, b)
+		if err != nil {
+			s.Status, s.Error = rundir.StepFailed, err.Error()
+			return errors.Join(err, save())
+		}
+		vs = append(vs, Variant{Name: b, Dir: d, Base: bm.Load, Open: open(bm, d)})
+		steps = append(steps, s)
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	if len(vs) == 1 {
+		steps[0].Note = "searched alone (the other build's search was reused)"
+	}
+	fmt.Fprintf(o.Log, "qa: step saturation (%d build(s), probes interleaved)\n", len(vs))
+	res, err := SearchVariants(ctx, vs, o.Log)
+	end := o.Now()
+	for i, s := range steps {
+		s.Finished, s.WallS = end.UTC().Format(time.RFC3339), math.Round(end.Sub(start).Seconds())
+		switch {
+		case err != nil && ctx.Err() != nil:
+			s.Status, s.Error = rundir.StepFailed, "interrupted: "+err.Error()
+		case i < len(res) && res[i].Err != "":
+			s.Status, s.Error = rundir.StepFailed, res[i].Err
+		case err != nil && len(res) == 0:
+			s.Status, s.Error = rundir.StepFailed, err.Error()
+		case !vs[i].Dir.Index.Complete:
+			s.Status, s.Error = rundir.StepFailed, "the search did not complete"
+		default:
+			s.Status = rundir.StepDone
+			if !o.KeepHomes {
+				pruneHomes(o.Log, rundir.StepPath(o.Root, s))
+			}
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		return errors.Join(context.Cause(ctx), save())
+	}
+	if err != nil {
+		fmt.Fprintf(o.Log, "qa: saturation failed: %v\n", err)
+	}
+	return save()
+}
+
+// pruneHomes removes the node homes (the chains' stores) under a finished
+// step's directory: every "homes" directory beside a plan.json.
+func pruneHomes(log io.Writer, dir string) {
+	if dir == "" {
+		return
+	}
+	var freed int64
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || d.Name() != rundir.Homes {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), rundir.Plan)); err != nil {
+			return nil
+		}
+		_ = filepath.WalkDir(p, func(_ string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				if fi, err := e.Info(); err == nil {
+					freed += fi.Size()
+				}
+			}
+			return nil
+		})
+		if err := os.RemoveAll(p); err != nil {
+			fmt.Fprintf(log, "qa: remove %s: %v\n", p, err)
+		}
+		return filepath.SkipDir
+	})
+	if freed > 0 {
+		fmt.Fprintf(log, "qa: removed the node homes under %s (%d MiB)\n", dir, freed>>20)
+	}
+}
+
+func shortName(name, suffix string) string {
+	if len(name)+1+len(suffix) <= 20 {
+		return name + "-" + suffix
+	}
+	return name[:min(len(name), 19-len(suffix))] + "-" + suffix
+}
+
+// saturationOf reads both builds' brackets and chooses the load: the
+// baseline's sustainable rate backed off by the margin.
+func saturationOf(q *QA, base, cand *Index) *rundir.QASaturation {
+	s := &rundir.QASaturation{Connections: q.Connections, Margin: q.Margin, Baseline: bracket(base)}
+	if cand != nil {
+		s.Candidate = bracket(cand)
+	}
+	s.Rate = math.Floor(s.Baseline.Lo * (1 - q.Margin))
+	v := judge.CompareSaturation(s.Baseline.Open(), s.Candidate.Open(), q.SaturationThreshold/100)
+	s.Verdict, s.Why = v.Outcome, v.Why
+	if cand == nil {
+		s.Verdict, s.Why = judge.OutcomeInconclusive, "the candidate's saturation step did not finish"
+	}
+	return s
+}
+
+// bracket is a sweep's saturation interval: a search's [low, high); a
+// grid's highest sustainable rate at the chosen connections and the first
+// saturated one above it.
+func bracket(x *Index) judge.Interval {
+	if x.Search != nil {
+		return judge.Interval{Lo: x.Search.Low, Hi: x.Search.High}
+	}
+	var iv judge.Interval
+	if x.Grid == nil || x.Grid.Chosen == nil {
+		return iv
+	}
+	iv.Lo = x.Grid.Chosen.Rate
+	for _, p := range x.Grid.Points {
+		if p.Connections == x.Grid.Chosen.Connections && p.Rate > iv.Lo && p.State != judge.OK && (iv.Hi == 0 || p.Rate < iv.Hi) {
+			iv.Hi = p.Rate
+		}
+	}
+	return iv
+}
+
+// ConfigJSON encodes q for qa.json.
+func (q *QA) ConfigJSON() json.RawMessage {
+	data, _ := json.Marshal(q)
+	return data
+}

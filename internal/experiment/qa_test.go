@@ -1,0 +1,407 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+const qaSteadyManifest = `name = "qa"
+seed = 3
+[node.validator]
+count = 2
+[load]
+rate = 100
+duration = "5s"
+[qa]
+probe_duration = "5s"
+duration = "10s"
+cycles = 3
+`
+
+const qaRotateManifest = `name = "qa-rotate"
+[node.validator]
+count = 2
+[node.eph]
+role = "full"
+count = 1
+[rotate]
+group = "eph"
+cycles = 5
+keep = "5s"
+start = "5s"
+catchup_timeout = "30s"
+[load]
+rate = 50
+duration = "60s"
+`
+
+func TestQAConfig(t *testing.T) {
+	m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest+"margin = 1.5\nbogus = 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = QAFromManifest(m, DefaultQA())
+	if err == nil || !strings.Contains(err.Error(), "qa.toml:13: qa.bogus: unknown key") {
+		t.Errorf("unknown key: %v", err)
+	}
+	m, _ = manifest.Parse("qa.toml", []byte(qaSteadyManifest+"margin = 1.5\n"))
+	_, err = QAFromManifest(m, DefaultQA())
+	if err == nil || !strings.Contains(err.Error(), "qa.toml:12: qa.margin: 1.5") {
+		t.Errorf("bad margin: %v", err)
+	}
+	q := DefaultQA()
+	q.JudgeLE, q.LE, q.MaxRepeats, q.Rates = true, false, 0, []float64{100}
+	var fields []string
+	for _, e := range q.Validate() {
+		var fe *manifest.FieldError
+		if errors.As(e, &fe) {
+			fields = append(fields, fe.Field)
+		}
+	}
+	if got := strings.Join(fields, ","); !strings.Contains(got, "rates") || !strings.Contains(got, "judge_le") || !strings.Contains(got, "max_repeats") {
+		t.Errorf("fields named: %s", got)
+	}
+	if errs := QuickQA().Validate(); len(errs) > 0 {
+		t.Errorf("the quick profile is invalid: %v", errs)
+	}
+	if c, _ := New("qa"); c.Kind() != "qa" {
+		t.Error("qa not registered")
+	}
+}
+
+func TestQAPlanRefusal(t *testing.T) {
+	cost := QACost{Nodes: 8, RotateNodes: 7, BlockRate: 1, TxBytes: 1024}
+	q := DefaultQA()
+	p := PlanQA(q, cost, 1, true, false)
+	if p.Runs == 0 || p.WallS <= 0 || p.DiskBytes <= 0 || len(p.Steps) != 6 {
+		t.Fatalf("plan %+v", p)
+	}
+	if PlanQA(q, cost, 1, true, true).DiskBytes <= p.DiskBytes {
+		t.Error("keeping the homes needs no more disk")
+	}
+	if PlanQA(QuickQA(), cost, 1, true, false).WallS >= p.WallS {
+		t.Error("the quick profile is not shorter")
+	}
+	if PlanQA(q, cost, 1, false, false).Runs >= p.Runs {
+		t.Error("a reused baseline plans as many runs")
+	}
+	// Disk: both numbers named.
+	p.FreeBytes, p.BudgetS = p.DiskBytes/2, p.WallS*2
+	err := PlanRefusal(p)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), mib(p.DiskBytes)+" of disk, "+mib(p.FreeBytes)+" is free") {
+		t.Errorf("disk refusal: %v", err)
+	}
+	// Budget.
+	p.FreeBytes, p.BudgetS = p.DiskBytes*2, p.WallS/2
+	if err := PlanRefusal(p); err == nil || !strings.Contains(err.Error(), "exceeds the budget") {
+		t.Errorf("budget refusal: %v", err)
+	}
+	p.BudgetS = p.WallS
+	if err := PlanRefusal(p); err != nil {
+		t.Errorf("a plan that fits: %v", err)
+	}
+	// Trimming: stated, and the trimmed plan fits when it can.
+	planOf := func(qq *QA) rundir.QAPlan { return PlanQA(qq, cost, 1, true, false) }
+	full := planOf(q).WallS
+	notes := TrimToBudget(q, planOf, time.Duration(full-100)*time.Second)
+	if len(notes) == 0 || planOf(q).WallS > full-100 || q.MaxRepeats >= DefaultQA().MaxRepeats {
+		t.Errorf("trim: %v, now %v s, max_repeats %d", notes, planOf(q).WallS, q.MaxRepeats)
+	}
+	q = DefaultQA()
+	if notes := TrimToBudget(q, planOf, time.Second); planOf(q).WallS <= 1 || len(notes) == 0 {
+		t.Errorf("an impossible budget: %v", notes)
+	}
+}
+
+// fakeRotateRun writes a run directory with faults.json cycles.
+func fakeRotateRun(t *testing.T, dir string, raw []byte, catchUps []float64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := rundir.Open(dir)
+	f := rundir.FaultResults{}
+	for i, c := range catchUps {
+		f.Cycles = append(f.Cycles, rundir.Cycle{RotateCycle: rundir.RotateCycle{Cycle: i + 1, Node: "eph0"}, CatchUpS: c, Duplicates: 2})
+	}
+	data, _ := json.Marshal(f)
+	if err := errors.Join(d.WriteFile(rundir.FaultsFile, data), d.WriteFile(rundir.Manifest, raw)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunQA(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		candidate           string
+		candCap, candTPS    float64
+		candCatchUp         []float64
+		want                judge.Result
+		wantExit            int
+		wantScenarioFailing string
+	}{
+		{"A/A", "cometbft@v1.0.1", 1500, 1000, []float64{3, 3, 3}, "", -1, ""},
+		{"regression", "cometbft@v0.38.17", 900, 600, []float64{3, -1, 3}, judge.ResultFail, 3, "Steady test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rm, err := manifest.Parse("qa-rotate.toml", []byte(qaRotateManifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := QAFromManifest(m, QuickQA())
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.MaxRepeats = q.Repeats // adaptive repeats: TestCompareAdaptiveRepeats
+			root := t.TempDir()
+			x := &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa", Name: "qa",
+				Baseline: rundir.QABuild{Ref: "cometbft@v1.0.1"}, Candidate: rundir.QABuild{Ref: tc.candidate},
+				Config: q.ConfigJSON(), Steps: QASteps(q, true)}
+			isCand := func(m *manifest.Manifest) bool {
+				return tc.candidate != x.Baseline.Ref && m.Node["validator"].Release == tc.candidate
+			}
+			rng := rand.New(rand.NewPCG(7, 8))
+			n := 0
+			now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+			err = RunQA(context.Background(), x, QAOptions{Root: root, Config: q, Manifest: m, Rotate: rm,
+				Now: func() time.Time { return now },
+				Open: func(bm *manifest.Manifest, d *Dir) Opener {
+					f := &fakeNet{capacity: 1500, root: d.Path}
+					if isCand(bm) {
+						f.capacity = tc.candCap
+					}
+					return f.open
+				},
+				Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
+					n++
+					dir := filepath.Join(runsRoot, vm.Name+"-"+time.Duration(n).String())
+					if vm.Rotate != nil {
+						c := []float64{3, 3, 3}
+						if isCand(vm) {
+							c = tc.candCatchUp
+						}
+						fakeRotateRun(t, dir, vm.Raw, c)
+						return dir, nil
+					}
+					tps := 1000.0
+					if isCand(vm) {
+						tps = tc.candTPS
+					}
+					fakeRun(t, dir, vm.Raw, tps, 200, rng)
+					return dir, nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !x.Complete {
+				t.Errorf("incomplete: %+v", x.Steps)
+			}
+			if x.Saturation == nil || x.Saturation.Rate <= 0 {
+				t.Fatalf("no load chosen: %+v", x.Saturation)
+			}
+			if tc.want == "" { // A/A: never Fail
+				if x.Overall == judge.ResultFail {
+					t.Errorf("A/A failed: %+v", x.Results)
+				}
+			} else if x.Overall != tc.want || x.ExitCode != tc.wantExit {
+				t.Errorf("overall %s exit %d, want %s %d: %+v", x.Overall, x.ExitCode, tc.want, tc.wantExit, x.Results)
+			}
+			for _, r := range x.Results {
+				if r.Scenario == tc.wantScenarioFailing && r.Result != judge.ResultFail {
+					t.Errorf("%s: %s (%s)", r.Scenario, r.Result, r.Why)
+				}
+				if tc.wantScenarioFailing != "" && r.Scenario == "Rotating nodes" && (r.Result != judge.ResultFail || !strings.Contains(r.Why, "cycle 2 never caught up")) {
+					t.Errorf("rotating: %s (%s)", r.Result, r.Why)
+				}
+				if r.Scenario == "Latency emulation" && r.Judged {
+					t.Error("latency emulation judged without judge_le")
+				}
+			}
+			// The steady load is the baseline's saturation backed off by the margin.
+			if want := float64(int(x.Saturation.Baseline.Lo * (1 - q.Margin))); x.Saturation.Rate != want {
+				t.Errorf("rate %g, want %g", x.Saturation.Rate, want)
+			}
+			// A resumed QA whose steps are done runs nothing again.
+			before := n
+			again, _ := rundir.ReadQA(root)
+			if err := RunQA(context.Background(), again, QAOptions{Root: root, Config: q, Manifest: m, Rotate: rm, Now: func() time.Time { return now },
+				Open: func(*manifest.Manifest, *Dir) Opener { t.Error("resume opened a testnet"); return nil },
+				Measure: func(context.Context, *manifest.Manifest, string) (string, error) {
+					n++
+					return "", errors.New("ran again")
+				}}); err != nil {
+				t.Fatal(err)
+			}
+			if n != before || again.Overall != x.Overall {
+				t.Errorf("resume ran %d more, overall %s vs %s", n-before, again.Overall, x.Overall)
+			}
+		})
+	}
+}
+
+func TestReuseBaseline(t *testing.T) {
+	q := QuickQA()
+	mk := func(base string) *rundir.QAIndex {
+		x := &rundir.QAIndex{Kind: "qa", Baseline: rundir.QABuild{Ref: base}, Config: q.ConfigJSON(), Steps: QASteps(q, true),
+			Machine: &rundir.Machine{Hostname: "a", CPUs: 2}}
+		for i := range x.Steps {
+			x.Steps[i].Status, x.Steps[i].Dir = rundir.StepDone, "steps/"+x.Steps[i].Name
+		}
+		return x
+	}
+	raw := [][]byte{[]byte("a"), []byte("b")}
+	earlier := mk("cometbft@v1.0.1")
+	x := mk("cometbft@v1.0.1")
+	for i := range x.Steps {
+		x.Steps[i].Status, x.Steps[i].Dir = rundir.StepPending, ""
+	}
+	x.Machine = &rundir.Machine{Hostname: "b", CPUs: 2}
+	warns, err := ReuseBaseline(x, "/qa/old", earlier, raw, raw)
+	if err != nil || len(warns) != 1 || !strings.Contains(warns[0], "machine differs") {
+		t.Fatalf("reuse: %v %v", warns, err)
+	}
+	if s := x.Step("saturation-baseline"); s.Status != rundir.StepDone || !s.Reused || s.Dir != "/qa/old/steps/saturation-baseline" {
+		t.Errorf("baseline step %+v", s)
+	}
+	if x.Step("steady").Status != rundir.StepPending || x.Step("saturation-candidate").Status != rundir.StepPending {
+		t.Error("steps other than the baseline's were reused")
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(x *rundir.QAIndex, raw *[][]byte)
+		want string
+	}{
+		{"testbed", func(_ *rundir.QAIndex, raw *[][]byte) { *raw = [][]byte{[]byte("a"), []byte("c")} }, "the testbed differs"},
+		{"method", func(x *rundir.QAIndex, _ *[][]byte) { x.Config = DefaultQA().ConfigJSON() }, "the method differs"},
+		{"baseline", func(x *rundir.QAIndex, _ *[][]byte) { x.Baseline.Ref = "cometbft@v0.38.17" }, "its baseline is"},
+	} {
+		y, r := mk("cometbft@v1.0.1"), raw
+		tc.edit(y, &r)
+		if _, err := ReuseBaseline(y, "/qa/old", earlier, r, raw); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// A QA interrupted inside its steady step finishes that step's compare
+// directory on resume: the same directory, the finished runs kept.
+func TestQAResumeSteady(t *testing.T) {
+	m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, _ := manifest.Parse("qa-rotate.toml", []byte(qaRotateManifest))
+	q, err := QAFromManifest(m, QuickQA())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.MaxRepeats = q.Repeats
+	root := t.TempDir()
+	x := &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa", Name: "qa",
+		Baseline: rundir.QABuild{Ref: "cometbft@v1.0.1"}, Candidate: rundir.QABuild{Ref: "cometbft@v1.0.1"},
+		Config: q.ConfigJSON(), Steps: QASteps(q, true)}
+	rng := rand.New(rand.NewPCG(3, 4))
+	now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	n, steadyRuns := 0, 0
+	ctx, cancel := context.WithCancelCause(context.Background())
+	opts := func(ctx context.Context, stopAt int) QAOptions {
+		return QAOptions{Root: root, Config: q, Manifest: m, Rotate: rm, Now: func() time.Time { return now },
+			Open: func(bm *manifest.Manifest, d *Dir) Opener { return (&fakeNet{capacity: 1500, root: d.Path}).open },
+			Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
+				n++
+				dir := filepath.Join(runsRoot, vm.Name+"-"+time.Duration(n).String())
+				if vm.Rotate != nil {
+					fakeRotateRun(t, dir, vm.Raw, []float64{3, 3, 3})
+					return dir, nil
+				}
+				if steadyRuns++; steadyRuns == stopAt {
+					cancel(errors.New("interrupt"))
+					return "", context.Cause(ctx)
+				}
+				fakeRun(t, dir, vm.Raw, 1000, 200, rng)
+				return dir, nil
+			}}
+	}
+	if err := RunQA(ctx, x, opts(ctx, 3)); err == nil {
+		t.Fatal("the interrupted QA returned no error")
+	}
+	s := x.Step("steady")
+	if s == nil || s.Status == rundir.StepDone || s.Dir == "" {
+		t.Fatalf("steady step after the interrupt: %+v", s)
+	}
+	first := s.Dir
+	again, err := rundir.ReadQA(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steadyRuns = 0
+	if err := RunQA(context.Background(), again, opts(context.Background(), -1)); err != nil {
+		t.Fatal(err)
+	}
+	s = again.Step("steady")
+	if s.Status != rundir.StepDone || s.Dir != first {
+		t.Errorf("resumed steady step: %s (%s) in %s, want done in %s", s.Status, s.Error, s.Dir, first)
+	}
+	idx, err := ReadCompareIndex(rundir.StepPath(root, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second attempt ran the steady runs not done (2 were) and the
+	// latency-emulation step's.
+	le, _ := ReadCompareIndex(rundir.StepPath(root, again.Step("latency-emulation")))
+	if want := len(idx.Runs) - 2 + len(le.Runs); steadyRuns != want {
+		t.Errorf("resume ran %d steady/LE runs, want %d (%d steady runs in all)", steadyRuns, want, len(idx.Runs))
+	}
+}
+
+func TestCandidateCannotRun(t *testing.T) {
+	runs := func(spec string) *CompareIndex {
+		// spec: one letter per run, b/B baseline done/failed, c/C candidate done/failed.
+		x := &CompareIndex{}
+		for i, r := range spec {
+			v, st := Baseline, rundir.RunDone
+			if r == 'c' || r == 'C' {
+				v = Candidate
+			}
+			if r == 'B' || r == 'C' {
+				st = rundir.RunFailed
+			}
+			x.Runs = append(x.Runs, rundir.CompareRun{Order: i + 1, Variant: v, Status: st, Error: "warm-up: boom"})
+		}
+		return x
+	}
+	for _, c := range []struct {
+		spec string
+		want bool
+	}{
+		{"bCCbbC", true},  // every candidate run failed, every baseline run finished
+		{"bCcbbC", false}, // one candidate run finished
+		{"bCCBbC", false}, // the baseline failed too: the harness
+		{"bC", false},     // one of each decides nothing
+		{"bccb", false},
+	} {
+		why, got := candidateCannotRun(runs(c.spec))
+		if got != c.want {
+			t.Errorf("%s: %v (%s), want %v", c.spec, got, why, c.want)
+		}
+		if got && !strings.Contains(why, "3 of 3 runs failed") {
+			t.Errorf("%s: %s", c.spec, why)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package infra
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestCapsAndSweepAll: a runner's declared capabilities are what Caps
+// returns by name (the zero record for an unknown one), and SweepAll runs
+// every registered sweep, joining their errors with the runner's name.
+func TestCapsAndSweepAll(t *testing.T) {
+	swept := map[string]bool{}
+	Register("test-a", Kind{Caps: Capabilities{ConcurrentStarts: 4, AutoLinks: "userspace"},
+		Sweep: func(context.Context) error { swept["a"] = true; return nil }})
+	Register("test-b", Kind{Sweep: func(context.Context) error { swept["b"] = true; return errors.New("boom") }})
+	Register("test-c", Kind{}) // nothing to sweep
+	t.Cleanup(func() {
+		kindsMu.Lock()
+		defer kindsMu.Unlock()
+		delete(kinds, "test-a")
+		delete(kinds, "test-b")
+		delete(kinds, "test-c")
+	})
+	if c := Caps("test-a"); c.ConcurrentStarts != 4 || c.AutoLinks != "userspace" {
+		t.Errorf("Caps(test-a) = %+v", c)
+	}
+	if c := Caps("no-such-runner"); c != (Capabilities{}) {
+		t.Errorf("Caps of an unknown runner = %+v, want the zero record", c)
+	}
+	err := SweepAll(context.Background())
+	if !swept["a"] || !swept["b"] {
+		t.Errorf("swept %v, want a and b", swept)
+	}
+	if err == nil || !strings.Contains(err.Error(), "sweep test-b: boom") {
+		t.Errorf("SweepAll error %v, want test-b's named", err)
+	}
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package load
-
-const raceEnabled = false

@@ -1,0 +1,189 @@
+package report_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
+)
+
+// compareFixture makes a compare directory of two copies of run1 (an A/A
+// pair, judged over blocks) with relative run paths, so its report is the
+// same wherever the test runs.
+func compareFixture(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "cmp")
+	for _, v := range []string{"a", "b"} {
+		if err := os.MkdirAll(filepath.Join(root, "runs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("cp", "-r", "testdata/run1", filepath.Join(root, "runs", v)).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+	}
+	cfg := experiment.DefaultCompare()
+	idx := &experiment.CompareIndex{SchemaVersion: experiment.CompareSchema, Kind: "compare", Name: "fixture", Source: "manifest",
+		Base: "a", Variants: []string{"a", "b"}, Labels: map[string]string{"a": "(the manifest)", "b": "validator.app=kvstore-socket"},
+		Config: rundir.CompareConfig(*cfg), Seed: experiment.CompareSeed, Rule: experiment.RuleText(cfg.Threshold), Complete: true,
+		Runs: []experiment.CompareRun{{Order: 1, Variant: "a", Repeat: 1, Status: experiment.RunDone, RunDir: "runs/a"},
+			{Order: 2, Variant: "b", Repeat: 1, Status: experiment.RunDone, RunDir: "runs/b"}}}
+	if err := experiment.JudgeCompare(root, idx); err != nil {
+		t.Fatal(err)
+	}
+	if err := experiment.WriteCompareIndex(root, idx); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestRenderCompare(t *testing.T) {
+	root := compareFixture(t)
+	files, err := report.RenderCompare(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2+report.CompareFigureCount-1 {
+		t.Errorf("wrote %v, want compare.md, compare.html and %d plots (no sweep plot)", files, report.CompareFigureCount-1)
+	}
+	md, _ := os.ReadFile(filepath.Join(root, report.CompareMarkdownFile))
+	// The verdict table comes first.
+	if i, j := bytes.Index(md, []byte("## Verdicts")), bytes.Index(md, []byte("## Variants")); i < 0 || j < i || i > 200 {
+		t.Errorf("verdicts are not the top of compare.md:\n%s", md)
+	}
+	// The Initia table: a Config label per variant, vs base on P95 and P99.
+	for _, want := range []string{
+		"| Config | variant | runs | TPS | vs base | P50 (ms) | vs base | P95 (ms) | vs base | P99 (ms) | vs base | peak mempool | vs base |",
+		"| validator.app=kvstore-socket | b | 1 | 5.5 | +0.0% | 833 | +0.0% | 1167 | +0.0% | 1167 | +0.0% |",
+	} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("compare.md lacks %q", want)
+		}
+	}
+	golden := filepath.Join("testdata", "cmp1.compare.md")
+	testenv.Golden(t, golden, md)
+	// Re-rendering gives the same bytes, plots included.
+	before := map[string][]byte{}
+	for _, f := range files {
+		before[f], _ = os.ReadFile(f)
+	}
+	if _, err := report.RenderCompare(root); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if after, _ := os.ReadFile(f); !bytes.Equal(after, before[f]) {
+			t.Errorf("%s differs on re-render", f)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(root, report.CompareHTMLFile))
+	if !strings.Contains(string(html), "data:image/png;base64,") || strings.Count(string(html), "<img") != report.CompareFigureCount-1 {
+		t.Errorf("compare.html does not embed the %d plots", report.CompareFigureCount-1)
+	}
+}
+
+func TestRenderCompareMissingRun(t *testing.T) {
+	root := compareFixture(t)
+	if err := os.RemoveAll(filepath.Join(root, "runs", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.RenderCompare(root); err != nil {
+		t.Fatalf("a missing run directory must not stop the report: %v", err)
+	}
+	md, _ := os.ReadFile(filepath.Join(root, report.CompareMarkdownFile))
+	if !strings.Contains(string(md), "Problems reading the run directories") {
+		t.Errorf("the missing run is not listed:\n%s", md)
+	}
+}
+
+// Two sweeps: the comparison report overlays their committed-vs-offered
+// curves.
+func TestRenderCompareSweeps(t *testing.T) {
+	root := t.TempDir()
+	var dirs []experiment.DirVariant
+	for _, name := range []string{"a", "b"} {
+		dir := filepath.Join(root, name)
+		if out, err := exec.Command("cp", "-r", "testdata/sweep1", dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+		x, err := experiment.ReadIndex(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range x.Cells {
+			if c.Status == experiment.Done && c.RunDir != "" {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, c.RunDir)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if out, err := exec.Command("cp", "-r", "testdata/run1", filepath.Join(dir, c.RunDir)).CombinedOutput(); err != nil {
+					t.Fatalf("cp: %v %s", err, out)
+				}
+			}
+		}
+		dirs = append(dirs, experiment.DirVariant{Name: name, Dirs: []string{dir}})
+	}
+	cmp, idx, err := experiment.CompareDirs(dirs, experiment.DefaultCompare(), filepath.Join(root, "out"), false, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Sweeps) != 2 {
+		t.Fatalf("sweeps: %v", idx.Sweeps)
+	}
+	if _, err := report.RenderCompare(cmp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cmp, report.PlotsDir, "cmp_sweep_throughput.png")); err != nil {
+		md, _ := os.ReadFile(filepath.Join(cmp, report.CompareMarkdownFile))
+		t.Fatalf("no sweep overlay: %v\n%s", err, md)
+	}
+}
+
+// A gossip series compared: the gossip metrics judged, the Whiteblock
+// tables, the overlays, and the same bytes on a re-render.
+func TestRenderCompareGossip(t *testing.T) {
+	a, b := report.GossipRunDir(t, 2), report.GossipRunDir(t, 6)
+	root, idx, err := experiment.CompareDirs([]experiment.DirVariant{{Name: "m2", Dirs: []string{a}}, {Name: "m6", Dirs: []string{b}}},
+		experiment.DefaultCompare(), filepath.Join(t.TempDir(), "out"), false, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.NodeKind != "gossipsub" {
+		t.Fatalf("node kind %q", idx.NodeKind)
+	}
+	files, err := report.RenderCompare(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(root, report.CompareMarkdownFile))
+	for _, s := range []string{"| m6 | MDR (%) |", "dissemination p99 (ms)", "| messages 1/1 |", "### Message delivery ratio",
+		"Dissemination time, overlaid", "Max hop (Whiteblock's last-delivery hop), overlaid", "CPU per host", "higher is better for MDR",
+		"| m2 | 1 of 1 | synthetic |"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("compare.md lacks %q:\n%s", s, md)
+		}
+	}
+	if strings.Contains(string(md), "TPS") || strings.Contains(string(md), "No data") {
+		t.Errorf("a gossip comparison shows tx figures or empty plots:\n%s", md)
+	}
+	if pngs := len(files) - 2; pngs != report.GossipFigureCount(idx) {
+		t.Errorf("wrote %d plots, want %d: %v", pngs, report.GossipFigureCount(idx), files)
+	}
+	before := map[string][]byte{}
+	for _, f := range files {
+		before[f], _ = os.ReadFile(f)
+	}
+	if _, err := report.RenderCompare(root); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if after, _ := os.ReadFile(f); !bytes.Equal(after, before[f]) {
+			t.Errorf("%s differs on re-render", f)
+		}
+	}
+}

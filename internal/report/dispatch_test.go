@@ -1,0 +1,48 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestRenderDirDispatch: RenderDir picks the report by the record in the
+// directory, and gives the same bytes as the kind's own renderer.
+func TestRenderDirDispatch(t *testing.T) {
+	for _, tc := range []struct {
+		src, kind, file string
+		golden          string
+	}{
+		{"testdata/sweep1", "sweep", SweepMarkdownFile, "testdata/sweep1.sweep.md"},
+		{"testdata/run1", "run", MarkdownFile, "testdata/run1.report.md"},
+		// a rotating run (examples/rotate.toml cut to 3 cycles): catch-up per
+		// cycle, heights with their gaps, duplicates, late nodes left out of
+		// the mempool reach, the proposal delay
+		{"testdata/rotate1", "run", MarkdownFile, "testdata/rotate1.report.md"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			dir := copyDir(t, tc.src)
+			if got := DirKind(dir); got != tc.kind {
+				t.Fatalf("DirKind = %q, want %q", got, tc.kind)
+			}
+			if _, err := RenderDir(dir, ""); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(tc.golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from %s", tc.file, tc.golden)
+			}
+		})
+	}
+	if _, err := RenderDir(copyDir(t, "testdata/sweep1"), t.TempDir()); err == nil {
+		t.Error("a sweep directory took an --output")
+	}
+}

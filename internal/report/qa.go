@@ -1,0 +1,439 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Output names of a QA's report, relative to the QA directory.
+const (
+	QAMarkdownFile = "qa.md"
+	QAHTMLFile     = "qa.html"
+)
+
+// qaSideBySide are the QA metric plots shown baseline | candidate |
+// candidate with LE, in the seeds' order.
+var qaSideBySide = []string{"latency_per_block", "mempool_size", "peers", "rounds", "blocks_per_minute", "txs_per_minute", "block_size", "rss", "cpu", "load1"}
+
+// A QA directory is known by its qa.json (benchnet report DIR).
+func init() {
+	RegisterDir(rundir.QAFile, "qa", func(dir, _ string) ([]string, error) { return RenderQA(dir) })
+}
+
+// RenderQA reads a QA directory (qa.json and its steps' directories only)
+// and writes qa.md (plots in plots/) and a self-contained qa.html. The same
+// directory always gives the same bytes.
+func RenderQA(dir string) ([]string, error) {
+	x, err := rundir.ReadQA(dir)
+	if err != nil {
+		return nil, fmt.Errorf("qa report: %w", err)
+	}
+	blocks, pngs, err := qaBlocks(dir, x)
+	if err != nil {
+		return nil, err
+	}
+	return writeDoc("qa report", dir, QAMarkdownFile, QAHTMLFile, qaTitle(x), blocks, pngs)
+}
+
+func qaTitle(x *rundir.QAIndex) string {
+	return fmt.Sprintf("benchnet QA: %s against %s", x.Candidate.Ref, x.Baseline.Ref)
+}
+
+// QAResultsText is the Test Results table for a terminal.
+func QAResultsText(x *rundir.QAIndex) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Test Results (%s against %s)\n", x.Candidate.Ref, x.Baseline.Ref)
+	rows := [][]string{{"Scenario", "Date", "Version", "Result", "Why"}}
+	for _, r := range x.Results {
+		res := string(r.Result)
+		if !r.Judged {
+			res += " (not judged)"
+		}
+		rows = append(rows, []string{r.Scenario, dashIfEmpty(r.Date), r.Version, res, r.Why})
+	}
+	w := make([]int, 4)
+	for _, r := range rows {
+		for i := 0; i < 4; i++ {
+			w[i] = max(w[i], len([]rune(r[i])))
+		}
+	}
+	for _, r := range rows {
+		for i := 0; i < 4; i++ {
+			fmt.Fprintf(&b, "%-*s  ", w[i], r[i])
+		}
+		fmt.Fprintln(&b, r[4])
+	}
+	fmt.Fprintf(&b, "Overall: %s (exit %d)\n", x.Overall, x.ExitCode)
+	return b.String()
+}
+
+func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error) {
+	var bs []block
+	add := func(b ...block) { bs = append(bs, b...) }
+	pngs := map[string][]byte{}
+	var q rundir.QAConfig
+	_ = json.Unmarshal(x.Config, &q)
+
+	add(heading{1, qaTitle(x), ""})
+	status := "complete"
+	if !x.Complete {
+		status = "**incomplete**: the results cover the steps that finished (`benchnet qa --resume DIR` finishes it)"
+	}
+	overall := fmt.Sprintf("**%s** (exit code %d)", x.Overall, x.ExitCode)
+	if x.Overall == "" {
+		overall = "not decided (the QA stopped before its results)"
+	}
+	add(para{fmt.Sprintf("Overall result: %s. Profile %s; started %s, finished %s; %s.", overall, x.Profile, x.Started, dashIfEmpty(x.Finished), status)})
+
+	// Test Results first, as the seeds' reports end with it and readers look for it.
+	add(heading{2, "Test Results", "test-results"})
+	var rows [][]string
+	for _, r := range x.Results {
+		res := string(r.Result)
+		if !r.Judged {
+			res += " (not judged)"
+		}
+		rows = append(rows, []string{r.Scenario, dashIfEmpty(r.Date), r.Version, res, r.Why})
+	}
+	add(table{head: []string{"Scenario", "Date", "Version", "Result", "Why"}, rows: rows})
+	add(para{fmt.Sprintf("Baseline: %s. The overall result is the worst judged result (Fail over Inconclusive over Pass).", x.Baseline.Version())})
+
+	// Saturation.
+	add(heading{2, "Saturation point", "saturation"})
+	sweeps := map[string]*rundir.SweepIndex{}
+	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
+		s := x.Step("saturation-" + b)
+		if s == nil || s.Dir == "" {
+			continue
+		}
+		if idx, err := rundir.SweepRecord.Read(rundir.StepPath(dir, s)); err == nil {
+			idx.Judge()
+			sweeps[b] = idx
+		}
+	}
+	if sat := x.Saturation; sat != nil {
+		add(para{fmt.Sprintf("At c = %d: baseline saturates in %s tx/s per connection, candidate in %s. Verdict: **%s** (%s). Chosen load: %s tx/s per connection (the baseline's sustainable rate %s backed off by %s %%).",
+			sat.Connections, sat.Baseline, sat.Candidate, sat.Verdict, sat.Why, fmtG(sat.Rate), fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))})
+	} else {
+		add(noData{"the saturation step did not finish"})
+	}
+	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
+		idx := sweeps[b]
+		add(heading{3, fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ""})
+		if idx == nil {
+			add(noData{"no sweep directory"})
+			continue
+		}
+		if idx.Search != nil {
+			var rows [][]string
+			for i, p := range idx.Search.Probes {
+				rows = append(rows, []string{strconv.Itoa(i + 1), fmtG(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
+			}
+			add(table{head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, rows: rows})
+			add(para{fmt.Sprintf("Search: %s", dashIfEmpty(idx.Search.Detail))})
+		} else if idx.Grid != nil {
+			add(qaTable(idx))
+		}
+	}
+	if p := qaOverlay(sweeps); p != nil {
+		png, err := renderPNG(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("qa report: overlay: %w", err)
+		}
+		pngs["qa_saturation_overlay.png"] = png
+		add(image{"Committed vs offered, both builds", PlotsDir + "/qa_saturation_overlay.png", png})
+		add(para{"Every probe (cell) of both builds: committed TPS against the load offered; the dashed line is y = x. Where a build's points leave the diagonal, it saturates."})
+	}
+
+	// Steady test and LE.
+	steady := qaCompare(dir, x, "steady")
+	le := qaCompare(dir, x, "latency-emulation")
+	add(heading{2, "Steady test", "steady"})
+	if steady == nil {
+		add(noData{"the steady step did not finish"})
+	} else {
+		add(para{fmt.Sprintf("%d runs, baseline and candidate interleaved, at the chosen load. Repeats: %s. %s", len(steady.Runs), dashIfEmpty(steady.StopReason), upperFirst(steady.Rule)+".")})
+		add(verdictTable(steady.CompareIndex))
+	}
+	if le != nil {
+		add(heading{3, "With latency emulation", "le"})
+		judged := "reported beside the steady test, not judged (it is the baseline of the next QA; --judge-le judges it)"
+		if q.JudgeLE {
+			judged = "judged (--judge-le)"
+		}
+		add(para{"The same steady test with the AWS zone table and a random zone per node drawn from the manifest's seed: " + judged + "."})
+		add(verdictTable(le.CompareIndex))
+	}
+	add(heading{3, "QA metric plots, side by side", "plots"})
+	add(para{"Each row: baseline | candidate | candidate with latency emulation, repeat 1 of each (every run's own report has the rest), on shared axes."})
+	panels := []*run{qaRun(steady, rundir.QABaseline), qaRun(steady, rundir.QACandidate), qaRun(le, rundir.QACandidate)}
+	labels := []string{"baseline", "candidate", "candidate, LE"}
+	for _, name := range qaSideBySide {
+		f, ok := figureByName(name)
+		if !ok {
+			continue
+		}
+		var ps []*plot.Plot
+		any := false
+		for i, r := range panels {
+			var p *plot.Plot
+			if r != nil {
+				p, _ = f.build(r)
+			}
+			if p == nil {
+				p = plot.New()
+				p.Title.Text = labels[i] + ": no data"
+			} else {
+				any = true
+				p.Title.Text = labels[i] + ": " + f.title
+			}
+			ps = append(ps, p)
+		}
+		if !any {
+			continue
+		}
+		shareAxes(ps)
+		png, err := tilePNG(ps)
+		if err != nil {
+			return nil, nil, fmt.Errorf("qa report: plot %s: %w", name, err)
+		}
+		file := "qa_" + name + ".png"
+		pngs[file] = png
+		add(heading{4, f.title, ""})
+		add(image{f.title + ", side by side", PlotsDir + "/" + file, png})
+	}
+
+	// Rotating nodes.
+	add(heading{2, "Rotating nodes", "rotating"})
+	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
+		s := x.Step("rotate-" + b)
+		add(heading{3, fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ""})
+		if s == nil || s.Dir == "" {
+			add(noData{"not run"})
+			continue
+		}
+		r, err := load(rundir.StepPath(dir, s))
+		if err != nil {
+			add(noData{err.Error()})
+			continue
+		}
+		f, err := r.dir.ReadFaults()
+		if err != nil {
+			add(noData{"no " + rundir.FaultsFile})
+			continue
+		}
+		var rows [][]string
+		for _, c := range f.Cycles {
+			rows = append(rows, []string{strconv.Itoa(c.Cycle), c.Node, secOrNever(c.CatchUpS), fmtF(c.BlocksPerS, 1), strconv.Itoa(c.Duplicates), dashIfEmpty(c.Error)})
+		}
+		add(table{head: []string{"cycle", "node", "catch-up", "blocks/s", "duplicates", "error"}, rows: rows})
+		if s.Note != "" {
+			add(para{s.Note + "."})
+		}
+		if p, _ := plotHeights(r); p != nil {
+			png, err := renderPNG(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			file := "qa_heights_" + b + ".png"
+			pngs[file] = png
+			add(image{"Heights, " + b, PlotsDir + "/" + file, png})
+		}
+	}
+
+	// Steps and Method.
+	add(heading{2, "Steps", "steps"})
+	var srows [][]string
+	for _, s := range x.Steps {
+		srows = append(srows, []string{s.Name, s.Kind, s.Status, fmtG(s.WallS) + " s", dashIfEmpty(s.Dir), dashIfEmpty(s.Error)})
+	}
+	add(table{head: []string{"step", "kind", "status", "wall", "directory", "error"}, rows: srows})
+	add(heading{2, "Method", "method"})
+	add(para{qaMethod(x, &q)})
+	var prow [][]string
+	for _, s := range x.Plan.Steps {
+		prow = append(prow, []string{s.Name, strconv.Itoa(s.Runs), fmtG(s.WallS) + " s", fmt.Sprintf("%d MiB", s.DiskBytes>>20), s.What})
+	}
+	add(table{head: []string{"planned step", "runs", "estimated wall", "disk", "what"}, rows: prow})
+	add(para{fmt.Sprintf("Plan: %d runs, estimated %s s within a budget of %s s; %d MiB of disk (%d MiB were free). %s",
+		x.Plan.Runs, fmtG(x.Plan.WallS), fmtG(x.Plan.BudgetS), x.Plan.DiskBytes>>20, x.Plan.FreeBytes>>20, strings.Join(x.Plan.Notes, "; "))})
+	if m := x.Machine; m != nil {
+		add(para{fmt.Sprintf("Machine: %s, %d CPUs (%s), %d MiB, kernel %s, %s.", m.Hostname, m.CPUs, m.CPUModel, m.MemoryBytes>>20, m.Kernel, m.GoVersion)})
+	}
+	for _, w := range x.Warnings {
+		add(para{"Warning: " + w})
+	}
+	return bs, pngs, nil
+}
+
+func buildRef(x *rundir.QAIndex, b string) string {
+	if b == rundir.QABaseline {
+		return x.Baseline.Version()
+	}
+	return x.Candidate.Version()
+}
+
+// qaMethod states every rule and threshold the QA judged with.
+func qaMethod(x *rundir.QAIndex, q *rundir.QAConfig) string {
+	search := fmt.Sprintf("a saturation search at c = %d from %s tx/s (at most %s), %s probes, %d to %d repeats each, precision %s %%, at most %d probes per build",
+		q.Connections, fmtG(q.StartRate), fmtG(q.MaxRate), q.ProbeDuration, q.ProbeRepeats, q.ProbeMax, fmtG(q.Precision*100), q.SearchBudget)
+	if q.Grid {
+		search = fmt.Sprintf("the QA grid c = %d x r %v, %s cells", q.Connections, q.Rates, q.ProbeDuration)
+	}
+	le := "off"
+	if q.LE {
+		le = fmt.Sprintf("%d run(s) per build with the AWS zone table and random zones from the seed", q.LERepeats)
+	}
+	return strings.Join([]string{
+		fmt.Sprintf("Step 1 runs %s, baseline then candidate (each build's probes on its own testnet). A build's saturation is a bracket [highest sustainable, lowest saturated); the candidate regresses when every rate its bracket allows is more than %s %% below every rate the baseline's allows (improves likewise above; same when every difference is within ±%s %%; else inconclusive). The chosen load is the baseline's sustainable rate backed off by %s %%.",
+			search, fmtG(q.SaturationThreshold), fmtG(q.SaturationThreshold), fmtG(q.Margin*100)),
+		fmt.Sprintf("Step 2 runs %d runs per build of %s, interleaved, a fresh testnet each; while a metric of %s is inconclusive another pair runs, up to %d per build, within the budget. A metric regresses when worse by more than %s %% with its whole 95 %% bootstrap interval beyond the threshold. The steady test fails on a regression of a judged metric, is inconclusive when one is inconclusive, else passes.",
+			q.Repeats, q.Duration, strings.Join(q.FailOn, ", "), q.MaxRepeats, fmtG(q.Threshold)),
+		"Step 3 (latency emulation): " + le + ".",
+		fmt.Sprintf("Step 4 runs the rotating testbed once per build with %d cycles over a %s load (the seeds ran 25 over 5229 s; scaled to this machine). It fails when a cycle does not catch up within its timeout; the mean catch-up time regresses when more than %s %% (and at least %s) slower than the baseline's; duplicates are counted.",
+			q.Cycles, q.RotateDuration, fmtG(q.CatchUpThreshold), q.CatchUpFloor),
+		"Scaled down from the seeds' 200-node testnets (175 validators, 20 full nodes, 5 seeds) because this 2-core machine runs every node: the capacity model sizes the testbed so that the chain keeps its nominal block rate under load; the header of the QA manifest gives the figures.",
+		fmt.Sprintf("Testbed: %s; rotating testbed: %s. Result mapping: Fail (exit 3) when a judged scenario fails, else Inconclusive (exit 4) when one is inconclusive, else Pass (exit 0).", x.Manifest, dashIfEmpty(x.RotateManifest)),
+	}, " ")
+}
+
+func qaCompare(dir string, x *rundir.QAIndex, step string) *qaCmp {
+	s := x.Step(step)
+	if s == nil || s.Dir == "" {
+		return nil
+	}
+	p := rundir.StepPath(dir, s)
+	idx, err := rundir.CompareRecord.Read(p)
+	if err != nil {
+		return nil
+	}
+	return &qaCmp{idx, p}
+}
+
+// qaCmp is a comparison step: its index and directory.
+type qaCmp struct {
+	*rundir.CompareIndex
+	dir string
+}
+
+// qaRun loads the first done run of a build in a comparison.
+func qaRun(c *qaCmp, build string) *run {
+	if c == nil {
+		return nil
+	}
+	for _, r := range c.Runs {
+		if r.Variant == build && r.Status == rundir.RunDone {
+			ld, err := load(r.RunPath(c.dir))
+			if err != nil {
+				return nil
+			}
+			return ld
+		}
+	}
+	return nil
+}
+
+func figureByName(name string) (figure, bool) {
+	for _, f := range figures {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return figure{}, false
+}
+
+// shareAxes gives the panels one x and one y range (the union of those
+// with data), so a row compares heights by eye rather than by tick labels.
+func shareAxes(ps []*plot.Plot) {
+	var have []*plot.Plot
+	for _, p := range ps {
+		if p.X.Min < p.X.Max || p.Y.Min < p.Y.Max {
+			have = append(have, p)
+		}
+	}
+	if len(have) < 2 {
+		return
+	}
+	x0, x1, y0, y1 := have[0].X.Min, have[0].X.Max, have[0].Y.Min, have[0].Y.Max
+	for _, p := range have[1:] {
+		x0, x1 = min(x0, p.X.Min), max(x1, p.X.Max)
+		y0, y1 = min(y0, p.Y.Min), max(y1, p.Y.Max)
+	}
+	for _, p := range have {
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = x0, x1, y0, y1
+	}
+}
+
+// tilePNG draws plots side by side in one PNG.
+func tilePNG(ps []*plot.Plot) ([]byte, error) {
+	w, h := vg.Length(len(ps))*6*vg.Inch, 4*vg.Inch
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseBackgroundColor(color.White))
+	dc := draw.New(img)
+	t := draw.Tiles{Rows: 1, Cols: len(ps), PadX: vg.Millimeter * 4}
+	cs := plot.Align([][]*plot.Plot{ps}, t, dc)
+	for i, p := range ps {
+		p.Draw(cs[0][i])
+	}
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// qaOverlay: committed vs offered of both builds' cells.
+func qaOverlay(sweeps map[string]*rundir.SweepIndex) *plot.Plot {
+	p := newPlot("Committed vs offered, both builds", "offered (tx/s)", "committed (tx/s)")
+	top := 0.0
+	n := 0
+	for i, b := range []string{rundir.QABaseline, rundir.QACandidate} {
+		x := sweeps[b]
+		if x == nil {
+			continue
+		}
+		var xy plotter.XYs
+		for _, c := range x.Cells {
+			if c.Status != rundir.CellDone || c.Figures == nil {
+				continue
+			}
+			xy = append(xy, plotter.XY{X: c.Figures.Offered, Y: c.Figures.TPS})
+			top = max(top, c.Figures.Offered, c.Figures.TPS)
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		sort.Slice(xy, func(a, b int) bool { return xy[a].X < xy[b].X })
+		s, err := plotter.NewScatter(xy)
+		if err != nil {
+			continue
+		}
+		s.GlyphStyle.Color = qaColors[i]
+		s.GlyphStyle.Radius = vg.Points(3)
+		p.Add(s)
+		p.Legend.Add(b, s)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	diag, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: top, Y: top}})
+	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	p.Add(diag)
+	p.Legend.Top, p.Legend.Left = true, true
+	return p
+}
+
+var qaColors = []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{214, 39, 40, 255}}

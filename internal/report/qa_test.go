@@ -1,0 +1,122 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"github.com/benchnet/benchnet/internal/testenv"
+	"gonum.org/v1/plot"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// qaDir is the hand-made QA directory with run1 as every compare run.
+func qaDir(t *testing.T) string {
+	t.Helper()
+	dir := copyDir(t, "testdata/qa1")
+	for _, step := range []string{"steady", "le"} {
+		for _, r := range []string{"b1", "c1"} {
+			run := copyDir(t, "testdata/run1")
+			dst := filepath.Join(dir, "steps", step, "runs", r)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(run, dst); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+func TestRenderQAGolden(t *testing.T) {
+	dir := qaDir(t)
+	written, err := RenderQA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, QAMarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Golden(t, "testdata/qa1.qa.md", md)
+	for _, s := range []string{"## Test Results", "| Steady test | 2026-11-24 | cometbft@v1.0.1 (0a1b2c3d4e5f) | Fail |", "Pass (not judged)",
+		"## Saturation point", "Chosen load: 320 tx/s", "maximum of 3 repeats", "## Rotating nodes", "## Method", "scaled", "qa_latency_per_block.png", "qa_saturation_overlay.png"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("qa.md lacks %q", s)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, QAHTMLFile))
+	if !strings.Contains(string(html), "data:image/png;base64,") || strings.Contains(string(html), `src="plots/`) {
+		t.Error("qa.html is not self-contained")
+	}
+	// Byte-identical on re-render.
+	before := map[string][]byte{}
+	for _, f := range written {
+		before[f], _ = os.ReadFile(f)
+	}
+	if _, err := RenderQA(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range written {
+		if after, _ := os.ReadFile(f); !bytes.Equal(before[f], after) {
+			t.Errorf("%s changed on re-render", f)
+		}
+	}
+}
+
+func TestQAJUnit(t *testing.T) {
+	data, err := QAJUnit(qaDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got JUnitSuites
+	if err := xml.Unmarshal(data, &got); err != nil {
+		t.Fatalf("not JUnit XML: %v\n%s", err, data)
+	}
+	if len(got.Suites) != 1 {
+		t.Fatalf("suites: %d", len(got.Suites))
+	}
+	byName := map[string]JUnitCase{}
+	for _, c := range got.Suites[0].Cases {
+		byName[c.Classname+"/"+c.Name] = c
+	}
+	// Steady tps regressed: a failure; latency_p95 inconclusive: skipped;
+	// the saturation inconclusive: skipped; LE not judged: absent.
+	if c := byName["qa.steady/tps"]; c.Failure == nil || c.Skipped != nil || !strings.Contains(c.Failure.Text, "-40.00 %") {
+		t.Errorf("tps: %+v", c)
+	}
+	if c := byName["qa.steady/latency_p95"]; c.Skipped == nil || c.Failure != nil {
+		t.Errorf("latency_p95: %+v", c)
+	}
+	if c := byName["qa.saturation/saturation_rate"]; c.Skipped == nil {
+		t.Errorf("saturation: %+v", c)
+	}
+	if c := byName["qa.rotating/catch_up"]; c.Skipped == nil {
+		t.Errorf("rotating: %+v", c)
+	}
+	for k := range byName {
+		if strings.HasPrefix(k, "qa.latency_emulation/") {
+			t.Errorf("an unjudged LE verdict became a testcase: %s", k)
+		}
+	}
+	if got.Tests != 4 || got.Failures != 1 || got.Skipped != 3 || got.Suites[0].Failures != 1 {
+		t.Errorf("counts: tests %d failures %d skipped %d", got.Tests, got.Failures, got.Skipped)
+	}
+}
+
+func TestShareAxes(t *testing.T) {
+	a, b, empty := plot.New(), plot.New(), plot.New()
+	a.X.Min, a.X.Max, a.Y.Min, a.Y.Max = 0, 60, 0, 100
+	b.X.Min, b.X.Max, b.Y.Min, b.Y.Max = 5, 70, 10, 400
+	shareAxes([]*plot.Plot{a, empty, b})
+	for _, p := range []*plot.Plot{a, b} {
+		if p.X.Min != 0 || p.X.Max != 70 || p.Y.Min != 0 || p.Y.Max != 400 {
+			t.Errorf("axes x [%g, %g] y [%g, %g], want the union x [0, 70] y [0, 400]", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+		}
+	}
+	if empty.X.Min <= empty.X.Max || empty.Y.Min <= empty.Y.Max {
+		t.Error("a panel with no data was given axes")
+	}
+}

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// sweepScatterFile is the sweep report's plot of every tx's latency.
+const sweepScatterFile = "sweep_latency_vs_send.png"
+
+// sweepScatter is seed 003's view: every committed tx's latency against its
+// send time over all cells of a grid sweep, one colour per connection count.
+// What looked like single points there were clusters of thousands; here
+// each cell is a band at its own place on the time axis. The cells' run
+// directories are read (txs.csv); a sweep without them has no section.
+func sweepScatter(dir string, x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
+	if x.Kind == "search" {
+		return nil, nil, nil
+	}
+	byC := map[int]plotter.XYs{}
+	var origin int64
+	n, cells := 0, 0
+	for _, c := range x.Cells {
+		if c.Status != rundir.CellDone || c.RunDir == "" {
+			continue
+		}
+		d, err := rundir.Open(filepath.Join(dir, c.RunDir))
+		if err != nil {
+			continue
+		}
+		r := &run{dir: d}
+		if r.loadJSON() != nil || r.loadTxs() != nil {
+			continue
+		}
+		cells++
+		for _, t := range r.txs {
+			if t.state != "committed" || !t.hasLatency {
+				continue
+			}
+			if origin == 0 || t.sentNs < origin {
+				origin = t.sentNs
+			}
+			byC[c.Connections] = append(byC[c.Connections], plotter.XY{X: float64(t.sentNs), Y: t.latency})
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil, nil
+	}
+	p := newPlot(fmt.Sprintf("Latency of every committed tx over the sweep: %d txs in %d cells", n, cells),
+		"send time since the sweep's first tx (s)", "latency (ms)")
+	var cs []int
+	for c := range byC {
+		cs = append(cs, c)
+	}
+	slices.Sort(cs)
+	radius := vg.Points(1.5)
+	switch {
+	case n > 20000:
+		radius = vg.Points(0.6)
+	case n > 2000:
+		radius = vg.Points(1)
+	}
+	for i, c := range cs {
+		xy := byC[c]
+		for j := range xy {
+			xy[j].X = float64(int64(xy[j].X)-origin) / 1e9
+		}
+		s, err := plotter.NewScatter(xy)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sweep scatter c=%d: %w", c, err)
+		}
+		s.GlyphStyle.Shape = draw.CircleGlyph{}
+		s.GlyphStyle.Radius = radius
+		s.GlyphStyle.Color = plotutil.Color(i)
+		p.Add(s)
+		addLegend(p, "c = "+strconv.Itoa(c), s)
+	}
+	p.Legend.Top = true
+	png, err := renderPNG(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep scatter: %w", err)
+	}
+	bs := []block{
+		heading{2, "Every transaction's latency", "scatter"},
+		para{fmt.Sprintf("%d committed txs of %d cells, ", n, cells) + "each at its send time (seconds since the sweep's first tx; cells follow one another in run order, cool-downs between them), one colour per connection count: a cluster that a per-cell summary shows as one point is thousands of txs here. `benchnet report -o DIR --xrange …` zooms a single run's time plots."},
+		image{"Latency against send time over every cell", PlotsDir + "/" + sweepScatterFile, png},
+	}
+	return bs, map[string][]byte{sweepScatterFile: png}, nil
+}

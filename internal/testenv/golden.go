@@ -1,0 +1,71 @@
+package testenv
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// update is the one -update flag of every package's golden tests: each test
+// binary that imports testenv has it, so `go test ./internal/x -update`
+// rewrites that package's testdata/ goldens.
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/ instead of comparing with them")
+
+// Updating reports whether the tests run with -update.
+func Updating() bool { return *update }
+
+// Golden compares got with the file at path, or rewrites the file (creating
+// its directory) under -update. A difference fails the test with the lines
+// that differ; a missing file says how to create it.
+func Golden(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+		return
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from what the test produced (go test -update to accept, then review the diff):\n%s", path, LineDiff(want, got))
+	}
+}
+
+// maxDiffLines bounds LineDiff's output: a golden that differs everywhere
+// would otherwise flood the log.
+const maxDiffLines = 40
+
+// LineDiff lists the lines of want and got that differ, by line number.
+func LineDiff(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(w) || i < len(g); i++ {
+		wl, gl := "<none>", "<none>"
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl == gl {
+			continue
+		}
+		if n++; n > maxDiffLines {
+			fmt.Fprintf(&b, "… (more differing lines; %d lines wanted, %d got)\n", len(w), len(g))
+			break
+		}
+		fmt.Fprintf(&b, "line %d:\n  want %s\n  got  %s\n", i+1, wl, gl)
+	}
+	return b.String()
+}
