@@ -80,6 +80,7 @@ func FuzzManifest(f *testing.F) {
 			checkErrors(t, file, data, err)
 			return
 		}
+		manifest.CheckReleasesOffline(m) // commit, tree and file references are resolved before planning
 		a, err := resolveJSON(m)
 		if err != nil {
 			t.Fatalf("valid manifest does not resolve: %v\n%s", err, data)
