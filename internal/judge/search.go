@@ -184,10 +184,18 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 		if d == Undecided {
 			d, why = r.Decide(cells, base, s.MinRepeats)
 		}
+		if bad := invalidRuns(cells); d != Above && d != GeneratorBound && 2*bad > len(cells) {
+			// The generator missed its schedule in most repeats: the few
+			// valid ones do not show the rate sustainable, and probing
+			// higher would only starve it more. Retried up to MaxRepeats,
+			// then the search ends here. (A saturated valid run stands:
+			// the chain lost txs although the generator kept up.)
+			d, why = GeneratorBound, fmt.Sprintf("the load generator missed its schedule in %d of %d repeats", bad, len(cells))
+		}
 		if d == Undecided && len(cells) >= s.MaxRepeats {
-			// The rule's threshold lies within this probe's noise: its
-			// mean decides the side, and the result says so.
 			if side, ok := r.lean(cells, base); ok {
+				// The rule's threshold lies within this probe's noise: its
+				// mean decides the side, and the result says so.
 				d, why = side, fmt.Sprintf("by its mean, not significant after %d repeats: %s", len(cells), why)
 				leaned = append(leaned, fmt.Sprintf("%g (%s)", rate, side))
 			}
@@ -219,7 +227,11 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 			// A neighbour can starve the generator for one run: retry,
 			// and give up only when every repeat allowed was invalid.
 			if last.Runs >= s.MaxRepeats {
-				return done(Inconclusive, fmt.Sprintf("at %g tx/s per connection %s", last.Rate, last.Why))
+				detail := fmt.Sprintf("at %g tx/s per connection %s", last.Rate, last.Why)
+				if st.Low > 0 {
+					detail += fmt.Sprintf(": saturation lies above %g tx/s per connection, beyond what the load generator can offer on this machine", st.Low)
+				}
+				return done(Inconclusive, detail)
 			}
 			if len(runs) >= s.Budget {
 				return done(Inconclusive, fmt.Sprintf("budget of %d runs spent", s.Budget))
@@ -291,6 +303,17 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 	}
 	st.Next = next
 	return st
+}
+
+// invalidRuns counts the repeats whose generator missed its schedule.
+func invalidRuns(cells []Cell) int {
+	n := 0
+	for _, c := range cells {
+		if !c.LoadValid || c.Sent == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // committedRate is the mean committed tx/s per connection of a probe's valid
@@ -387,6 +410,6 @@ func (s Search) rule(r Rule) string {
 	}
 	return fmt.Sprintf("%s. Search: a geometric ramp (x %g) from %g tx/s per connection until a probe is saturated (at most %g), then a probe at %g %% below the rate the lowest saturated probe committed (its measured capacity) when that lies inside the bracket, then geometric bisection; "+
 		"%seach probe is repeated (%d to %d times) until the 95 %% confidence interval over its repeats of committed/sent (and of p50 / the lightest probe's p50) "+
-		"lies on one side of the rule (a probe still undecided after the last repeat sits on the threshold within its noise and is placed by its means, which the result names); the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
+		"lies on one side of the rule (a probe still undecided after the last repeat sits on the threshold within its noise and is placed by its means, which the result names; a probe whose load generator missed its schedule in most repeats is not placed, and after the last repeat the search ends there, inconclusive); the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
 		r.String(), s.growth(), s.Start, s.MaxRate, s.Precision*50, clear, s.MinRepeats, s.MaxRepeats, s.Precision*100, s.Budget)
 }
