@@ -9,8 +9,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/capacity"
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/infra/docker"
-	"github.com/benchnet/benchnet/internal/infra/swarm"
+	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -23,7 +22,7 @@ import (
 func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) error {
 	// The runner's engine first: nothing to estimate for a runner that
 	// cannot start.
-	if infra.Caps(m.Infra.Runner).Engine && !docker.Available(cmd.Context()) {
+	if infra.Caps(m.Infra.Runner).Engine && !dockercli.Default.Available(cmd.Context()) {
 		return fmt.Errorf("runner %s: no Docker engine answers `docker version` (install docker.io and start dockerd, or use --runner local)", m.Infra.Runner)
 	}
 	notes := capacity.LargeDefaults(m)
@@ -45,23 +44,21 @@ func (f *upFlags) fit(cmd *cobra.Command, m *manifest.Manifest, log io.Writer) e
 		return err
 	}
 	where := "this machine"
-	if m.Infra.Runner == swarm.Kind {
-		// A swarm's nodes run on its machines: their sizes as their
-		// engines report them (docker info's NCPU and MemTotal).
-		if have, err := swarm.Machines(cmd.Context()); err == nil && len(have) > 0 {
-			var ms []capacity.Machine
-			for _, h := range have {
-				ms = append(ms, capacity.Machine{Cores: h.NCPU, MemAvail: h.MemBytes})
-			}
-			mach = capacity.Cluster(ms)
-			where = fmt.Sprintf("this swarm (%d machines)", len(have))
+	// A cluster runner's nodes run on its machines: their sizes as their
+	// engines report them (a swarm: docker info's NCPU and MemTotal).
+	if have, err := infra.Machines(cmd.Context(), m.Infra.Runner); err == nil && len(have) > 0 {
+		var ms []capacity.Machine
+		for _, h := range have {
+			ms = append(ms, capacity.Machine{Cores: h.NCPU, MemAvail: h.MemBytes})
 		}
+		mach = capacity.Cluster(ms)
+		where = fmt.Sprintf("this %s cluster (%d machines)", m.Infra.Runner, len(have))
 	}
 	e := capacity.Need(p, m.Infra.Runner).Fit(mach)
 	fmt.Fprintf(log, "capacity: %s; %s: %d cores, %d MiB available\n", e, where, mach.Cores, mach.MemAvail>>20)
 	if err := capacity.Check(e, mach); err != nil {
 		if where != "this machine" {
-			err = fmt.Errorf("%s is too small: %w (`benchnet plan --runner swarm --machine <size>` says how many machines it needs)", where, err)
+			err = fmt.Errorf("%s is too small: %w (`benchnet plan --runner %s --machine <size>` says how many machines it needs)", where, err, m.Infra.Runner)
 		}
 		if !f.force {
 			return usageError{err}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/capacity"
-	"github.com/benchnet/benchnet/internal/infra/swarm"
+	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
@@ -37,7 +37,8 @@ func newPlanCmd() *cobra.Command {
 				}
 			}
 			var notes []string
-			if m.Infra.Runner == swarm.Kind {
+			cluster := infra.Caps(m.Infra.Runner).Placement != ""
+			if cluster {
 				// Sized as `up` will run it: with the large defaults.
 				if notes = capacity.LargeDefaults(m); len(notes) > 0 {
 					if errs := m.Validate(); len(errs) > 0 {
@@ -60,8 +61,8 @@ func newPlanCmd() *cobra.Command {
 			if err := printPlan(cmd, t); err != nil {
 				return err
 			}
-			if m.Infra.Runner == swarm.Kind || machine != "" {
-				return printSwarmSizing(cmd, t, m.Infra.Runner, machine, notes)
+			if cluster || cmd.Flags().Changed("machine") {
+				return printClusterSizing(cmd, t, m.Infra.Runner, machine, notes)
 			}
 			return nil
 		},
@@ -129,10 +130,11 @@ func printPlan(cmd *cobra.Command, t *plan.Testnet) error {
 	return nil
 }
 
-// printSwarmSizing prints how many machines of a size the testnet needs
-// (the capacity model at its nominal block rate, by zone when zones place
-// nodes) and, on a swarm manager, what this swarm's nodes offer.
-func printSwarmSizing(cmd *cobra.Command, t *plan.Testnet, runner, machine string, notes []string) error {
+// printClusterSizing prints how many machines of a size the testnet needs
+// under a cluster runner (the capacity model at its nominal block rate, by
+// zone when zones place nodes) and, where the cluster answers (a swarm
+// manager), what its machines offer.
+func printClusterSizing(cmd *cobra.Command, t *plan.Testnet, runner, machine string, notes []string) error {
 	out := cmd.OutOrStdout()
 	size, err := capacity.ParseSize(machine)
 	if err != nil {
@@ -156,18 +158,18 @@ func printSwarmSizing(cmd *cobra.Command, t *plan.Testnet, runner, machine strin
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "swarm: %d nodes, %d links need %s\n", e.Nodes, e.Links, ms)
-	if zones != nil {
-		fmt.Fprintf(out, "  label them: docker node update --label-add %s=<zone> <node>\n", swarm.ZoneLabel)
+	fmt.Fprintf(out, "%s: %d nodes, %d links need %s\n", runner, e.Nodes, e.Links, ms)
+	if label := infra.Caps(runner).Placement; zones != nil && label != "" {
+		fmt.Fprintf(out, "  label them: docker node update --label-add %s=<zone> <node>\n", label)
 	}
-	have, err := swarm.Machines(cmd.Context())
+	have, err := infra.Machines(cmd.Context(), runner)
 	if err != nil {
-		return nil // not on a swarm manager: the sizing is all there is
+		return nil // no cluster to ask (not a swarm manager): the sizing is all there is
 	}
 	var cl []capacity.Machine
 	for _, h := range have {
 		cl = append(cl, capacity.Machine{Cores: h.NCPU, MemAvail: h.MemBytes})
-		fmt.Fprintf(out, "  this swarm: %s (%s) %d cores, %d MiB, zone %q\n", h.Hostname, h.ID, h.NCPU, h.MemBytes>>20, h.Zone)
+		fmt.Fprintf(out, "  this cluster: %s (%s) %d cores, %d MiB, zone %q\n", h.Hostname, h.ID, h.NCPU, h.MemBytes>>20, h.Zone)
 	}
 	c := capacity.Cluster(cl)
 	f := e.Fit(c)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/collect"
+	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
@@ -58,11 +59,13 @@ const (
 	quickstartCPU = CPUFixed + 3*CPUPerPeer + 0.9*(CPUPerHeight+4*CPUPerVote)
 )
 
-// Runner overheads per node, measured with the quickstart: a container's
-// containerd-shim (~13 MiB); a swarm task's host-mode ports add four
-// docker-proxy processes (IPv4 and IPv6 for RPC and metrics, ~13 MiB). A
-// swarm starts nodes one after another, about a second each.
-var runnerRSS = map[string]int64{"docker": 13 << 20, "swarm": 26 << 20}
+// runnerRSS is memory per node outside the node's process, as the runner
+// declares it (measured with the quickstart: a container's shim, a swarm
+// task's port proxies).
+func runnerRSS(runner string) int64 {
+	r, _ := caps.Of(runner)
+	return r.NodeOverheadRSS
+}
 
 // Default is used until a release was measured here: the quickstart's
 // nodes idle at ~38 MiB and 0.044 (local) to 0.055 (docker) cores here.
@@ -231,7 +234,7 @@ func needConsensus(p *plan.Testnet, runner string) Estimate {
 		speed := min(max(prof.CPU/quickstartCPU, 0.25), 8)
 		e.fixed += speed * (CPUFixed + float64(peers)*CPUPerPeer)
 		e.perRate += speed * (CPUPerHeight + float64(validators)*CPUPerVote)
-		e.RSS += max(prof.RSS+int64((float64(peers)-prof.Peers)*RSSPerPeer), prof.RSS/2) + runnerRSS[runner]
+		e.RSS += max(prof.RSS+int64((float64(peers)-prof.Peers)*RSSPerPeer), prof.RSS/2) + runnerRSS(runner)
 		if r := nominalRate(n); e.Nominal == 0 || r < e.Nominal {
 			e.Nominal = r
 		}
@@ -310,13 +313,13 @@ func (e Estimate) String() string {
 }
 
 // ReadyTimeout scales the ready timeout with the testnet: base for up to 4
-// nodes, plus 2 s per further node, 1 s per 10 links (handshakes), 1 s per
-// node for a swarm (its nodes start one after another), and two heights at
-// the rate the machine sustains (ready is height 2).
+// nodes, plus 2 s per further node, 1 s per 10 links (handshakes), the
+// runner's declared start allowance per node (a swarm task's scheduling),
+// and two heights at the rate the machine sustains (ready is height 2).
 func ReadyTimeout(base time.Duration, e Estimate) time.Duration {
 	d := base + time.Duration(max(0, e.Nodes-4))*2*time.Second + time.Duration(e.Links/10)*time.Second
-	if e.Runner == "swarm" {
-		d += time.Duration(e.Nodes) * time.Second
+	if r, _ := caps.Of(e.Runner); r.StartPerNode > 0 {
+		d += time.Duration(float64(e.Nodes) * r.StartPerNode * float64(time.Second))
 	}
 	if e.Rate > 0 && e.Rate < 0.5 {
 		d += time.Duration(2 / e.Rate * float64(time.Second))
@@ -438,7 +441,7 @@ func needGossip(p *plan.Testnet, runner string) Estimate {
 		peers := degree[n.Name]
 		e.fixed += GossipCPUFixed + float64(peers)*GossipCPUPerPeer
 		e.perRate += float64(min(peers, GossipDhi)) * GossipCPUPerLink
-		e.RSS += prof.RSS + runnerRSS[runner]
+		e.RSS += prof.RSS + runnerRSS(runner)
 	}
 	e.Links = len(pairs)
 	if p.Publish != nil {

@@ -8,6 +8,10 @@ import (
 
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+
+	// The runners declare their per-node overheads (caps).
+	_ "github.com/benchnet/benchnet/internal/infra/docker"
+	_ "github.com/benchnet/benchnet/internal/infra/swarm"
 )
 
 func resolve(t *testing.T, toml string) (*manifest.Manifest, *plan.Testnet) {

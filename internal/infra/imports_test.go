@@ -69,3 +69,30 @@ func TestNoRunnerImportsSibling(t *testing.T) {
 		})
 	}
 }
+
+// TestAskersImportNoRunner: the layers that used to name runners ask their
+// capabilities records now (caps), so none of them depends on a runner
+// package; the runners are built in by whoever composes the binary (testnet
+// registers them, cmd/benchnet composes).
+func TestAskersImportNoRunner(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go tool not on PATH")
+	}
+	for _, pkg := range []string{"manifest", "capacity", "plan"} {
+		out, err := exec.Command("go", "list", "-deps", "../"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ../%s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) == 0 {
+			t.Fatalf("go list -deps ../%s listed nothing", pkg)
+		}
+		for _, d := range deps {
+			for _, r := range runnerPkgs {
+				if d == infraPrefix+r || strings.HasPrefix(d, infraPrefix+r+"/") {
+					t.Errorf("%s depends on runner package %s", pkg, d)
+				}
+			}
+		}
+	}
+}

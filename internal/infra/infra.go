@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
 )
@@ -116,7 +117,35 @@ type Kind struct {
 	// Sweep removes what the runner created for any run, state file or
 	// not (nil: nothing to sweep).
 	Sweep func(ctx context.Context) error
-	Caps  Capabilities
+	// Machines lists the machines a cluster runner places nodes on, with
+	// their sizes (nil: the runner runs every node on this machine).
+	Machines func(ctx context.Context) ([]Machine, error)
+	Caps     Capabilities
+}
+
+// Machine is one machine of a cluster runner, as its engine reports it.
+type Machine struct {
+	ID, Hostname, Zone string
+	NCPU               int
+	MemBytes           int64
+}
+
+// ErrOneMachine is Machines' answer for a runner that runs every node on
+// this machine.
+var ErrOneMachine = errors.New("the runner runs every node on this machine")
+
+// Machines lists the machines the runner called name places nodes on
+// (ErrOneMachine for a runner without any; its own error when the cluster
+// cannot be asked, e.g. this engine is no swarm manager).
+func Machines(ctx context.Context, name string) ([]Machine, error) {
+	k, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if k.Machines == nil {
+		return nil, ErrOneMachine
+	}
+	return k.Machines(ctx)
 }
 
 // ErrSubnetInUse is wrapped by a runner's Setup when the plan's subnet
@@ -135,6 +164,7 @@ func Register(name string, k Kind) {
 	kindsMu.Lock()
 	defer kindsMu.Unlock()
 	kinds[name] = k
+	caps.Declare(name, k.Caps)
 }
 
 func lookup(name string) (Kind, error) {
@@ -194,32 +224,15 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 }
 
 // Capabilities is what a runner declares about itself (in its Kind), so
-// that the layers above ask it instead of naming runners.
-type Capabilities struct {
-	// ConcurrentStarts is how many nodes Up may start at once (0 or 1:
-	// one after another). A runner whose Start waits on a remote engine
-	// (a swarm task's scheduling, image and volume) gains most from it.
-	ConcurrentStarts int
-	// AutoLinks is the link-emulation backend "auto" means under the
-	// runner ("" = detect what the machine offers); AutoLinksWhy says why.
-	AutoLinks, AutoLinksWhy string
-	// Engine: the runner needs a Docker engine that answers.
-	Engine bool
-	// Limits: the runner enforces [infra] cpus and memory per node.
-	Limits bool
-	// NodeOverheadRSS is memory per node outside the node's process (a
-	// container's shim, a task's port proxies), for the capacity model.
-	NodeOverheadRSS int64
-}
+// that the layers above ask it instead of naming runners; the record lives
+// in the leaf package caps so that the manifest can read it too.
+type Capabilities = caps.Record
 
 // Caps returns the capabilities the runner called name declares (the zero
 // record, the most conservative, for an unknown name).
 func Caps(name string) Capabilities {
-	k, err := lookup(name)
-	if err != nil {
-		return Capabilities{}
-	}
-	return k.Caps
+	r, _ := caps.Of(name)
+	return r
 }
 
 // SweepAll runs every runner's Sweep: what benchnet created and no state

@@ -3,6 +3,7 @@ package infra
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -26,7 +27,7 @@ func TestCapsAndSweepAll(t *testing.T) {
 	if c := Caps("test-a"); c.ConcurrentStarts != 4 || c.AutoLinks != "userspace" {
 		t.Errorf("Caps(test-a) = %+v", c)
 	}
-	if c := Caps("no-such-runner"); c != (Capabilities{}) {
+	if c := Caps("no-such-runner"); !reflect.DeepEqual(c, Capabilities{}) {
 		t.Errorf("Caps of an unknown runner = %+v, want the zero record", c)
 	}
 	err := SweepAll(context.Background())

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchnet/benchnet/internal/infra/caps"
 )
 
 // Runners are the values of [infra].runner.
@@ -42,7 +44,10 @@ func (m *Manifest) applyInfraDefaults() {
 
 // validateInfra checks [infra]; the runner-specific refusals (what a
 // runner cannot do with this manifest) are here too, so they point at a line
-// before anything is created.
+// before anything is created. They come from the runner's capabilities
+// record (caps), which the runner declares when it is built into the binary;
+// a binary without runners (a unit test of a layer above) checks the name
+// only.
 func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 	in := &m.Infra
 	if !slices.Contains(Runners, in.Runner) {
@@ -57,59 +62,68 @@ func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 			add("infra.memory", "%v", err)
 		}
 	}
-	if in.Runner == "local" && (in.CPUs != 0 || in.Memory != "") {
-		f := "infra.cpus"
-		if in.CPUs == 0 {
-			f = "infra.memory"
-		}
-		add(f, "per-node limits need a container runner: set infra.runner = \"docker\" or remove the limit")
-	}
-	if in.Runner == "swarm" {
-		m.validateSwarm(add)
-	} else if len(in.Engines) > 0 {
-		add("infra.engines", "engines are the machines of a swarm: set infra.runner = \"swarm\" or remove them")
-	}
 	for i, e := range in.Engines {
 		if strings.TrimSpace(e) == "" || strings.ContainsAny(e, " \t\n") {
 			add("infra.engines", "entry %d %q: want a DOCKER_HOST value (ssh://, tcp://, unix://) or a docker context name", i, e)
 		}
 	}
-	nw := &m.Network
-	switch in.Runner {
-	case "docker":
-		// The userspace switch's TAPs are moved into the containers;
-		// netem rules inside containers are not wired yet.
-		if nw.Linkem == "netem" {
-			add("network.linkem", "linkem = \"netem\" is not supported by runner \"docker\" yet: use \"userspace\" or \"auto\"")
+	rc, declared := caps.Of(in.Runner)
+	if !declared {
+		return
+	}
+	if !rc.Limits && (in.CPUs != 0 || in.Memory != "") {
+		f := "infra.cpus"
+		if in.CPUs == 0 {
+			f = "infra.memory"
 		}
-	case "swarm":
-		// A service's namespace is on another machine's engine.
+		add(f, "per-node limits need a runner that enforces them (%s): set infra.runner to one or remove the limit", orList(caps.Where(func(r caps.Record) bool { return r.Limits })))
+	}
+	if !rc.Engines && len(in.Engines) > 0 {
+		add("infra.engines", "engines are the machines of a runner that drives several (%s): set infra.runner to one or remove them", orList(caps.Where(func(r caps.Record) bool { return r.Engines })))
+	}
+	nw := &m.Network
+	canLink := caps.Where(func(r caps.Record) bool { return len(r.Links) > 0 })
+	if len(rc.Links) == 0 {
 		for _, f := range []struct{ field, v string }{
 			{"network.zones", nw.Zones}, {"network.delay", nw.Delay}, {"network.jitter", nw.Jitter},
 			{"network.loss", nw.Loss}, {"network.bandwidth", nw.Bandwidth},
 		} {
 			if f.v != "" && f.v != "0" && f.v != "0%" && f.v != "0ms" {
-				add(f.field, "link emulation is not supported by runner %q yet (only \"local\" and \"docker\"): remove it or use another infra.runner", in.Runner)
+				add(f.field, "link emulation is not supported by runner %q yet (only %s): remove it or use another infra.runner", in.Runner, orList(canLink))
 			}
+		}
+	} else if nw.Linkem != "" && nw.Linkem != "auto" && !rc.CanLink(nw.Linkem) {
+		add("network.linkem", "linkem = %q is not supported by runner %q yet: use %s or \"auto\"", nw.Linkem, in.Runner, orList(quoteEach(rc.Links)))
+	}
+	for _, name := range m.GroupNames() {
+		g := m.Node[name]
+		f := "node." + name
+		if !rc.GossipHosts && g.Kind == KindGossipsub {
+			add(f+".kind", "kind = \"gossipsub\" is not supported by runner %q yet: use infra.runner = %s", in.Runner, orList(quoteEach(caps.Where(func(r caps.Record) bool { return r.GossipHosts }))))
+		}
+		if !rc.Sidecars && g.App == "kvstore-socket" {
+			add(f+".app", "\"kvstore-socket\" runs a second process in the node's network namespace, which runner %q cannot host: use app = \"kvstore\", or infra.runner = %s", in.Runner, orList(quoteEach(caps.Where(func(r caps.Record) bool { return r.Sidecars }))))
 		}
 	}
 }
 
-// validateSwarm refuses what a swarm service cannot host: a node is one
-// service, and a service has its own network namespace (no second process
-// beside the node on 127.0.0.1), and our gossipsub host listens on the
-// address it is given, which a service's virtual IP is not.
-func (m *Manifest) validateSwarm(add func(field, format string, args ...any)) {
-	for _, name := range m.GroupNames() {
-		g := m.Node[name]
-		f := "node." + name
-		if g.Kind == KindGossipsub {
-			add(f+".kind", "kind = \"gossipsub\" is not supported by runner \"swarm\" yet: use infra.runner = \"local\" or \"docker\"")
-		}
-		if g.App == "kvstore-socket" {
-			add(f+".app", "\"kvstore-socket\" runs a second process in the node's network namespace, which a swarm service cannot share: use app = \"kvstore\", or infra.runner = \"docker\"")
-		}
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	switch len(names) {
+	case 0:
+		return "none built in"
+	case 1:
+		return names[0]
 	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+func quoteEach(ss []string) []string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return q
 }
 
 // ParseMemory reads a memory size as docker takes it: a number with an
@@ -139,13 +153,7 @@ func ParseMemory(s string) (int64, error) {
 	return mult * v, nil
 }
 
-func quoteAll(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = strconv.Quote(s)
-	}
-	return strings.Join(q, ", ")
-}
+func quoteAll(ss []string) string { return strings.Join(quoteEach(ss), ", ") }
 
 // Has reports whether the file itself sets field (a dotted path), as
 // opposed to a default.

@@ -1,9 +1,17 @@
-package manifest
+package manifest_test
+
+// An external test: the runner refusals come from the runners' capability
+// records, declared when the runners are built in.
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	_ "github.com/benchnet/benchnet/internal/infra/docker"
+	_ "github.com/benchnet/benchnet/internal/infra/local"
+	_ "github.com/benchnet/benchnet/internal/infra/swarm"
+	"github.com/benchnet/benchnet/internal/manifest"
 )
 
 func TestInfra(t *testing.T) {
@@ -18,21 +26,22 @@ func TestInfra(t *testing.T) {
 		{"unknown runner", "[infra]\nrunner = \"k8s\"\n", `m.toml:5: infra.runner: "k8s": want one of "local", "docker", "swarm"`, ""},
 		{"swarm", "[infra]\nrunner = \"swarm\"\n", "", "swarm"},
 		{"socket app refused on swarm", "app = \"kvstore-socket\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.app: "kvstore-socket" runs a second process`, ""},
-		{"links refused on swarm", "[network]\njitter = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.jitter: link emulation is not supported by runner "swarm"`, ""},
-		{"limits need containers", "[infra]\ncpus = 1\n", `m.toml:5: infra.cpus: per-node limits need a container runner`, ""},
+		{"links refused on swarm", "[network]\njitter = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.jitter: link emulation is not supported by runner "swarm" yet (only docker or local)`, ""},
+		{"limits need containers", "[infra]\ncpus = 1\n", `m.toml:5: infra.cpus: per-node limits need a runner that enforces them (docker or swarm)`, ""},
 		{"bad memory", "[infra]\nrunner = \"docker\"\nmemory = \"lots\"\n", `m.toml:6: infra.memory: memory "lots": want a size`, ""},
 		{"tiny memory", "[infra]\nrunner = \"docker\"\nmemory = \"1m\"\n", `m.toml:6: infra.memory: memory "1m": below docker's minimum`, ""},
 		{"negative cpus", "[infra]\nrunner = \"docker\"\ncpus = -1\n", `m.toml:6: infra.cpus: -1: want`, ""},
 		{"links on docker", "[network]\nloss = \"1%\"\ndelay = \"50ms\"\n[infra]\nrunner = \"docker\"\n", "", "docker"},
 		{"netem refused on docker", "[network]\nlinkem = \"netem\"\ndelay = \"5ms\"\n[infra]\nrunner = \"docker\"\n", `m.toml:5: network.linkem: linkem = "netem" is not supported by runner "docker"`, ""},
 		{"swarm engines", "[infra]\nrunner = \"swarm\"\nengines = [\"ssh://root@w1\", \"w2\"]\n", "", "swarm"},
-		{"engines need swarm", "[infra]\nrunner = \"docker\"\nengines = [\"w2\"]\n", `m.toml:6: infra.engines: engines are the machines of a swarm`, ""},
+		{"engines need swarm", "[infra]\nrunner = \"docker\"\nengines = [\"w2\"]\n", `m.toml:6: infra.engines: engines are the machines of a runner that drives several (swarm)`, ""},
 		{"blank engine", "[infra]\nrunner = \"swarm\"\nengines = [\" \"]\n", `m.toml:6: infra.engines: entry 0 " "`, ""},
+		{"gossipsub refused on swarm", "kind = \"gossipsub\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.kind: kind = "gossipsub" is not supported by runner "swarm" yet: use infra.runner = "docker" or "local"`, ""},
 		{"delay refused on swarm", "[network]\ndelay = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.delay: link emulation is not supported by runner "swarm"`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := Parse("m.toml", []byte(base+c.extra))
+			m, err := manifest.Parse("m.toml", []byte(base+c.extra))
 			if c.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -42,7 +51,7 @@ func TestInfra(t *testing.T) {
 				}
 				return
 			}
-			var es Errors
+			var es manifest.Errors
 			if !errors.As(err, &es) {
 				t.Fatalf("got %v, want manifest errors", err)
 			}
@@ -58,7 +67,7 @@ func TestInfra(t *testing.T) {
 
 func TestParseMemory(t *testing.T) {
 	for in, want := range map[string]int64{"512m": 512 << 20, "2g": 2 << 30, "7340032": 7 << 20, "8192k": 8 << 20} {
-		got, err := ParseMemory(in)
+		got, err := manifest.ParseMemory(in)
 		if err != nil || got != want {
 			t.Errorf("ParseMemory(%q) = %d, %v; want %d", in, got, err, want)
 		}

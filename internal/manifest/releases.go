@@ -3,9 +3,9 @@ package manifest
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 
+	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/release"
 )
 
@@ -100,7 +100,7 @@ func (m *Manifest) CheckReleases(ctx context.Context) error {
 			rel = res.Release
 			m.Releases[f.ref] = rel
 			m.ReleaseInfo[f.ref] = res.Info
-			if !res.Static && slices.Contains([]string{"docker", "swarm"}, m.Infra.Runner) {
+			if rc, ok := caps.Of(m.Infra.Runner); ok && !res.Static && !rc.DynamicBinaries {
 				errs = append(errs, m.Errorf(f.field, "%q is not a static binary (it needs a dynamic loader): the %s runner's containers cannot run it; rebuild it with CGO_ENABLED=0 or use runner = \"local\"", f.ref, m.Infra.Runner))
 			}
 		}

@@ -85,6 +85,16 @@ func NoSuch(err error) bool {
 	return strings.Contains(e, "no such") || strings.Contains(e, "not found")
 }
 
+// Available reports whether the docker CLI is installed and e answers
+// `docker version`.
+func (e Engine) Available(ctx context.Context) bool {
+	if _, err := exec.LookPath("docker"); err != nil {
+		return false
+	}
+	_, err := e.Cmd(ctx, "version", "--format", "{{.Server.Version}}")
+	return err == nil
+}
+
 // SwarmActive reports whether e is a node of an active swarm.
 func (e Engine) SwarmActive(ctx context.Context) bool {
 	out, err := e.Cmd(ctx, "info", "--format", "{{.Swarm.LocalNodeState}}")

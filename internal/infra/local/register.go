@@ -22,6 +22,10 @@ func init() {
 		},
 		Down:  Down,
 		Sweep: Sweep,
+		// Namespaces on this machine: every link backend, any process
+		// beside the node, any binary; no per-node limits (cgroups per
+		// namespace are not wired).
+		Caps: infra.Capabilities{Links: []string{"netem", "userspace"}, Sidecars: true, GossipHosts: true, DynamicBinaries: true},
 	})
 }
 

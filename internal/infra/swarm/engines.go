@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/plan"
 )
@@ -186,11 +187,7 @@ func (c *imageCopies) ensure(ctx context.Context, e dockercli.Engine, ref string
 
 // Machine is one swarm node's size as its engine reports it (docker info's
 // NCPU and MemTotal, through the manager's node list).
-type Machine struct {
-	ID, Hostname, Zone string
-	NCPU               int
-	MemBytes           int64
-}
+type Machine = infra.Machine
 
 // Machines lists the swarm's ready, active nodes with their sizes, from
 // the manager; an error when this engine is no swarm manager.

@@ -65,7 +65,15 @@ func init() {
 		New:  func(c infra.Config) (infra.Runner, error) { return New(c), nil },
 		Down: Down,
 		// The docker runner's Sweep removes every benchnet-labelled service too.
-		Caps: infra.Capabilities{ConcurrentStarts: 16, Engine: true, Limits: true, NodeOverheadRSS: 26 << 20},
+		// A task's host-mode ports add four docker-proxy processes (IPv4
+		// and IPv6 for RPC and metrics, ~13 MiB) to the container's shim;
+		// scheduling a task takes about a second. A service's namespace is
+		// on another machine's engine: no link emulation, no second
+		// process beside the node, and no gossipsub host (it listens on the
+		// address it is given, which a service's virtual IP is not).
+		Machines: Machines,
+		Caps: infra.Capabilities{ConcurrentStarts: 16, Engine: true, Engines: true, Limits: true,
+			NodeOverheadRSS: 26 << 20, StartPerNode: 1, Placement: ZoneLabel},
 	})
 }
 
