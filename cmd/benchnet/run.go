@@ -16,7 +16,6 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/experiment"
-	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
@@ -199,7 +198,7 @@ drain, harvest, accounting and report, into a new run directory of its own
 					m.Rotate.Group, strings.Join(names, ", "))
 			}
 			notStarted := func(node string) bool { return absent[node] }
-			pids := local.NodePIDs(src.Join(rundir.State))
+			pids := proctable.NodePIDs(src.Join(rundir.State))
 			stopCollector := scenario.StartCollector(ctx, dir, &p, func(node string) int { return pids[node] },
 				func(node string) bool { return !absent[node] }, scrape, os.Stderr)
 			res, merr := scenario.MeasureRunning(ctx, dir, &p, p.Load, testnet.NewRunID(), os.Stderr, os.Stderr, notStarted)

@@ -8,14 +8,15 @@ import (
 
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/deps"
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
-// runCommands are the host commands a local run execs on this machine (the
-// runner's, iptables only where bridged frames pass the firewall). ping is
-// not among them: only the tests use it.
-func runCommands() []string { return local.Commands() }
+// runCommands are the host commands a run of the default runner execs on
+// this machine (local's: iptables only where bridged frames pass the
+// firewall). ping is not among them: only the tests use it.
+func runCommands() []string { return infra.Commands(manifest.DefaultRunner) }
 
 // testCommands are what the test suite execs besides: ping (emulated RTTs),
 // chromium (the report test renders HTML), prometheus (the --prometheus test),

@@ -13,8 +13,6 @@ import (
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/infra/docker"
-	"github.com/benchnet/benchnet/internal/infra/local"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -67,13 +65,10 @@ func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
 	if err := dir.ReadJSON(rundir.Plan, &t); err != nil {
 		return fmt.Errorf("status of %s: %w", path, err)
 	}
-	pids := local.NodePIDs(dir.Join(rundir.State))
+	pids := proctable.NodePIDs(dir.Join(rundir.State))
 	_ = testnet.ReachFromState(&t, dir.Join(rundir.State)) // where the runner published the nodes
 	// A container runner's nodes: memory and CPU as their cgroups count it.
-	var usage map[string]docker.Usage
-	if kind, err := infra.StateRunner(dir.Join(rundir.State)); err == nil && kind == docker.Kind {
-		usage, _ = docker.StateStats(ctx, dir.Join(rundir.State))
-	}
+	usage, _ := infra.NodeUsage(ctx, dir.Join(rundir.State))
 	sts := make([]nodeStatus, len(t.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range t.Nodes {

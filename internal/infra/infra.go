@@ -120,7 +120,43 @@ type Kind struct {
 	// Machines lists the machines a cluster runner places nodes on, with
 	// their sizes (nil: the runner runs every node on this machine).
 	Machines func(ctx context.Context) ([]Machine, error)
+	// Usage reports each node's CPU and memory as the runner's engine
+	// counts them (a container's cgroup), from the state file; nil: the
+	// node processes are on this machine and /proc says it.
+	Usage func(ctx context.Context, statePath string) (map[string]Usage, error)
+	// Commands are the host commands the runner execs on this machine
+	// (setup installs them).
+	Commands func() []string
 	Caps     Capabilities
+}
+
+// Usage is one node's resource use as its runner's engine reports it.
+type Usage struct {
+	CPUPercent float64 // of one core, over the engine's sample
+	MemBytes   int64
+}
+
+// NodeUsage asks the runner that wrote a state file for its nodes' usage
+// (nil, nil: the runner leaves it to /proc).
+func NodeUsage(ctx context.Context, statePath string) (map[string]Usage, error) {
+	name, err := StateRunner(statePath)
+	if err != nil {
+		return nil, err
+	}
+	k, err := lookup(name)
+	if err != nil || k.Usage == nil {
+		return nil, err
+	}
+	return k.Usage(ctx, statePath)
+}
+
+// Commands lists the host commands the runner called name execs.
+func Commands(name string) []string {
+	k, err := lookup(name)
+	if err != nil || k.Commands == nil {
+		return nil
+	}
+	return k.Commands()
 }
 
 // Machine is one machine of a cluster runner, as its engine reports it.

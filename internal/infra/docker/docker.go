@@ -42,9 +42,11 @@ const DefaultStopTimeout = 5 * time.Second
 
 func init() {
 	infra.Register(Kind, infra.Kind{
-		New:   func(c infra.Config) (infra.Runner, error) { return New(c), nil },
-		Down:  Down,
-		Sweep: Sweep,
+		New:      func(c infra.Config) (infra.Runner, error) { return New(c), nil },
+		Down:     Down,
+		Sweep:    Sweep,
+		Usage:    StateStats,
+		Commands: Commands,
 		// A container's containerd-shim is ~13 MiB beside the node. The
 		// userspace switch's TAPs are moved into the containers; netem
 		// rules inside containers are not wired yet.
@@ -484,11 +486,9 @@ func checkAddrs(p *plan.Testnet) error {
 	return nil
 }
 
-// Usage is one node container's resource use as its cgroup reports it.
-type Usage struct {
-	CPUPercent float64 // of one core, over docker stats' sample
-	MemBytes   int64   // cgroup memory usage
-}
+// Usage is one node container's resource use as its cgroup reports it
+// (CPU of one core over docker stats' sample, cgroup memory usage).
+type Usage = infra.Usage
 
 // NodeStats asks the engine (docker stats, i.e. the containers' cgroups)
 // for the CPU and memory of every "node" container of a run, by node.

@@ -20,8 +20,9 @@ func init() {
 			r.Harness = c.Harness
 			return r, nil
 		},
-		Down:  Down,
-		Sweep: Sweep,
+		Down:     Down,
+		Sweep:    Sweep,
+		Commands: Commands,
 		// Namespaces on this machine: every link backend, any process
 		// beside the node, any binary; no per-node limits (cgroups per
 		// namespace are not wired).

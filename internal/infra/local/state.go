@@ -28,20 +28,9 @@ func newStateFile(path, runID string) *stateFile { return statefile.New(path, ru
 func readStateFile(path string) (*stateFile, error) { return statefile.Read(path) }
 
 // NodePIDs returns, from a state file, the pid of every node's "node"
-// process that is still the process that was started (nil on any error).
-func NodePIDs(statePath string) map[string]int {
-	s, err := readStateFile(statePath)
-	if err != nil {
-		return nil
-	}
-	out := map[string]int{}
-	for _, r := range s.Doc.Resources {
-		if r.Kind == kindProcess && r.Name == "node" && alive(r.PID, r.StartTime) {
-			out[r.Node] = r.PID
-		}
-	}
-	return out
-}
+// process that is still the process that was started (nil on any error);
+// proctable holds it, for every runner's state.
+func NodePIDs(statePath string) map[string]int { return proctable.NodePIDs(statePath) }
 
 // The registry of live runs is shared by every runner (see proctable).
 

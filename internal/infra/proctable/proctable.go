@@ -232,3 +232,21 @@ type PortProvider interface {
 // local runner's naming; the docker runner links its containers' namespaces
 // under the same name so link backends find either).
 func NetnsName(runID, node string) string { return "bn-" + runID + "-" + node }
+
+// NodePIDs returns, from a state file, the pid of every node's "node"
+// process that is still the process that was started (nil on any error),
+// whichever runner wrote it (a container's main process is recorded by its
+// host pid too).
+func NodePIDs(statePath string) map[string]int {
+	s, err := statefile.Read(statePath)
+	if err != nil {
+		return nil
+	}
+	out := map[string]int{}
+	for _, r := range s.Doc.Resources {
+		if r.Kind == statefile.KindProcess && r.Name == "node" && Alive(r.PID, r.StartTime) {
+			out[r.Node] = r.PID
+		}
+	}
+	return out
+}
