@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 )
 
 // Leftovers lists what of a run still exists on the machine: network
@@ -34,7 +34,7 @@ func Leftovers(ctx context.Context, runID string, pids []int) ([]string, error) 
 		}
 	}
 	for _, pid := range pids {
-		if local.Running(pid) {
+		if proctable.Running(pid) {
 			left = append(left, fmt.Sprintf("process %d", pid))
 		}
 	}
