@@ -55,6 +55,15 @@ type Chain interface {
 	Height(ctx context.Context, n *plan.Node) (height int64, catchingUp bool, err error)
 }
 
+// Publisher is implemented by the drivers of kinds whose nodes publish
+// messages at the harness's request (gossipsub): the publish workload goes
+// through it, so that the workload does not know the kind's control API.
+type Publisher interface {
+	// Publish asks node n to publish one message of size bytes, id being
+	// the message's identity in the traces. It is called concurrently.
+	Publish(ctx context.Context, n *plan.Node, id string, size int) error
+}
+
 // ErrNotSupported is wrapped by a driver's answer to what its kind cannot do.
 var ErrNotSupported = errors.New("not supported")
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,7 +12,7 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze/gossip"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
-	"github.com/benchnet/benchnet/internal/node/gossipsub"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -96,7 +94,11 @@ func GossipSummary(res *rundir.Results) string {
 // publish window.
 func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Faults) error {
 	return whileUp(ctx, tn, opts, fmt.Sprintf(" (traces in %s)", tn.Dir.Join(rundir.GossipTraceDir)), func(func()) error {
-		sum, err := Publish(ctx, tn.Dir, tn.Plan, opts.Log, faults)
+		pub, ok := tn.Driver.(node.Publisher)
+		if !ok {
+			return fmt.Errorf("publish: node kind %q does not publish messages", tn.Plan.NodeKind())
+		}
+		sum, err := Publish(ctx, tn.Dir, tn.Plan, pub, opts.Log, faults)
 		if sum != nil {
 			if werr := tn.Dir.WriteLoad(sum); werr != nil {
 				err = errors.Join(err, werr)
@@ -107,11 +109,11 @@ func gossipUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Fa
 }
 
 // Publish runs a gossip testnet's [publish] workload against hosts that are
-// up: warm-up, the schedule, cool-down. It writes published.csv and returns
+// up, through the kind's driver: warm-up, the schedule, cool-down. It writes published.csv and returns
 // the generator's summary (for load.json), harness CPU included in the log.
 // faults (nil: none) run from the schedule's start to its end, their clock's
 // zero the first publication's time, as a steady run's do over its load.
-func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, log io.Writer, faults *Faults) (*rundir.LoadSummary, error) {
+func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, pub node.Publisher, log io.Writer, faults *Faults) (*rundir.LoadSummary, error) {
 	if p.Publish == nil {
 		return nil, fmt.Errorf("publish: the plan has no [publish] table (not a gossipsub testnet)")
 	}
@@ -130,24 +132,8 @@ func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, log io.Write
 	if err := sleep(ctx, cfg.Warmup.Duration); err != nil {
 		return nil, err
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64, IdleConnTimeout: time.Minute}}
-	defer client.CloseIdleConnections()
-	publish := func(ctx context.Context, node, id string, size int) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, gossipsub.ControlURL(byName[node])+"/publish?id="+id+"&size="+strconv.Itoa(size), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusNoContent {
-			b := make([]byte, 200)
-			k, _ := resp.Body.Read(b)
-			return fmt.Errorf("%s: %s", resp.Status, b[:k])
-		}
-		return nil
+	publish := func(ctx context.Context, host, id string, size int) error {
+		return pub.Publish(ctx, byName[host], id, size)
 	}
 	w, err := rundir.PublishedCSV.Create(rundir.PublishedCSV.Path(dir))
 	if err != nil {

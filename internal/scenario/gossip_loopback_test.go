@@ -80,7 +80,7 @@ func TestPublishOverLoopbackHosts(t *testing.T) {
 		}
 	}
 	var log strings.Builder
-	sum, err := Publish(ctx, dir, p, &log, nil)
+	sum, err := Publish(ctx, dir, p, drv, &log, nil)
 	if err != nil {
 		t.Fatalf("publish: %v\n%s", err, log.String())
 	}

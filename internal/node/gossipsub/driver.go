@@ -7,8 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
@@ -25,6 +28,9 @@ type Driver struct {
 	// (default: os.Executable(), the running benchnet; tests build one).
 	Executable string
 	client     *http.Client
+
+	pubOnce   sync.Once
+	pubClient *http.Client // Publish's: pooled, many requests in flight
 }
 
 // Program is the host program's name in Binaries.
@@ -115,6 +121,28 @@ func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []inf
 // gossipsub testnets; this answers any other caller.
 func (d *Driver) Reset(ctx context.Context, n *plan.Node, bins []node.Binary, env node.Env) error {
 	return fmt.Errorf("reset to genesis: %w for gossipsub hosts (a host keeps no state in its home to reset)", node.ErrNotSupported)
+}
+
+// Publish asks host n to publish a message through its control endpoint
+// (POST /publish?id=&size=, answered 204 once the host published it).
+func (d *Driver) Publish(ctx context.Context, n *plan.Node, id string, size int) error {
+	d.pubOnce.Do(func() {
+		d.pubClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64, IdleConnTimeout: time.Minute}}
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ControlURL(n)+"/publish?id="+url.QueryEscape(id)+"&size="+strconv.Itoa(size), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := d.pubClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return nil
 }
 
 // ControlURL is node n's control endpoint.
