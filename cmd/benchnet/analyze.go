@@ -53,7 +53,9 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if _, err := os.Stat(rundir.PublishedCSV.Path(d)); err == nil {
+			if k, err := rundir.RunKind(d.Path); err != nil {
+				return err
+			} else if k == manifest.KindGossipsub {
 				// A gossip run: its hosts' traces against published.csv.
 				res, err := gossip.Run(d)
 				if err != nil {

@@ -757,7 +757,7 @@ func dirsKind(vars []DirVariant, idx *CompareIndex) (NodeMetrics, error) {
 	first := ""
 	for _, v := range vars {
 		for _, d := range v.Dirs {
-			k, err := RunKind(d)
+			k, err := rundir.RunKind(d)
 			if err != nil {
 				return nil, err
 			}

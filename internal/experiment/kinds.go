@@ -1,19 +1,13 @@
 package experiment
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
-	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // NodeMetrics is what one node kind's runs expose to a comparison: the
@@ -149,27 +143,3 @@ func KindRuleText(threshold float64, nm NodeMetrics) string {
 		nm.Resampling(), threshold, nm.Unit(), MinRuns)
 }
 
-// RunKind is a run directory's node kind: its plan.json's; a plan without
-// one is a CometBFT run unless the directory has published.csv (a gossip
-// run, as `benchnet analyze` decides).
-func RunKind(dir string) (string, error) {
-	var p struct {
-		Kind string `json:"kind"`
-	}
-	data, err := os.ReadFile(filepath.Join(dir, rundir.Plan))
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(data, &p); err != nil {
-			return "", fmt.Errorf("%s: %w", filepath.Join(dir, rundir.Plan), err)
-		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return "", err
-	}
-	if p.Kind != "" {
-		return p.Kind, nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, rundir.PublishedCSV.Name)); err == nil {
-		return manifest.KindGossipsub, nil
-	}
-	return manifest.KindCometBFT, nil
-}

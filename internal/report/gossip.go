@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -43,10 +44,10 @@ type gossipRun struct {
 	v         *gossipViews
 }
 
-// IsGossipRun reports whether runDir's results.json has a gossip section.
+// IsGossipRun reports whether runDir is a gossip run (rundir.RunKind).
 func IsGossipRun(runDir string) bool {
-	r, err := (&rundir.Dir{Path: runDir}).ReadResults()
-	return err == nil && r.Gossip != nil
+	k, err := rundir.RunKind(runDir)
+	return err == nil && k == manifest.KindGossipsub
 }
 
 func loadGossip(runDir string) (*gossipRun, error) {
