@@ -178,9 +178,19 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		add(verdictTable(le.CompareIndex))
 	}
 	add(heading{3, "QA metric plots, side by side", "plots"})
-	add(para{"Each row: baseline | candidate | candidate with latency emulation, repeat 1 of each (every run's own report has the rest), on shared axes."})
-	panels := []*run{qaRun(steady, rundir.QABaseline), qaRun(steady, rundir.QACandidate), qaRun(le, rundir.QACandidate)}
+	panels := make([]*run, 3)
+	var which [3]string
+	panels[0], which[0] = qaRun(steady, rundir.QABaseline)
+	panels[1], which[1] = qaRun(steady, rundir.QACandidate)
+	panels[2], which[2] = qaRun(le, rundir.QACandidate)
 	labels := []string{"baseline", "candidate", "candidate, LE"}
+	var shown []string
+	for i, w := range which {
+		if w != "" {
+			shown = append(shown, labels[i]+" "+w)
+		}
+	}
+	add(para{fmt.Sprintf("Each row: baseline | candidate | candidate with latency emulation, on shared axes. Each panel is the build's run with the median H+1 latency p50 (%s); every run's own report has the rest.", dashIfEmpty(strings.Join(shown, ", ")))})
 	for _, name := range qaSideBySide {
 		f, ok := figureByName(name)
 		if !ok {
@@ -329,21 +339,41 @@ type qaCmp struct {
 	dir string
 }
 
-// qaRun loads the first done run of a build in a comparison.
-func qaRun(c *qaCmp, build string) *run {
+// qaRun is the build's representative run for the side-by-side panels: of
+// its finished runs, the one with the median H+1 latency p50 (the lower
+// median of an even count; ties by repeat), so that a panel shows neither
+// the best nor the worst repeat. It also says which ("repeat 2 of 3").
+func qaRun(c *qaCmp, build string) (*run, string) {
 	if c == nil {
-		return nil
+		return nil, ""
 	}
+	type cand struct {
+		r      *run
+		repeat int
+		p50    float64
+	}
+	var cs []cand
 	for _, r := range c.Runs {
-		if r.Variant == build && r.Status == rundir.RunDone {
-			ld, err := load(r.RunPath(c.dir))
-			if err != nil {
-				return nil
-			}
-			return ld
+		if r.Variant != build || r.Status != rundir.RunDone {
+			continue
 		}
+		ld, err := load(r.RunPath(c.dir))
+		if err != nil || ld.results == nil {
+			continue
+		}
+		cs = append(cs, cand{ld, r.Repeat, ld.results.Latency.P50})
 	}
-	return nil
+	if len(cs) == 0 {
+		return nil, ""
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].p50 != cs[j].p50 {
+			return cs[i].p50 < cs[j].p50
+		}
+		return cs[i].repeat < cs[j].repeat
+	})
+	m := cs[(len(cs)-1)/2]
+	return m.r, fmt.Sprintf("repeat %d of %d", m.repeat, len(cs))
 }
 
 func figureByName(name string) (figure, bool) {

@@ -3,12 +3,15 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
-	"github.com/benchnet/benchnet/internal/testenv"
-	"gonum.org/v1/plot"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
+	"gonum.org/v1/plot"
 )
 
 // qaDir is the hand-made QA directory with run1 as every compare run.
@@ -118,5 +121,40 @@ func TestShareAxes(t *testing.T) {
 	}
 	if empty.X.Min <= empty.X.Max || empty.Y.Min <= empty.Y.Max {
 		t.Error("a panel with no data was given axes")
+	}
+}
+
+// TestQARunMedian: the side-by-side panel of a build is its run with the
+// median H+1 latency p50, not the first repeat; failed runs and other
+// builds' runs do not count.
+func TestQARunMedian(t *testing.T) {
+	root := t.TempDir()
+	idx := &rundir.CompareIndex{}
+	for i, p50 := range []float64{1300, 700, 900} {
+		name := fmt.Sprintf("b%d", i+1)
+		src := copyDir(t, "testdata/run1")
+		if err := os.Rename(src, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+		d := &rundir.Dir{Path: filepath.Join(root, name)}
+		res, err := d.ReadResults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Latency.P50 = p50
+		if err := d.WriteResults(res); err != nil {
+			t.Fatal(err)
+		}
+		idx.Runs = append(idx.Runs, rundir.CompareRun{Variant: rundir.QABaseline, Repeat: i + 1, Status: rundir.RunDone, RunDir: name})
+	}
+	idx.Runs = append(idx.Runs,
+		rundir.CompareRun{Variant: rundir.QABaseline, Repeat: 4, Status: "failed", RunDir: "b1"},
+		rundir.CompareRun{Variant: rundir.QACandidate, Repeat: 1, Status: rundir.RunDone, RunDir: "b2"})
+	r, which := qaRun(&qaCmp{CompareIndex: idx, dir: root}, rundir.QABaseline)
+	if r == nil || which != "repeat 3 of 3" || r.results.Latency.P50 != 900 {
+		t.Fatalf("median run: %v %q", r != nil, which)
+	}
+	if r, which := qaRun(&qaCmp{CompareIndex: idx, dir: root}, "nobody"); r != nil || which != "" {
+		t.Errorf("a build without runs: %v %q", r != nil, which)
 	}
 }
