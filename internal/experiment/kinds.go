@@ -142,4 +142,3 @@ func KindRuleText(threshold float64, nm NodeMetrics) string {
 		"same: the CI within ±%[2]g %%; inconclusive: the CI straddles ±%[2]g %%, or a metric without %[3]ss has fewer than %[4]d runs per side.",
 		nm.Resampling(), threshold, nm.Unit(), MinRuns)
 }
-

@@ -127,6 +127,13 @@ func (r *Runner) closeEnv(ctx context.Context) error {
 // step measures the next cell (false: none is left). With Fresh (or
 // closeAfter) the cell's testnet is torn down right after it, so no testnet
 // idles between cells (and SearchVariants never runs two at once).
+// upError is a run whose testnet did not come up: nothing was measured,
+// and the same run may be tried again.
+type upError struct{ err error }
+
+func (e *upError) Error() string { return "up: " + e.err.Error() }
+func (e *upError) Unwrap() error { return e.err }
+
 func (r *Runner) step(ctx context.Context) (bool, error) {
 	r.defaults()
 	x := &r.Dir.Index
@@ -154,7 +161,10 @@ func (r *Runner) step(ctx context.Context) (bool, error) {
 		upStart := r.Now()
 		env, err := open(ctx)
 		if err != nil {
-			return false, fmt.Errorf("up: %w", err)
+			if ctx.Err() == nil {
+				cell.Notes = append(cell.Notes, "up failed: "+err.Error())
+			}
+			return false, &upError{err}
 		}
 		r.env, r.envVariant = env, cell.Variant
 		cell.UpSec = round3(r.Now().Sub(upStart).Seconds())

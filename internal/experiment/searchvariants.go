@@ -63,7 +63,8 @@ func InterleaveOrder(round, n int) []int {
 // completed when its search is done; an interrupted call resumes by being
 // called again with the same directories. Compare two results with
 // judge.CompareSaturation(base.Interval, cand.Interval, margin). A variant
-// whose run fails (not an interrupt) stops its own search with its Err set;
+// whose testnet does not come up is tried once more; a variant whose run
+// fails again, or fails otherwise (not an interrupt), stops its own search with its Err set;
 // the others go on, and the error returned joins those of the variants.
 func SearchVariants(ctx context.Context, variants []Variant, log io.Writer) (out []VariantResult, err error) {
 	if log == nil {
@@ -94,6 +95,7 @@ func SearchVariants(ctx context.Context, variants []Variant, log io.Writer) (out
 	}()
 	done := make([]bool, len(variants))
 	errs := make([]error, len(variants))
+	retried := make([]bool, len(variants)) // the last run failed to come up once
 	for round := 0; ; round++ {
 		active := 0
 		for _, i := range InterleaveOrder(round, len(variants)) {
@@ -105,13 +107,25 @@ func SearchVariants(ctx context.Context, variants []Variant, log io.Writer) (out
 			if err != nil && ctx.Err() != nil {
 				return results(variants, errs), fmt.Errorf("%s: %w", variants[i].Name, err)
 			}
+			var up *upError
+			if err != nil && errors.As(err, &up) && !retried[i] {
+				// A testnet that does not come up once may be the
+				// machine's moment (a neighbour's burst): nothing was
+				// measured, so the same run is tried once more next round.
+				retried[i] = true
+				fmt.Fprintf(log, "search %s: %v: trying this run once more\n", variants[i].Name, err)
+				active++
+				continue
+			}
 			if err != nil {
 				// One build that cannot run (a candidate whose nodes do not
-				// come up) ends its own search, not the others'.
+				// come up twice in a row) ends its own search, not the
+				// others'.
 				errs[i], done[i] = fmt.Errorf("%s: %w", variants[i].Name, err), true
 				fmt.Fprintf(log, "search %s stopped: %v\n", variants[i].Name, err)
 				continue
 			}
+			retried[i] = false
 			if !more {
 				done[i] = true
 				if err := runners[i].finish(); err != nil {

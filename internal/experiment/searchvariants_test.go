@@ -164,32 +164,59 @@ func TestSearchBuilds(t *testing.T) {
 	}
 }
 
-// A candidate whose second testnet does not come up ends its own search;
-// the baseline's goes on to its answer.
+// A candidate whose testnet does not come up from its second on ends its
+// own search after one more try; the baseline's goes on to its answer. One
+// that fails to come up once is tried again and finishes, the failure noted
+// on the run's cell.
 func TestSearchVariantsOneFails(t *testing.T) {
-	cfg := *DefaultSweep()
-	cfg.Search, cfg.Connections, cfg.Rates = true, []int{1}, nil
-	cfg.Duration = manifest.Duration{Duration: 10 * time.Second}
-	var variants []Variant
-	for _, name := range []string{"baseline", "candidate"} {
-		d, f, _ := newSweepDir(t, cfg)
-		f.capacity = 1500
-		opened := 0
-		variants = append(variants, Variant{Name: name, Dir: d, Open: func(ctx context.Context) (Testnet, error) {
-			if opened++; name == "candidate" && opened == 2 {
-				return nil, errors.New("warm-up: txs not committed on every node")
+	search := func(t *testing.T, fail func(opened int) bool) ([]VariantResult, error, []*Dir) {
+		cfg := *DefaultSweep()
+		cfg.Search, cfg.Connections, cfg.Rates = true, []int{1}, nil
+		cfg.Duration = manifest.Duration{Duration: 10 * time.Second}
+		var variants []Variant
+		var dirs []*Dir
+		for _, name := range []string{"baseline", "candidate"} {
+			d, f, _ := newSweepDir(t, cfg)
+			dirs = append(dirs, d)
+			f.capacity = 1500
+			opened := 0
+			variants = append(variants, Variant{Name: name, Dir: d, Open: func(ctx context.Context) (Testnet, error) {
+				if opened++; name == "candidate" && fail(opened) {
+					return nil, errors.New("warm-up: txs not committed on every node")
+				}
+				return f.open(ctx)
+			}})
+		}
+		res, err := SearchVariants(context.Background(), variants, nil)
+		return res, err, dirs
+	}
+	t.Run("always", func(t *testing.T) {
+		res, err, _ := search(t, func(n int) bool { return n >= 2 })
+		if err == nil || !strings.Contains(err.Error(), "candidate: ") || strings.Contains(err.Error(), "baseline") {
+			t.Errorf("error %v, want the candidate's alone", err)
+		}
+		if res[0].Err != "" || res[0].State.Outcome != judge.Found || !res[0].Bracketed {
+			t.Errorf("baseline: %+v", res[0])
+		}
+		if !strings.Contains(res[1].Err, "warm-up") || res[1].State.Runs != 1 {
+			t.Errorf("candidate: %+v", res[1])
+		}
+	})
+	t.Run("once", func(t *testing.T) {
+		res, err, dirs := search(t, func(n int) bool { return n == 2 })
+		if err != nil || res[1].Err != "" || res[1].State.Outcome != judge.Found {
+			t.Fatalf("candidate retried: %v, %+v", err, res[1])
+		}
+		noted := 0
+		for _, c := range dirs[1].Index.Cells {
+			for _, n := range c.Notes {
+				if strings.HasPrefix(n, "up failed: warm-up") {
+					noted++
+				}
 			}
-			return f.open(ctx)
-		}})
-	}
-	res, err := SearchVariants(context.Background(), variants, nil)
-	if err == nil || !strings.Contains(err.Error(), "candidate: ") || strings.Contains(err.Error(), "baseline") {
-		t.Errorf("error %v, want the candidate's alone", err)
-	}
-	if res[0].Err != "" || res[0].State.Outcome != judge.Found || !res[0].Bracketed {
-		t.Errorf("baseline: %+v", res[0])
-	}
-	if !strings.Contains(res[1].Err, "warm-up") || res[1].State.Runs != 1 {
-		t.Errorf("candidate: %+v", res[1])
-	}
+		}
+		if noted != 1 {
+			t.Errorf("%d cells note the failed up, want 1", noted)
+		}
+	})
 }
