@@ -165,7 +165,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 	if steady == nil {
 		add(noData{"the steady step did not finish"})
 	} else {
-		add(para{fmt.Sprintf("%d runs, baseline and candidate interleaved, at the chosen load. Repeats: %s. %s", len(steady.Runs), dashIfEmpty(steady.StopReason), upperFirst(steady.Rule)+".")})
+		add(para{fmt.Sprintf("%d runs, baseline and candidate interleaved, at the chosen load. Repeats: %s. %s", len(steady.Runs), dashIfEmpty(steady.StopReason), upperFirst(strings.TrimSuffix(steady.Rule, "."))+".")})
 		add(verdictTable(steady.CompareIndex))
 	}
 	if le != nil {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -128,11 +130,14 @@ func sweepHeadline(x *rundir.SweepIndex) string {
 	return fmt.Sprintf("**%s.** %s.", upperFirst(x.Grid.Describe()), status)
 }
 
+// upperFirst capitalises the first rune (a rule may begin with "Δ": its
+// first byte alone is no character).
 func upperFirst(s string) string {
-	if s == "" {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || r == utf8.RuneError {
 		return s
 	}
-	return strings.ToUpper(s[:1]) + s[1:]
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {

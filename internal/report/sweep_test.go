@@ -207,3 +207,11 @@ func TestRenderSearch(t *testing.T) {
 		}
 	}
 }
+
+func TestUpperFirst(t *testing.T) {
+	for in, want := range map[string]string{"": "", "grid": "Grid", "Δ = (a − b)/b": "Δ = (a − b)/b", "é": "É", "\xff": "\xff"} {
+		if got := upperFirst(in); got != want {
+			t.Errorf("upperFirst(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
