@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
@@ -269,14 +271,6 @@ func startOrder(nodes []*plan.Node) []*plan.Node {
 // time, the seeds all before the others, and returns the first failure
 // once the starts in progress ended. With k <= 1 it is one after another.
 func (t *Testnet) startNodes(ctx context.Context, nodes []*plan.Node, bins []node.Binary, env node.Env, k int) error {
-	if k <= 1 {
-		for _, n := range nodes {
-			if err := t.startNode(ctx, n, bins, env); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	var seeds, rest []*plan.Node
 	for _, n := range nodes {
 		if n.Role == "seed" {
@@ -285,7 +279,18 @@ func (t *Testnet) startNodes(ctx context.Context, nodes []*plan.Node, bins []nod
 			rest = append(rest, n)
 		}
 	}
-	for _, phase := range [][]*plan.Node{seeds, rest} {
+	for i, phase := range [][]*plan.Node{seeds, rest} {
+		if i == 1 {
+			t.awaitListening(ctx, seeds)
+		}
+		if k <= 1 {
+			for _, n := range phase {
+				if err := t.startNode(ctx, n, bins, env); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		sem := make(chan struct{}, k)
 		errs := make([]error, len(phase))
 		var wg sync.WaitGroup
@@ -305,6 +310,46 @@ func (t *Testnet) startNodes(ctx context.Context, nodes []*plan.Node, bins []nod
 		}
 	}
 	return nil
+}
+
+// seedListenWait bounds how long the other nodes wait for a seed's P2P port.
+var seedListenWait = 10 * time.Second
+
+// awaitListening waits until every seed accepts TCP connections on its P2P
+// address, so that the nodes started next find it on their first dial. A
+// node whose first seed dial is refused waits for its next PEX round, 30 s
+// later, which on the QA testbed (ready in ~34 s) pushed 3 of ~36 testnets
+// past the 60 s ready timeout (2026-11-24, both v0.34.22 and v0.38.17).
+// An address the harness cannot dial (a swarm service's DNS name) is not
+// waited for; a seed still refusing after seedListenWait is logged, and the
+// others start anyway.
+func (t *Testnet) awaitListening(ctx context.Context, seeds []*plan.Node) {
+	for _, n := range seeds {
+		ep, err := t.Runner.Endpoints(n.Name)
+		if err != nil || ep.P2P == "" {
+			continue
+		}
+		start := time.Now()
+		for {
+			var d net.Dialer
+			dctx, cancel := context.WithTimeout(ctx, time.Second)
+			c, err := d.DialContext(dctx, "tcp", ep.P2P)
+			cancel()
+			if err == nil {
+				c.Close()
+				_ = t.Dir.Event("seed_listening", n.Name, time.Since(start).Round(time.Millisecond).String())
+				break
+			}
+			if ctx.Err() != nil || !errors.Is(err, syscall.ECONNREFUSED) {
+				break
+			}
+			if time.Since(start) > seedListenWait {
+				fmt.Fprintf(t.log, "seed %s: p2p port %s not listening after %s; starting the other nodes anyway\n", n.Name, ep.P2P, seedListenWait)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
 
 // delayedStart starts n after its start_delay unless ctx ends first. A
