@@ -7,17 +7,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/analyze/gossip"
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
-	"github.com/benchnet/benchnet/internal/scenario"
 )
 
 // recoveredReason is what harvest.json says when analyze harvested offline.
@@ -55,16 +55,10 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 			}
 			if k, err := rundir.RunKind(d.Path); err != nil {
 				return err
-			} else if k == manifest.KindGossipsub {
-				// A gossip run: its hosts' traces against published.csv.
-				res, err := gossip.Run(d)
-				if err != nil {
-					return err
-				}
-				fmt.Fprint(cmd.OutOrStdout(), scenario.GossipSummary(res))
-				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s and %s; the report: benchnet report %s\n",
-					rundir.DeliveriesCSV.Path(d), d.Join(rundir.ResultsFile), dir)
-				return judgeCopy(d, cmd.ErrOrStderr())
+			} else if k != manifest.KindCometBFT {
+				// Another kind's run (a gossip run: its hosts' traces
+				// against published.csv) needs no harvest first.
+				return analyzeDir(cmd, d)
 			}
 			for _, f := range []string{rundir.Plan, rundir.SentCSV.Name} {
 				if _, err := os.Stat(d.Join(f)); err != nil {
@@ -91,18 +85,27 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 					return err
 				}
 			}
-			res, err := analyze.Analyze(d.Path)
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(cmd.OutOrStdout(), analyze.Summary(res))
-			fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s and %s; the report: benchnet report %s\n",
-				d.Join(rundir.TxsCSV.Name), d.Join(rundir.ResultsFile), dir)
-			return judgeCopy(d, cmd.ErrOrStderr())
+			return analyzeDir(cmd, d)
 		},
 	}
 	cmd.Flags().BoolVar(&reharvest, "reharvest", false, "read the blocks from the nodes' stores again even when the run harvested them")
 	return cmd
+}
+
+// analyzeDir runs d's kind's analysis, prints its summary and what it
+// wrote, and re-judges the manifest's thresholds.
+func analyzeDir(cmd *cobra.Command, d *rundir.Dir) error {
+	res, kind, err := analyze.Run(d)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(cmd.OutOrStdout(), kind.Summary(res))
+	var wrote []string
+	for _, f := range append(slices.Clone(kind.Outputs), rundir.ResultsFile) {
+		wrote = append(wrote, d.Join(f))
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s; the report: benchnet report %s\n", strings.Join(wrote, " and "), d.Path)
+	return judgeCopy(d, cmd.ErrOrStderr())
 }
 
 // isLive reports whether state is a registered live run's state file.

@@ -13,6 +13,7 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
+	"github.com/benchnet/benchnet/internal/testnet"
 )
 
 // needDocker skips (fails under CI) without a Docker engine.
@@ -24,19 +25,14 @@ func needDocker(t *testing.T) {
 	}
 }
 
-// labelled lists the Docker objects still carrying the run's label.
+// labelled lists what of the run still exists, as the runners' own
+// leftovers hooks report it (containers, services, networks and volumes
+// carrying the run's label, on every engine they reach).
 func labelled(t *testing.T, runID string) []string {
 	t.Helper()
-	var left []string
-	for _, what := range [][]string{{"ps", "--all"}, {"network", "ls"}, {"volume", "ls"}} {
-		args := append(append([]string{}, what...), "--quiet", "--filter", "label="+docker.Label+"="+runID)
-		out, err := exec.Command("docker", args...).Output()
-		if err != nil {
-			t.Fatalf("docker %v: %v", args, err)
-		}
-		for _, id := range strings.Fields(string(out)) {
-			left = append(left, what[0]+" "+id)
-		}
+	left, err := testnet.Leftovers(t.Context(), runID, nil)
+	if err != nil {
+		t.Fatalf("leftovers: %v", err)
 	}
 	return left
 }

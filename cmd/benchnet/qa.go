@@ -63,7 +63,7 @@ func newQACmd() *cobra.Command {
      the candidate's saturation judged against the baseline's;
   2. a steady test at that load, baseline and candidate interleaved, with
      repeats added while a judged metric is inconclusive (up to a maximum,
-     within the budget);
+     within the budget less the planned time of the steps after it);
   3. the same with latency emulation (the AWS zone table, random zones from
      the seed), reported beside it and judged only with --judge-le;
   4. rotating nodes on a second testbed, per build: every cycle must catch up
@@ -95,7 +95,7 @@ built-in one is examples/qa.toml.`,
 	fl := c.Flags()
 	fl.StringVar(&f.baseline, "baseline", "", "the baseline build's release reference: NAME@vX.Y.Z, NAME@COMMIT, a source tree (./dir) or file:/path/to/binary")
 	fl.StringVar(&f.candidate, "candidate", "", "the candidate build's release reference")
-	fl.DurationVar(&f.budget, "budget", 60*time.Minute, "bound on the QA's wall time: the plan is trimmed (stated) or refused past it; adaptive repeats stop at it")
+	fl.DurationVar(&f.budget, "budget", 60*time.Minute, "bound on the QA's wall time: the plan is trimmed (stated) or refused past it; adaptive repeats stop in time for the steps after them")
 	fl.BoolVar(&f.quick, "quick", false, "the short profile (fewer cycles, shorter runs, a coarser search): smoke tests and CI")
 	fl.BoolVar(&f.grid, "grid", false, "measure the saturation with the QA's c x r grid ([qa] rates) instead of a search")
 	fl.BoolVar(&f.judgeLE, "judge-le", false, "judge the latency-emulation runs too (default: reported only)")

@@ -132,6 +132,17 @@ func TestSwarmMultiEngine(t *testing.T) {
 				t.Errorf("log of %s: %v", n, err)
 			}
 		}
+		// No shared filesystem needed: every node ran on a copy of its home
+		// in a volume of its engine, so none wrote its stores into the run
+		// directory's homes (a bound home would hold data/blockstore.db).
+		for _, n := range swarm12Nodes {
+			if _, err := os.Stat(filepath.Join(dir, "homes", n, "config", "genesis.json")); err != nil {
+				t.Errorf("home of %s: %v", n, err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "homes", n, "data", "blockstore.db")); err == nil {
+				t.Errorf("%s wrote its block store into the run directory: its home was bound, not copied", n)
+			}
+		}
 		// Zone z0 is the host's engine: its 5 nodes have host pids, the 7
 		// of z1 and z2 ran on the other engines.
 		if len(local) != 5 || len(remote) != 7 {

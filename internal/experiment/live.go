@@ -11,15 +11,13 @@ import (
 
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"path/filepath"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/cometrpc"
-	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/scenario"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -114,61 +112,13 @@ func (e *liveEnv) Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load)
 	return res, err
 }
 
-// Cooldown waits until every node's mempool is empty and every node is two
-// blocks past the highest height seen when it began.
+// Cooldown lets the testnet settle between cells by its kind's rule
+// (node.Settler: CometBFT's mempools empty and two blocks past); a kind
+// without one needs no wait.
 func (e *liveEnv) Cooldown(ctx context.Context, limit time.Duration) (time.Duration, error) {
-	return Cooldown(ctx, harvest.Nodes(e.tn.Plan), limit)
-}
-
-// Cooldown polls nodes until every mempool is empty and two blocks have
-// passed on each, at most limit.
-func Cooldown(ctx context.Context, nodes []harvest.Node, limit time.Duration) (time.Duration, error) {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	clients := make([]*cometrpc.Client, len(nodes))
-	var top int64
-	for i, n := range nodes {
-		clients[i] = cometrpc.New(n.URL)
-		st, err := clients[i].Status(ctx)
-		if err != nil {
-			return time.Since(start), fmt.Errorf("%s: %w", n.Name, err)
-		}
-		top = max(top, st.Height)
+	s, ok := e.tn.Driver.(node.Settler)
+	if !ok {
+		return 0, nil
 	}
-	var why string
-	for {
-		why = ""
-		for i, c := range clients {
-			st, err := c.Status(ctx)
-			if err != nil {
-				why = fmt.Sprintf("%s: %v", nodes[i].Name, err)
-				break
-			}
-			if st.Height < top+2 {
-				why = fmt.Sprintf("%s at height %d, waiting for %d", nodes[i].Name, st.Height, top+2)
-				break
-			}
-			size, err := c.MempoolSize(ctx)
-			if err != nil {
-				why = fmt.Sprintf("%s: %v", nodes[i].Name, err)
-				break
-			}
-			if size > 0 {
-				why = fmt.Sprintf("%s mempool holds %d txs", nodes[i].Name, size)
-				break
-			}
-		}
-		if why == "" {
-			return time.Since(start), nil
-		}
-		select {
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return time.Since(start), fmt.Errorf("not settled within %s: %s", limit, why)
-			}
-			return time.Since(start), context.Cause(ctx)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return s.Settle(ctx, e.tn.Plan, limit)
 }

@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -415,7 +417,7 @@ func PlanQA(q *QA, cost QACost, connections int, withBaseline bool, keepHomes bo
 	add("steady", 2*q.Repeats, float64(2*q.Repeats)*runS, runHomes(2*q.MaxRepeats, diskHomes(1, cost.Nodes, txs, cost.TxBytes), keepHomes), diskRuns(float64(2*q.MaxRepeats)*txs),
 		fmt.Sprintf("%d runs per build interleaved, %s each; up to %d per build while a judged metric is inconclusive", q.Repeats, q.Duration, q.MaxRepeats))
 	if extra := q.MaxRepeats - q.Repeats; extra > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("adaptive repeats may add up to %d pairs (~%s) within the budget", extra, time.Duration(float64(2*extra)*runS)*time.Second))
+		p.Notes = append(p.Notes, fmt.Sprintf("adaptive repeats may add up to %d pairs (~%s) within the budget, leaving the steps after them their planned time", extra, time.Duration(float64(2*extra)*runS)*time.Second))
 	}
 	if q.LE {
 		add("latency-emulation", 2*q.LERepeats, float64(2*q.LERepeats)*(runS+5), runHomes(2*q.LERepeats, diskHomes(1, cost.Nodes, txs, cost.TxBytes), keepHomes), diskRuns(float64(2*q.LERepeats)*txs),
@@ -594,6 +596,16 @@ func CatchUps(f *rundir.FaultResults) ([]float64, int) {
 	return out, dups
 }
 
+// sameJSON reports whether a and b encode the same JSON value, whatever
+// their layout.
+func sameJSON(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
 // ReuseBaseline marks x's baseline-only steps (saturation and rotating) as
 // done from an earlier QA directory's. It refuses when the testbeds, the
 // method (the QA configuration) or the baseline differ, and warns when the
@@ -614,7 +626,8 @@ func ReuseBaseline(x *rundir.QAIndex, earlierDir string, earlier *rundir.QAIndex
 			}
 		}
 	}
-	if string(earlier.Config) != string(x.Config) {
+	// Compared as JSON values: qa.json keeps the earlier one indented.
+	if !sameJSON(earlier.Config, x.Config) {
 		why = append(why, "the method differs (the QA configuration: profile, repeats, thresholds, durations)")
 	}
 	if len(why) > 0 {

@@ -232,7 +232,12 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 					fmt.Fprintf(o.Log, "qa: resuming %s\n", s.Dir)
 				}
 			}
-			root, idx, err := RunCompare(ctx, vm, cfg, CompareOptions{Output: stepsDir, Measure: measure, Log: o.Log, Now: o.Now, Deadline: o.Deadline, Cooldown: o.Cooldown, Resume: resume})
+			deadline := stepDeadline(x, s.Name, o.Deadline)
+			if !deadline.Equal(o.Deadline) {
+				fmt.Fprintf(o.Log, "qa: %s adds repeats until %s (the budget's end less %s for the steps after it)\n",
+					s.Name, deadline.Local().Format("15:04:05"), o.Deadline.Sub(deadline).Round(time.Second))
+			}
+			root, idx, err := RunCompare(ctx, vm, cfg, CompareOptions{Output: stepsDir, Measure: measure, Log: o.Log, Now: o.Now, Deadline: deadline, Cooldown: o.Cooldown, Resume: resume})
 			if idx != nil && err == nil && !idx.Complete {
 				err = errors.New("not every run finished")
 			}
@@ -445,4 +450,51 @@ func bracket(x *Index) judge.Interval {
 func (q *QA) ConfigJSON() json.RawMessage {
 	data, _ := json.Marshal(q)
 	return data
+}
+
+// stepDeadline is when step name may no longer add adaptive work: the
+// budget's end less the planned wall time of the steps still to run after
+// it, that plan scaled by how far the finished steps overran theirs (a
+// QA whose search took 1.3 x its plan reserves 1.3 x for the rest). Before
+// this, the steady step's adaptive pairs could use the whole budget and
+// the steps after them ran past it (61 min 18 s of a 60 min budget).
+func stepDeadline(x *rundir.QAIndex, name string, end time.Time) time.Time {
+	if end.IsZero() {
+		return end
+	}
+	planned := map[string]float64{}
+	for _, ps := range x.Plan.Steps {
+		planned[ps.Name] = ps.WallS
+	}
+	// Steps that ran together (the interleaved search) share one start
+	// and one wall time: count that wall once against their summed plan.
+	type span struct{ wall, plan float64 }
+	ran := map[string]*span{}
+	var rest float64
+	after := false
+	for _, s := range x.Steps {
+		switch {
+		case s.Name == name:
+			after = true
+		case after && s.Status != rundir.StepDone && s.Status != rundir.StepSkipped:
+			rest += planned[s.Name]
+		case !after && s.Status == rundir.StepDone && !s.Reused && s.WallS > 0 && planned[s.Name] > 0:
+			sp := ran[s.Started]
+			if sp == nil {
+				sp = &span{}
+				ran[s.Started] = sp
+			}
+			sp.wall = max(sp.wall, s.WallS)
+			sp.plan += planned[s.Name]
+		}
+	}
+	var wall, plan float64
+	for _, sp := range ran {
+		wall, plan = wall+sp.wall, plan+sp.plan
+	}
+	scale := 1.0
+	if plan > 0 && wall > plan {
+		scale = wall / plan
+	}
+	return end.Add(-time.Duration(rest * scale * float64(time.Second)))
 }

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -267,6 +268,14 @@ func TestReuseBaseline(t *testing.T) {
 	}
 	raw := [][]byte{[]byte("a"), []byte("b")}
 	earlier := mk("cometbft@v1.0.1")
+	// As read back from qa.json, which keeps the configuration indented:
+	// the same method in another layout (a byte comparison refused every
+	// --baseline-from on real directories).
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, earlier.Config, "  ", "  "); err != nil {
+		t.Fatal(err)
+	}
+	earlier.Config = indented.Bytes()
 	x := mk("cometbft@v1.0.1")
 	for i := range x.Steps {
 		x.Steps[i].Status, x.Steps[i].Dir = rundir.StepPending, ""
@@ -403,5 +412,51 @@ func TestCandidateCannotRun(t *testing.T) {
 		if got && !strings.Contains(why, "3 of 3 runs failed") {
 			t.Errorf("%s: %s", c.spec, why)
 		}
+	}
+}
+
+// The steady step's adaptive repeats must leave the steps after it their
+// planned time (scaled by how far the finished steps overran): the full
+// default QA of 2026-11-24 used its whole budget on adaptive pairs and
+// its latency-emulation and rotating steps ended 1 min 18 s past it.
+func TestStepDeadline(t *testing.T) {
+	end := time.Date(2026, 11, 24, 20, 0, 0, 0, time.UTC)
+	plan := rundir.QAPlan{Steps: []rundir.QAPlannedStep{
+		{Name: "saturation-baseline", WallS: 600}, {Name: "saturation-candidate", WallS: 600},
+		{Name: "steady", WallS: 900}, {Name: "latency-emulation", WallS: 480},
+		{Name: "rotate-baseline", WallS: 120}, {Name: "rotate-candidate", WallS: 120},
+	}}
+	steps := func(satWall float64, satStatus, leStatus string) []rundir.QAStep {
+		return []rundir.QAStep{
+			{Name: "saturation-baseline", Status: satStatus, Started: "t0", WallS: satWall},
+			{Name: "saturation-candidate", Status: satStatus, Started: "t0", WallS: satWall},
+			{Name: "steady", Status: rundir.StepPending},
+			{Name: "latency-emulation", Status: leStatus},
+			{Name: "rotate-baseline", Status: rundir.StepPending},
+			{Name: "rotate-candidate", Status: rundir.StepPending},
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		x    rundir.QAIndex
+		step string
+		want time.Duration // before end
+	}{
+		{"search on plan: the rest's plan", rundir.QAIndex{Plan: plan, Steps: steps(1200, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
+		{"search ran 1.5 x its plan: 1.5 x the rest", rundir.QAIndex{Plan: plan, Steps: steps(1800, rundir.StepDone, rundir.StepPending)}, "steady", 1080 * time.Second},
+		{"faster than planned: never less than the plan", rundir.QAIndex{Plan: plan, Steps: steps(600, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
+		{"a done step reserves nothing", rundir.QAIndex{Plan: plan, Steps: steps(1200, rundir.StepDone, rundir.StepDone)}, "steady", 240 * time.Second},
+		{"a failed search is no measure of the plan", rundir.QAIndex{Plan: plan, Steps: steps(3000, rundir.StepFailed, rundir.StepPending)}, "steady", 720 * time.Second},
+		{"the last step keeps the whole budget", rundir.QAIndex{Plan: plan, Steps: steps(1200, rundir.StepDone, rundir.StepPending)}, "rotate-candidate", 0},
+		{"no plan (an old qa.json): the budget's end", rundir.QAIndex{Steps: steps(1200, rundir.StepDone, rundir.StepPending)}, "steady", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := end.Sub(stepDeadline(&tc.x, tc.step, end)); got != tc.want {
+				t.Errorf("deadline %s before the budget's end, want %s", got, tc.want)
+			}
+		})
+	}
+	if got := stepDeadline(&rundir.QAIndex{Plan: plan}, "steady", time.Time{}); !got.IsZero() {
+		t.Errorf("no budget: deadline %s, want none", got)
 	}
 }

@@ -74,6 +74,14 @@ type Runner interface {
 	Cleanup(ctx context.Context) error
 }
 
+// HomeCopier is implemented by runners that may run a node on a copy of
+// its home (a volume on another machine's engine) rather than on the run
+// directory's: after the testnet resets a node's home there (a rotating
+// node's wipe), the runner delivers it again at the node's next start.
+type HomeCopier interface {
+	HomeReset(node string)
+}
+
 // Endpoints are where one node is reached (host:port each).
 type Endpoints = statefile.Endpoints
 
@@ -127,7 +135,12 @@ type Kind struct {
 	// Commands are the host commands the runner execs on this machine
 	// (setup installs them).
 	Commands func() []string
-	Caps     Capabilities
+	// Leftovers lists what the runner created for run runID that still
+	// exists ("netns bn-…", "container 3f2a…"); nil: it creates nothing
+	// a process check would miss. Tests and `down` prove a teardown
+	// complete with it.
+	Leftovers func(ctx context.Context, runID string) ([]string, error)
+	Caps      Capabilities
 }
 
 // Usage is one node's resource use as its runner's engine reports it.
@@ -208,12 +221,12 @@ func lookup(name string) (Kind, error) {
 	defer kindsMu.Unlock()
 	k, ok := kinds[name]
 	if !ok {
-		names := make([]string, 0, len(kinds))
+		known := make([]string, 0, len(kinds))
 		for n := range kinds {
-			names = append(names, n)
+			known = append(known, n)
 		}
-		sort.Strings(names)
-		return Kind{}, fmt.Errorf("runner %q: not built in (have %s)", name, strings.Join(names, ", "))
+		sort.Strings(known)
+		return Kind{}, fmt.Errorf("runner %q: not built in (have %s)", name, strings.Join(known, ", "))
 	}
 	return k, nil
 }
@@ -271,18 +284,41 @@ func Caps(name string) Capabilities {
 	return r
 }
 
-// SweepAll runs every runner's Sweep: what benchnet created and no state
-// file records any more (`down --all`).
-func SweepAll(ctx context.Context) error {
+// Leftovers asks every runner built in what of run runID still exists
+// on the machine (or its engines), in runner-name order.
+func Leftovers(ctx context.Context, runID string) ([]string, error) {
+	var left []string
+	var errs []error
+	for _, n := range names() {
+		k, _ := lookup(n)
+		if k.Leftovers == nil {
+			continue
+		}
+		l, err := k.Leftovers(ctx, runID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("leftovers of runner %s: %w", n, err))
+		}
+		left = append(left, l...)
+	}
+	return left, errors.Join(errs...)
+}
+
+func names() []string {
 	kindsMu.Lock()
+	defer kindsMu.Unlock()
 	names := make([]string, 0, len(kinds))
 	for n := range kinds {
 		names = append(names, n)
 	}
-	kindsMu.Unlock()
 	sort.Strings(names)
+	return names
+}
+
+// SweepAll runs every runner's Sweep: what benchnet created and no state
+// file records any more (`down --all`).
+func SweepAll(ctx context.Context) error {
 	var errs []error
-	for _, n := range names {
+	for _, n := range names() {
 		k, _ := lookup(n)
 		if k.Sweep == nil {
 			continue

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -62,6 +63,16 @@ type Publisher interface {
 	// Publish asks node n to publish one message of size bytes, id being
 	// the message's identity in the traces. It is called concurrently.
 	Publish(ctx context.Context, n *plan.Node, id string, size int) error
+}
+
+// Settler is implemented by the drivers of kinds whose nodes still hold
+// the last load after it ends (a chain's mempools): an experiment that
+// measures several cells on one testnet waits for Settle between them. A
+// kind without one needs no wait.
+type Settler interface {
+	// Settle waits, at most limit, until p's nodes hold nothing of the
+	// last load and have moved on from it, and returns how long it waited.
+	Settle(ctx context.Context, p *plan.Testnet, limit time.Duration) (time.Duration, error)
 }
 
 // ErrNotSupported is wrapped by a driver's answer to what its kind cannot do.

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze/gossip"
+	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
@@ -45,11 +44,11 @@ func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	// Analysis and report after the teardown: the hosts have flushed their
 	// traces, and the report is a pure function of the finished directory
 	// (`benchnet analyze` and `benchnet report` later give the same).
-	res, aerr := gossip.Run(tn.Dir)
+	res, kind, aerr := analyze.Run(tn.Dir)
 	if aerr != nil {
 		return out, errors.Join(perr, aerr)
 	}
-	fmt.Fprint(opts.Log, GossipSummary(res))
+	fmt.Fprint(opts.Log, kind.Summary(res))
 	if faults != nil {
 		if ferr := reportFaults(tn.Dir.Path, opts.Log); ferr != nil {
 			perr = errors.Join(perr, fmt.Errorf("faults: %w", ferr))
@@ -64,29 +63,6 @@ func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 		perr = errors.Join(perr, fmt.Errorf("report: %w", rerr))
 	}
 	return out, perr
-}
-
-// GossipSummary is the few lines a gossip run prints at its end.
-func GossipSummary(res *rundir.Results) string {
-	var b strings.Builder
-	g := res.Gossip
-	if g == nil {
-		return ""
-	}
-	valid := "valid"
-	if !res.Valid {
-		valid = "NOT VALID: " + strings.Join(res.Invalid, "; ")
-	}
-	fmt.Fprintf(&b, "\ngossip run: %s\n", valid)
-	fmt.Fprintf(&b, "  %d hosts, %d messages: MDR %.4f (%d of %d deliveries)", g.Nodes, g.Messages, g.MDR, g.Delivered, g.Expected)
-	if len(g.Missing) > 0 {
-		fmt.Fprintf(&b, ", missing %v", g.Missing)
-	}
-	d, l := g.Dissemination, g.LastDelivery
-	fmt.Fprintf(&b, "\n  dissemination ms: mean %.1f p50 %.1f p99 %.1f max %.1f; last delivery ms: mean %.1f p99 %.1f max %.1f\n", d.Avg, d.P50, d.P99, d.Max, l.Avg, l.P99, l.Max)
-	fmt.Fprintf(&b, "  last-delivery hop p50 %.0f max %.0f; longest chain p50 %.0f max %.0f; duplicates per delivery %.2f\n",
-		g.LastDeliveryHop.P50, g.LastDeliveryHop.Max, g.MaxHop.P50, g.MaxHop.Max, g.Duplicates.Avg)
-	return b.String()
 }
 
 // gossipUp is the part of Gossip while the hosts run (whileUp's frame:

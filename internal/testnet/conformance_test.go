@@ -164,6 +164,7 @@ func conformance(t *testing.T, subnet, runner string, engines []string, left fun
 
 	// Kill, then start again: the node catches up with the others.
 	victim := tn.Plan.Nodes[3]
+	t.Logf("kill %s, start it again", victim.Name)
 	if err := tn.Kill(ctx, victim.Name); err != nil {
 		t.Fatalf("kill %s: %v", victim.Name, err)
 	}
@@ -179,8 +180,27 @@ func conformance(t *testing.T, subnet, runner string, engines []string, left fun
 	}
 	waitHeight(ctx, t, victim.Name, victim.RPCURL(), ref.Height)
 
+	// Stop, wipe the home, start again: the node starts from genesis
+	// (block sync) and catches up. On a multi-engine swarm the home is a
+	// copy on the node's engine, delivered again after the wipe.
+	t.Logf("stop %s, wipe its home, start it again", victim.Name)
+	if err := tn.StopNode(ctx, victim.Name); err != nil {
+		t.Fatalf("stop %s: %v", victim.Name, err)
+	}
+	if err := tn.Wipe(ctx, victim.Name); err != nil {
+		t.Fatalf("wipe %s: %v", victim.Name, err)
+	}
+	if err := tn.StartNode(ctx, victim.Name); err != nil {
+		t.Fatalf("start %s after its wipe: %v", victim.Name, err)
+	}
+	if ref, err = cometrpc.New(tn.Plan.Nodes[0].RPCURL()).Status(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitHeight(ctx, t, victim.Name, victim.RPCURL(), ref.Height)
+
 	// Pause: the node stops answering, and answers again once resumed.
 	frozen := tn.Plan.Nodes[2]
+	t.Logf("pause %s, resume it", frozen.Name)
 	if err := tn.Pause(ctx, frozen.Name); err != nil {
 		t.Fatalf("pause %s: %v", frozen.Name, err)
 	}

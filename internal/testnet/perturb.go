@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -161,6 +162,9 @@ func (t *Testnet) Wipe(ctx context.Context, name string) error {
 	}
 	if err := t.Driver.Reset(ctx, n, t.bins, t.env); err != nil {
 		return fmt.Errorf("wipe %s: %w", name, err)
+	}
+	if hc, ok := t.Runner.(infra.HomeCopier); ok {
+		hc.HomeReset(name)
 	}
 	t.event("node_wipe", name, "home reset to genesis")
 	return nil

@@ -38,7 +38,9 @@ func TestAwaitListening(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
+	closed := make(chan struct{})
 	go func() {
+		defer close(closed)
 		time.Sleep(300 * time.Millisecond)
 		if l2, err := net.Listen("tcp", addr); err == nil {
 			defer l2.Close()
@@ -57,7 +59,13 @@ func TestAwaitListening(t *testing.T) {
 		t.Errorf("no seed_listening event: %s", ev)
 	}
 
-	// Never listening: bounded by seedListenWait.
+	// Never listening: bounded by seedListenWait. (The listener above must
+	// be gone first, or this dial is accepted and nothing is waited for.)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the late listener never accepted the harness's dial")
+	}
 	old := seedListenWait
 	seedListenWait = 200 * time.Millisecond
 	t.Cleanup(func() { seedListenWait = old })

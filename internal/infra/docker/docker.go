@@ -47,6 +47,13 @@ func init() {
 		Sweep:    Sweep,
 		Usage:    StateStats,
 		Commands: Commands,
+		// Containers, networks and volumes on the default engine.
+		Leftovers: func(ctx context.Context, runID string) ([]string, error) {
+			if !dockercli.Default.Available(ctx) {
+				return nil, nil
+			}
+			return dockercli.Default.Labelled(ctx, dockercli.Label+"="+runID)
+		},
 		// A container's containerd-shim is ~13 MiB beside the node. The
 		// userspace switch's TAPs are moved into the containers; netem
 		// rules inside containers are not wired yet.

@@ -195,6 +195,77 @@ func (e Engine) RemoveLabelled(ctx context.Context, label string, grace time.Dur
 	return errors.Join(errs...)
 }
 
+// Labelled lists what of e carries label (KEY=VALUE): services (on a
+// swarm manager), containers, networks, volumes, configs and secrets, as
+// "container 3f2a…" lines for a leftovers report.
+func (e Engine) Labelled(ctx context.Context, label string) ([]string, error) {
+	type kind struct {
+		name  string
+		args  []string
+		swarm bool
+	}
+	var left []string
+	var errs []error
+	swarm := e.SwarmActive(ctx)
+	for _, k := range []kind{
+		{"service", []string{"service", "ls"}, true},
+		{"container", []string{"ps", "--all"}, false},
+		{"network", []string{"network", "ls"}, false},
+		{"volume", []string{"volume", "ls"}, false},
+		{"config", []string{"config", "ls"}, true},
+		{"secret", []string{"secret", "ls"}, true},
+	} {
+		if k.swarm && !swarm {
+			continue
+		}
+		ids, err := e.list(ctx, append(k.args, "--quiet", "--filter", "label="+label)...)
+		if err != nil {
+			if !strings.Contains(err.Error(), "not a swarm manager") {
+				errs = append(errs, fmt.Errorf("%s: %w", e, err))
+			}
+			continue
+		}
+		for _, id := range ids {
+			left = append(left, k.name+" "+id+e.suffix())
+		}
+	}
+	return left, errors.Join(errs...)
+}
+
+// suffix names a non-default engine after what it lists.
+func (e Engine) suffix() string {
+	if e.IsDefault() {
+		return ""
+	}
+	return " on " + e.String()
+}
+
+// FillVolume creates volume name (labelled) on e holding a copy of the
+// host directory src at target: a container of image that mounts it
+// (created, never started: a FROM-scratch image has no copier, and needs
+// none), `docker cp --archive` into it (owners kept), the container
+// removed. entrypoint is any program of the image (create wants one).
+func (e Engine) FillVolume(ctx context.Context, name, label, image, entrypoint, src, target string) error {
+	if _, err := e.Cmd(ctx, "volume", "create", "--driver", "local", "--label", label, name); err != nil {
+		return fmt.Errorf("volume %s on %s: %w", name, e, err)
+	}
+	out, err := e.Cmd(ctx, "create", "--label", label, "--network", "none", "--entrypoint", entrypoint,
+		"--mount", "type=volume,source="+name+",target="+target+",volume-nocopy=true", image)
+	if err != nil {
+		return fmt.Errorf("volume %s on %s: %w", name, e, err)
+	}
+	id := strings.TrimSpace(string(out))
+	_, cerr := e.Cmd(ctx, "cp", "--archive", src+"/.", id+":"+target)
+	_, rerr := e.Cmd(ctx, "rm", "--force", "--volumes=false", id)
+	if cerr != nil {
+		return fmt.Errorf("copy %s into volume %s on %s: %w", src, name, e, cerr)
+	}
+	if rerr != nil {
+		return fmt.Errorf("volume %s on %s: %w", name, e, rerr)
+	}
+	return nil
+}
+
 // HasImage reports whether e holds the image ref.
 func (e Engine) HasImage(ctx context.Context, ref string) bool {
 	_, err := e.Cmd(ctx, "image", "inspect", "--format", "{{.Id}}", ref)

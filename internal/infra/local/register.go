@@ -20,9 +20,10 @@ func init() {
 			r.Harness = c.Harness
 			return r, nil
 		},
-		Down:     Down,
-		Sweep:    Sweep,
-		Commands: Commands,
+		Down:      Down,
+		Sweep:     Sweep,
+		Commands:  Commands,
+		Leftovers: Leftovers,
 		// Namespaces on this machine: every link backend, any process
 		// beside the node, any binary; no per-node limits (cgroups per
 		// namespace are not wired).

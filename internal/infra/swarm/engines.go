@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -203,4 +204,24 @@ func Machines(ctx context.Context) ([]Machine, error) {
 		}
 	}
 	return out, nil
+}
+
+// Leftovers lists what run runID left on the swarm's engines other than
+// the default one (the docker runner's hook lists that one, services
+// included): task containers, home volumes and networks on the workers
+// the user's docker contexts reach.
+func Leftovers(ctx context.Context, runID string) ([]string, error) {
+	if !dockercli.Default.SwarmActive(ctx) {
+		return nil, nil
+	}
+	var left []string
+	var errs []error
+	engines := findEngines(ctx, nil)
+	for _, id := range sortedKeys(engines) {
+		if e := engines[id]; !e.IsDefault() {
+			l, err := e.Labelled(ctx, dockercli.Label+"="+runID)
+			left, errs = append(left, l...), append(errs, err)
+		}
+	}
+	return left, errors.Join(errs...)
 }

@@ -27,14 +27,18 @@ type spec struct {
 	constraints   []string
 }
 
-// volume is a node home: a local volume bound to the run directory's path
-// (on a multi-host swarm that path must exist on every machine, e.g. an NFS
-// mount of the run directory; docs/swarm.md).
+// volume is a node home (or another directory the node writes): a local
+// volume on the engine that runs the task, mounted at the run directory's
+// path. Bound to that path when every engine that may run the node is
+// this machine's own; otherwise (copied) a plain volume that Start filled
+// with the home on each of those engines, so that no shared filesystem
+// is needed (docs/swarm.md).
 type volume struct {
 	name, path string
+	copied     bool
 }
 
-func (r *Runner) specOf(s *service, proc infra.Process, image string) *spec {
+func (r *Runner) specOf(s *service, proc infra.Process, image string, copied bool) *spec {
 	sp := &spec{node: s.node.Name, service: s.name, image: image, argv: proc.Argv,
 		workdir: proc.Dir, ports: []int{s.node.RPCPort, s.node.PrometheusPort},
 		cpus: r.cfg.CPUs, memory: r.cfg.MemoryBytes}
@@ -56,12 +60,15 @@ func (r *Runner) specOf(s *service, proc infra.Process, image string) *spec {
 		if err != nil {
 			abs = d
 		}
-		sp.volumes = append(sp.volumes, volume{name: s.name + "-" + strconv.Itoa(len(sp.volumes)), path: abs})
+		sp.volumes = append(sp.volumes, volume{name: s.name + "-" + strconv.Itoa(len(sp.volumes)), path: abs, copied: copied})
 	}
 	return sp
 }
 
 func (v volume) mount(label string) string {
+	if v.copied {
+		return "type=volume,source=" + v.name + ",target=" + v.path + ",volume-nocopy=true,volume-driver=local,volume-label=" + label
+	}
 	return "type=volume,source=" + v.name + ",target=" + v.path + ",volume-nocopy=true,volume-driver=local," +
 		"volume-opt=type=none,volume-opt=o=bind,volume-opt=device=" + v.path + ",volume-label=" + label
 }
@@ -128,7 +135,7 @@ func (r *Runner) writeStack() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The services of benchnet run %s as deployed by `--runner swarm`.\n", r.cfg.RunID)
 	fmt.Fprintf(&b, "# Redeploy: docker stack deploy -c %s benchnet-%s\n", StackFile, r.cfg.RunID)
-	b.WriteString("# Peers dial each other by alias (the node's name) on the overlay; node homes\n# are bind-mounted from the run directory, which must exist at the same path.\n")
+	b.WriteString("# Peers dial each other by alias (the node's name) on the overlay. A bound home\n# volume is the run directory's path, which must exist at the same path; a\n# copied one was filled with the home on each engine (docker cp) before the start.\n")
 	b.WriteString("version: \"3.8\"\nservices:\n")
 	for _, sp := range specs {
 		fmt.Fprintf(&b, "  %s:\n", q(sp.node))
@@ -175,7 +182,11 @@ func (r *Runner) writeStack() error {
 	b.WriteString("volumes:\n")
 	for _, sp := range specs {
 		for _, v := range sp.volumes {
-			fmt.Fprintf(&b, "  %s:\n    driver: local\n    driver_opts: {type: none, o: bind, device: %s}\n    labels:\n", q(v.name), q(v.path))
+			if v.copied {
+				fmt.Fprintf(&b, "  %s:\n    driver: local\n    labels:\n", q(v.name))
+			} else {
+				fmt.Fprintf(&b, "  %s:\n    driver: local\n    driver_opts: {type: none, o: bind, device: %s}\n    labels:\n", q(v.name), q(v.path))
+			}
 			lbl(&b, "      ")
 		}
 	}

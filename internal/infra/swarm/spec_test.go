@@ -37,6 +37,19 @@ func TestUpdateArgs(t *testing.T) {
 	}
 }
 
+// A home copied to the engines (some engine that may run the node is not
+// this machine's) is a plain local volume: no bind to the run directory,
+// which need not exist there.
+func TestUpdateArgsCopiedHome(t *testing.T) {
+	sp := &spec{node: "validator0", image: "benchnet/x:cometbft-abc", argv: []string{"/bin/cometbft", "start"},
+		volumes: []volume{{name: "benchnet-abc123-validator0-0", path: "/h", copied: true}}}
+	got := strings.Join(sp.updateArgs("benchnet.run=abc123"), " ")
+	want := "--mount-add type=volume,source=benchnet-abc123-validator0-0,target=/h,volume-nocopy=true,volume-driver=local,volume-label=benchnet.run=abc123"
+	if !strings.Contains(got, want) || strings.Contains(got, "o=bind") {
+		t.Errorf("update args: want %q and no bind:\n%s", want, got)
+	}
+}
+
 // The engine bound RPC (26657) to 33390 on IPv4 and 33389 on IPv6, and
 // metrics (26660) to 33389 on IPv4: the IPv4 binding is the one to dial.
 func TestParseIPv4Ports(t *testing.T) {

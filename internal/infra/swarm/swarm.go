@@ -71,7 +71,8 @@ func init() {
 		// on another machine's engine: no link emulation, no second
 		// process beside the node, and no gossipsub host (it listens on the
 		// address it is given, which a service's virtual IP is not).
-		Machines: Machines,
+		Machines:  Machines,
+		Leftovers: Leftovers,
 		Caps: infra.Capabilities{ConcurrentStarts: 16, Engine: true, Engines: true, Limits: true,
 			NodeOverheadRSS: 26 << 20, StartPerNode: 1, Placement: ZoneLabel},
 	})
@@ -83,15 +84,19 @@ type Runner struct {
 	state  *statefile.File
 	exited chan infra.Exit
 
-	mu        sync.Mutex
-	plan      *plan.Testnet
-	self      string // this engine's swarm node id
-	nodes     map[string]*service
-	addrs     map[string]string           // swarm node id -> address the harness dials
-	places    map[string][]string         // node -> placement constraints
-	engines   map[string]dockercli.Engine // swarm node id -> its engine
-	elig      map[string][]string         // node -> swarm node ids that may run it
-	images    imageCopies
+	mu      sync.Mutex
+	plan    *plan.Testnet
+	self    string // this engine's swarm node id
+	nodes   map[string]*service
+	addrs   map[string]string           // swarm node id -> address the harness dials
+	places  map[string][]string         // node -> placement constraints
+	engines map[string]dockercli.Engine // swarm node id -> its engine
+	elig    map[string][]string         // node -> swarm node ids that may run it
+	images  imageCopies
+	// copyHomes: some engine that may run a node is not this machine's,
+	// so homes are copied into a volume on each such engine rather than
+	// bound from the run directory (which would need NFS).
+	copyHomes bool
 	stackMu   sync.Mutex // one writeStack at a time (concurrent starts)
 	closing   bool
 	starting  sync.WaitGroup
@@ -106,7 +111,14 @@ type service struct {
 	node *plan.Node
 	spec *spec // nil until Start configured it
 
-	running   bool // a task runs and its exit would be unasked
+	running bool // a task runs and its exit would be unasked
+	// reset: the testnet reset the node's home since its last start; a
+	// copied home is delivered again, in volumes of a new generation.
+	reset bool
+	gen   int
+	// pinned: the service is constrained to the swarm node its first task
+	// ran on (copied homes: its stores are there).
+	pinned    bool
 	stopping  bool
 	task      taskInfo
 	logs      *exec.Cmd
@@ -162,8 +174,16 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	if err := checkEngines(elig, swarmNodes, engines); err != nil {
 		return err
 	}
+	copyHomes := false
+	for _, ids := range elig {
+		for _, id := range ids {
+			if e, ok := engines[id]; ok && !e.IsDefault() {
+				copyHomes = true
+			}
+		}
+	}
 	r.mu.Lock()
-	r.places, r.engines, r.elig = constraints, engines, elig
+	r.places, r.engines, r.elig, r.copyHomes = constraints, engines, elig, copyHomes
 	r.mu.Unlock()
 	if r.cfg.Harness {
 		st, err := proctable.StartTime(os.Getpid())
@@ -330,18 +350,16 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		}
 		// Every engine that may run the task holds the image (loaded
 		// through the engines' APIs, only where missing).
-		r.mu.Lock()
-		var targets []dockercli.Engine
-		for _, id := range r.elig[proc.Node] {
-			targets = append(targets, r.engines[id])
-		}
-		r.mu.Unlock()
+		targets, copyHomes := r.targets(proc.Node)
 		for _, e := range targets {
 			if err := r.images.ensure(ctx, e, image); err != nil {
 				return 0, fmt.Errorf("start %s: %w", key, err)
 			}
 		}
-		sp := r.specOf(s, proc, image)
+		sp := r.specOf(s, proc, image, copyHomes)
+		if err := r.deliverHomes(ctx, sp, targets); err != nil {
+			return 0, fmt.Errorf("start %s: %w", key, err)
+		}
 		if _, err := dockercli.Cmd(ctx, append(append([]string{"service", "update"}, sp.updateArgs(r.label())...), s.name)...); err != nil {
 			return 0, fmt.Errorf("start %s: configure service %s: %w", key, s.name, err)
 		}
@@ -351,7 +369,9 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		if err := r.writeStack(); err != nil {
 			return 0, fmt.Errorf("start %s: %w", key, err)
 		}
-	} else if _, err := dockercli.Cmd(ctx, "service", "update", "--detach", "--quiet", "--replicas", "1", "--force", s.name); err != nil {
+	} else if args, err := r.restartArgs(ctx, s); err != nil {
+		return 0, fmt.Errorf("start %s: %w", key, err)
+	} else if _, err := dockercli.Cmd(ctx, append(append([]string{"service", "update"}, args...), s.name)...); err != nil {
 		return 0, fmt.Errorf("start %s: %w", key, err)
 	}
 	task, err := waitTask(ctx, s.name)
@@ -848,3 +868,109 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 	})
 	return errors.Join(err, removeOnEngines(ctx, engines, dockercli.Label+"="+s.Doc.RunID))
 }
+
+// targets are the engines that may run node's task (each once), and
+// whether its homes are copied to them.
+func (r *Runner) targets(node string) ([]dockercli.Engine, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []dockercli.Engine
+	seen := map[string]bool{}
+	for _, id := range r.elig[node] {
+		e := r.engines[id]
+		if !seen[stateName(e)] {
+			seen[stateName(e)] = true
+			out = append(out, e)
+		}
+	}
+	return out, r.copyHomes
+}
+
+// deliverHomes fills sp's copied volumes on every engine in targets with
+// the run directory's content at their paths (dockercli's FillVolume:
+// everything carries the run's label, so down removes an interrupted
+// delivery too).
+func (r *Runner) deliverHomes(ctx context.Context, sp *spec, targets []dockercli.Engine) error {
+	label := r.label()
+	for _, v := range sp.volumes {
+		if !v.copied {
+			continue
+		}
+		for _, e := range targets {
+			if err := e.FillVolume(ctx, v.name, label, sp.image, sp.argv[0], v.path, v.path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// restartArgs ask for a fresh task of s's spec. After HomeReset a copied
+// home goes into volumes of a new generation (the old ones may still be
+// held by the ended task's container), swapped into the service's mounts.
+func (r *Runner) restartArgs(ctx context.Context, s *service) ([]string, error) {
+	args := []string{"--detach", "--quiet", "--replicas", "1", "--force"}
+	r.mu.Lock()
+	reset, sp, pinned, last := s.reset, s.spec, s.pinned, s.task.NodeID
+	r.mu.Unlock()
+	if !hasCopied(sp.volumes) {
+		return args, nil
+	}
+	// A copied home lives on: the node restarts on the engine it ran on,
+	// with what it stored there (another engine holds only the copy made
+	// at the start, and a validator restarted on it would sign from its
+	// genesis state again).
+	if !pinned && last != "" {
+		args = append(args, "--constraint-add", "node.id=="+last)
+		r.mu.Lock()
+		s.pinned = true
+		r.mu.Unlock()
+	}
+	if !reset {
+		return args, nil
+	}
+	next := *sp
+	next.volumes = nil
+	r.mu.Lock()
+	s.gen++
+	gen := s.gen
+	r.mu.Unlock()
+	for i, v := range sp.volumes {
+		if v.copied {
+			v.name = s.name + "-" + strconv.Itoa(i) + "-g" + strconv.Itoa(gen)
+			// --mount-add replaces the mount at the same target (the CLI
+			// keys mounts by target; a --mount-rm of it would remove both).
+			args = append(args, "--mount-add", v.mount(r.label()))
+		}
+		next.volumes = append(next.volumes, v)
+	}
+	targets, _ := r.targets(s.node.Name)
+	if err := r.deliverHomes(ctx, &next, targets); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	s.spec, s.reset = &next, false
+	r.mu.Unlock()
+	return args, r.writeStack()
+}
+
+func hasCopied(vs []volume) bool {
+	for _, v := range vs {
+		if v.copied {
+			return true
+		}
+	}
+	return false
+}
+
+// HomeReset is told by the testnet that node's home in the run directory
+// was reset to genesis: a copied home is delivered again at its next start.
+func (r *Runner) HomeReset(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.nodes[node]; s != nil {
+		s.reset = true
+	}
+}
+
+var _ infra.HomeCopier = (*Runner)(nil)

@@ -1,10 +1,16 @@
 // Package kinds links every node kind into a binary: import it for its
-// side effect, and node.New finds each kind's driver by its manifest name.
-// The testnet itself imports no kind, so that it stays the same for all.
+// side effect, and node.New finds each kind's driver by its manifest name,
+// analyze.Run each kind's analysis by the run's kind. The testnet, the
+// scenarios and the analyze command import no kind, so that they stay the
+// same for all.
 package kinds
 
 import (
 	// Each registers its driver with node.Register.
 	_ "github.com/benchnet/benchnet/internal/node/cometbft"
 	_ "github.com/benchnet/benchnet/internal/node/gossipsub"
+
+	// Each registers its analysis with analyze.Register (CometBFT's is
+	// analyze's own).
+	_ "github.com/benchnet/benchnet/internal/analyze/gossip"
 )

@@ -1,0 +1,79 @@
+package analyze
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Kind is a node kind's analysis: how a finished run directory of that
+// kind becomes results.json, and the lines its run prints at the end. The
+// chain analysis (CometBFT's) is this package's own; another kind's
+// analysis registers from its package's init (internal/node/kinds links
+// every kind into a binary), so that the layers above (scenario, the
+// analyze command) ask for a run's kind and name no kind package.
+type Kind struct {
+	// Analyze reads d, writes its derived files and results.json, and
+	// returns the results.
+	Analyze func(d *rundir.Dir) (*Results, error)
+	// Summary is the few lines a run of the kind prints at its end.
+	Summary func(r *Results) string
+	// Outputs are the files Analyze writes besides results.json, for the
+	// "wrote …" line.
+	Outputs []string
+}
+
+var (
+	kindsMu sync.Mutex
+	kinds   = map[string]Kind{}
+)
+
+// Register makes kind's analysis available to Run; a kind registers once.
+func Register(kind string, k Kind) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if _, dup := kinds[kind]; dup {
+		panic("analyze: kind " + kind + " registered twice")
+	}
+	kinds[kind] = k
+}
+
+func init() {
+	Register(manifest.KindCometBFT, Kind{
+		Analyze: func(d *rundir.Dir) (*Results, error) { return Analyze(d.Path) },
+		Summary: Summary,
+		Outputs: []string{rundir.TxsCSV.Name},
+	})
+}
+
+// For is the analysis of node kind kind.
+func For(kind string) (Kind, error) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	k, ok := kinds[kind]
+	if !ok {
+		return Kind{}, fmt.Errorf("no analysis for node kind %q in this binary (have %s; import internal/node/kinds)",
+			kind, strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
+	}
+	return k, nil
+}
+
+// Run analyses the run directory d with its kind's analysis (plan.json's
+// kind, rundir.RunKind) and returns the results and the kind.
+func Run(d *rundir.Dir) (*Results, Kind, error) {
+	name, err := rundir.RunKind(d.Path)
+	if err != nil {
+		return nil, Kind{}, err
+	}
+	k, err := For(name)
+	if err != nil {
+		return nil, Kind{}, err
+	}
+	res, err := k.Analyze(d)
+	return res, k, err
+}
