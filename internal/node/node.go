@@ -75,6 +75,45 @@ type Settler interface {
 	Settle(ctx context.Context, p *plan.Testnet, limit time.Duration) (time.Duration, error)
 }
 
+// TxChain is implemented by the drivers of kinds whose load is txs that a
+// chain commits into blocks (CometBFT). A tx run's measured window goes
+// through it: the warm-up's wait, the watch during the load (mempools, the
+// progress line), the drain and the harvest of the window's blocks. The
+// load itself (what is sent, when, to whom) is the harness's.
+type TxChain interface {
+	// WarmUp calls send (the harness sends its warm-up txs) and waits until
+	// every node of nodes that keeps the chain has committed them, at most
+	// limit; a kind may stretch the limit on a slow chain and says so in log.
+	WarmUp(ctx context.Context, p *plan.Testnet, nodes []string, send func(context.Context) (int, error), limit time.Duration, log io.Writer) error
+	// Open begins the measured window: what the chain commits from now on
+	// belongs to it. running names the nodes running at any moment.
+	Open(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, running func(string) bool) (TxWindow, error)
+}
+
+// TxWindow is one measured window of a tx run, from Open to Close.
+type TxWindow interface {
+	// Progress is the window's part of the load's progress line
+	// ("height 12  mempool peak 3") and the txs committed since the last
+	// call.
+	Progress(ctx context.Context) (committed int, status string)
+	// Drain polls the mempools of nodes until every one is empty in one
+	// round or grace passes; it returns early, not failing, when ctx ends.
+	Drain(ctx context.Context, nodes []string, grace time.Duration) Drained
+	// Harvest writes the window's blocks into dir (blocks.csv and the
+	// rest), with how the drain ended.
+	Harvest(ctx context.Context, dir *rundir.Dir, drain *rundir.Drain) error
+	// Close stops what the window watches with.
+	Close()
+}
+
+// Drained is how a window's drain ended.
+type Drained interface {
+	String() string
+	// Record is the drain as the run directory records it; see
+	// rundir.Drain.
+	Record(grace, bound time.Duration, interrupted bool) *rundir.Drain
+}
+
 // ErrNotSupported is wrapped by a driver's answer to what its kind cannot do.
 var ErrNotSupported = errors.New("not supported")
 

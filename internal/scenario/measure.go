@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/cometrpc"
-	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -88,30 +87,23 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 		fmt.Fprintf(log, "load: %s skipped: %s\n", s.Node, s.Reason)
 		_ = dir.Event("load_target_skipped", s.Node, s.Reason)
 	}
-	nodes := slices.DeleteFunc(harvest.Nodes(p), func(n harvest.Node) bool { return !running(n.Name) })
+	chain, err := txChain(p)
+	if err != nil {
+		return nil, err
+	}
 
-	// The warm-up proves every node commits txs before the clock starts
-	// (every node that keeps the chain: a seed's height waits for its
-	// next crawl and no tx goes through it).
-	if err := warmUp(ctx, cfg, targets, chainNodes(p, nodes), l.Warmup.Duration, log); err != nil {
+	// The warm-up proves every node commits txs before the clock starts.
+	send := func(ctx context.Context) (int, error) { return len(targets), sendWarmup(ctx, cfg, targets) }
+	if err := chain.WarmUp(ctx, p, runningNodes(p, running), send, l.Warmup.Duration, log); err != nil {
 		return nil, err
 	}
 	_ = dir.Event("warmup_done", "", "")
 
-	// Blocks at or below the harvest node's current height were sealed before
-	// the first run tx existed, so the run's range starts just above it.
-	hv, from, err := harvestNode(ctx, p)
+	win, err := chain.Open(ctx, dir, p, running)
 	if err != nil {
 		return nil, err
 	}
-	from++
-
-	pctx, stopPoll := context.WithCancel(context.WithoutCancel(ctx))
-	poller := harvest.NewMempoolPoller(dir.Path, harvest.Nodes(p), 500*time.Millisecond)
-	poller.Running = running
-	pollDone := make(chan struct{})
-	go func() { defer close(pollDone); _, _ = poller.Run(pctx) }()
-	defer func() { stopPoll(); <-pollDone }()
+	defer win.Close()
 
 	sink, err := load.NewSentWriter(rundir.SentCSV.Path(dir))
 	if err != nil {
@@ -130,7 +122,7 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 			runner.Expected(), cfg.Size, cfg.Shape, cfg.Rate, cfg.Connections, cfg.Target, cfg.Transport, cfg.Method, cfg.Format)
 	}
 	_ = dir.Event("load_start", "", fmt.Sprintf("%d txs", runner.Expected()))
-	prog := newProgress(progressOut, runner, hv, poller)
+	prog := newProgress(progressOut, runner, win)
 	progDone := prog.start()
 	stopFaults := func() {}
 	if faults != nil {
@@ -152,8 +144,7 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	}
 
 	// Every node running now, late joiners included.
-	nodes = slices.DeleteFunc(harvest.Nodes(p), func(n harvest.Node) bool { return !running(n.Name) })
-	drain := drainMempools(ctx, faults.answering(nodes), l.Grace.Duration, log)
+	drain := drainMempools(ctx, win, faults.answering(runningNodes(p, running)), l.Grace.Duration, log)
 	_ = dir.Event("drained", "", drain.String())
 
 	fctx := ctx
@@ -164,12 +155,8 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 		defer cancel()
 		fmt.Fprintf(log, "interrupted: harvesting what was sent (at most %s)\n", finishTimeout)
 	}
-	st, err := cometrpc.New(hv.URL).Status(fctx)
-	if err != nil {
-		return nil, fmt.Errorf("harvest: %s: %w", hv.Name, err)
-	}
-	if _, err := harvest.HarvestWith(fctx, hv.URL, from, st.Height, dir.Path, harvest.Options{Drain: drain.record}); err != nil {
-		return nil, fmt.Errorf("harvest blocks %d..%d from %s: %w", from, st.Height, hv.Name, err)
+	if err := win.Harvest(fctx, dir, drain.record); err != nil {
+		return nil, err
 	}
 	res, err := analyze.Analyze(dir.Path)
 	if err != nil {
@@ -186,13 +173,28 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	return res, nil
 }
 
-// chainNodes are nodes without p's seeds.
-func chainNodes(p *plan.Testnet, nodes []harvest.Node) []harvest.Node {
-	seed := map[string]bool{}
-	for _, n := range p.Nodes {
-		seed[n.Name] = n.Role == "seed"
+// txChain is the driver of p's kind as a tx chain.
+func txChain(p *plan.Testnet) (node.TxChain, error) {
+	d, err := node.New(p.NodeKind(), node.Config{})
+	if err != nil {
+		return nil, err
 	}
-	return slices.DeleteFunc(slices.Clone(nodes), func(n harvest.Node) bool { return seed[n.Name] })
+	c, ok := d.(node.TxChain)
+	if !ok {
+		return nil, fmt.Errorf("node kind %s takes no tx load", p.NodeKind())
+	}
+	return c, nil
+}
+
+// runningNodes are the names of p's nodes running now, in p's order.
+func runningNodes(p *plan.Testnet, running func(string) bool) []string {
+	var out []string
+	for _, n := range p.Nodes {
+		if running(n.Name) {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }
 
 // loadTargets is where the load goes: the validators (kv) or the
@@ -233,7 +235,7 @@ func skipList(s []rundir.LoadSkip) string {
 // drained is how the wait for the mempools ended, for the log, the events
 // and harvest.json.
 type drained struct {
-	harvest.DrainResult
+	node.Drained
 	record *rundir.Drain
 }
 
@@ -241,7 +243,7 @@ type drained struct {
 // ctx is cancelled (before or during the wait) it goes on waiting, but no
 // longer than interruptDrain from the start of the drain. It never fails:
 // how it ended is in the result.
-func drainMempools(ctx context.Context, nodes []harvest.Node, grace time.Duration, log io.Writer) drained {
+func drainMempools(ctx context.Context, win node.TxWindow, nodes []string, grace time.Duration, log io.Writer) drained {
 	start := time.Now()
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
@@ -262,58 +264,30 @@ func drainMempools(ctx context.Context, nodes []harvest.Node, grace time.Duratio
 	if ctx.Err() != nil {
 		fmt.Fprintf(log, "interrupted: waiting up to %s for the mempools to drain (Ctrl-C again to quit at once)\n", min(grace, interruptDrain))
 	}
-	dr, _ := harvest.Drain(dctx, nodes, grace)
+	dr := win.Drain(dctx, nodes, grace)
 	close(done)
 	interrupted := ctx.Err() != nil
 	bound := grace
 	if interrupted {
 		bound = min(grace, interruptDrain)
 	}
-	d := drained{DrainResult: dr, record: dr.Record(grace, bound, interrupted)}
-	for _, n := range nodes {
-		d.record.Nodes = append(d.record.Nodes, n.Name)
-	}
+	d := drained{Drained: dr, record: dr.Record(grace, bound, interrupted)}
+	d.record.Nodes = append(d.record.Nodes, nodes...)
 	fmt.Fprintf(log, "drain: %s\n", d)
 	return d
 }
 
 func (d drained) String() string {
-	s := d.DrainResult.String()
+	s := d.Drained.String()
 	if !d.record.Complete {
 		s += fmt.Sprintf(" (interrupted; bound %.0f s): txs in no block are pending, not lost", d.record.BoundSec)
 	}
 	return s
 }
 
-// harvestNode picks the first validator that answers, and its height.
-func harvestNode(ctx context.Context, p *plan.Testnet) (harvest.Node, int64, error) {
-	var errs []error
-	for _, n := range p.Validators() {
-		st, err := cometrpc.New(n.RPCURL()).Status(ctx)
-		if err == nil {
-			return harvest.Node{Name: n.Name, URL: n.RPCURL()}, st.Height, nil
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
-	}
-	return harvest.Node{}, 0, fmt.Errorf("no validator answers RPC: %w", errors.Join(errs...))
-}
-
-// warmUp sends one tx to every target and waits until every node has moved
-// two blocks past it with an empty mempool: then each warm-up tx is
-// committed on every node. Warm-up txs carry their own run tag and are not in
-// sent.csv, so they are never counted.
-func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes []harvest.Node, limit time.Duration, log io.Writer) error {
-	if limit <= 0 {
-		return nil
-	}
-	start := time.Now()
-	// The txs are committed everywhere two blocks past top: on a slow chain
-	// (a candidate that regressed to 3 s blocks) a fixed limit would fail
-	// the harness, not the build. The limit stretches to 4 block intervals,
-	// as the chain's recent blocks and the heights seen here show them;
-	// ctx's outer bound is 10 times the limit.
-	ctx, cancel := context.WithTimeout(ctx, 10*limit)
-	defer cancel()
+// sendWarmup sends one warm-up tx to every target. Warm-up txs carry their
+// own run tag and are not in sent.csv, so they are never counted.
+func sendWarmup(ctx context.Context, cfg load.Config, targets []load.Target) error {
 	wcfg := cfg
 	wcfg.RunID = cfg.RunID + "-warmup"
 	wcfg.Workload = manifest.WorkloadKV // every app takes kv txs; accounts txs need their order
@@ -321,7 +295,6 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 	if err != nil {
 		return err
 	}
-	var top int64
 	for i, t := range targets {
 		code, msg, err := load.Broadcast(ctx, t.RPCURL, "broadcast_tx_sync", codec.Encode(uint64(i), time.Now()))
 		if err != nil {
@@ -331,73 +304,5 @@ func warmUp(ctx context.Context, cfg load.Config, targets []load.Target, nodes [
 			return fmt.Errorf("warm-up: %s rejected a tx (code %d): %s", t.Node, code, msg)
 		}
 	}
-	clients := make([]*cometrpc.Client, len(nodes))
-	for i, n := range nodes {
-		clients[i] = cometrpc.New(n.URL)
-		st, err := clients[i].Status(ctx)
-		if err != nil {
-			return fmt.Errorf("warm-up: %s: %w", n.Name, err)
-		}
-		top = max(top, st.Height)
-	}
-	var seen []cometrpc.BlockMeta // heights as first seen on the first node, and when
-	if metas, err := clients[0].BlockMetas(ctx, max(2, top-4), top); err == nil {
-		seen = metas
-	}
-	wait, told := limit, false
-	for {
-		ready := true
-		for i, c := range clients {
-			st, err := c.Status(ctx)
-			if err == nil && i == 0 && (len(seen) == 0 || st.Height > seen[len(seen)-1].Height) {
-				seen = append(seen, cometrpc.BlockMeta{Height: st.Height, Time: time.Now()})
-			}
-			if err != nil || st.Height < top+2 {
-				ready = false
-				break
-			}
-			if size, err := c.MempoolSize(ctx); err != nil || size > 0 {
-				ready = false
-				break
-			}
-		}
-		if ready {
-			fmt.Fprintf(log, "warm-up: %d tx(s) committed on all %d nodes in %s\n", len(targets), len(nodes), time.Since(start).Round(time.Millisecond))
-			return nil
-		}
-		if w := warmupLimit(limit, seen); w > wait {
-			wait = w
-			if !told {
-				fmt.Fprintf(log, "warm-up: blocks take %s here: waiting up to %s (load.warmup %s)\n",
-					blockInterval(seen).Round(time.Millisecond), min(wait, 10*limit).Round(time.Second), limit)
-				told = true
-			}
-		}
-		if time.Since(start) >= wait {
-			return fmt.Errorf("warm-up: txs not committed on every node within %s (load.warmup)", wait.Round(time.Millisecond))
-		}
-		select {
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("warm-up: txs not committed on every node within %s (load.warmup)", 10*limit)
-			}
-			return context.Cause(ctx)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// blockInterval is the mean interval between the metas' blocks (ascending),
-// 0 when fewer than two.
-func blockInterval(metas []cometrpc.BlockMeta) time.Duration {
-	if len(metas) < 2 {
-		return 0
-	}
-	return metas[len(metas)-1].Time.Sub(metas[0].Time) / time.Duration(len(metas)-1)
-}
-
-// warmupLimit is the warm-up's limit stretched to 4 block intervals when the
-// chain is slower than the limit allows for.
-func warmupLimit(limit time.Duration, metas []cometrpc.BlockMeta) time.Duration {
-	return max(limit, 4*blockInterval(metas))
+	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -248,15 +247,15 @@ func (f *Faults) do(ctx context.Context, a action) error {
 // answering drops nodes the height poller last found down (killed, paused,
 // stopped) from the drain: waiting for their mempools would only use up
 // the grace. Without faults every node stays.
-func (f *Faults) answering(nodes []harvest.Node) []harvest.Node {
+func (f *Faults) answering(nodes []string) []string {
 	if f == nil || f.chain == nil {
 		return nodes
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	recent := time.Now().Add(-4 * heightInterval).UnixNano()
-	return slices.DeleteFunc(slices.Clone(nodes), func(n harvest.Node) bool {
-		s, ok := f.latest[n.Name]
+	return slices.DeleteFunc(slices.Clone(nodes), func(n string) bool {
+		s, ok := f.latest[n]
 		return !ok || s.TimeNs < recent
 	})
 }

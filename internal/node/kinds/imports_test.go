@@ -23,8 +23,8 @@ var genericPkgs = map[string][]string{
 	"collect":    nil,
 	"judge":      nil,
 	"rundir":     nil,
-	"scenario":   {"cometrpc", "harvest"}, // CometBFT's warm-up, progress line, drain and harvest (measure.go, progress.go)
-	"report":     {"analyze/gossip"},      // the gossip report's publisher views (gossip_views.go)
+	"scenario":   nil,
+	"report":     {"analyze/gossip"}, // the gossip report's publisher views (gossip_views.go)
 	"experiment": nil,
 }
 
