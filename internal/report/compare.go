@@ -107,7 +107,7 @@ func (c *chainView) add(r rundir.CompareRun, dir string) error {
 }
 
 func (c *chainView) variants() []block {
-	return []block{para{"Means over each variant's runs; \"vs base\" is the change against the base's mean."}, initiaTable(c.idx)}
+	return []block{para{Text: "Means over each variant's runs; \"vs base\" is the change against the base's mean."}, initiaTable(c.idx)}
 }
 
 func (c *chainView) plotsIntro() string {
@@ -142,11 +142,11 @@ func compareTitle(idx *rundir.CompareIndex) string {
 // CompareVerdictText is the verdict table as the terminal prints it.
 func CompareVerdictText(idx *rundir.CompareIndex) string {
 	t := verdictTable(idx)
-	widths := make([]int, len(t.head))
-	for i, h := range t.head {
+	widths := make([]int, len(t.Head))
+	for i, h := range t.Head {
 		widths[i] = len([]rune(h))
 	}
-	for _, r := range t.rows {
+	for _, r := range t.Rows {
 		for i, c := range r {
 			widths[i] = max(widths[i], len([]rune(c)))
 		}
@@ -161,8 +161,8 @@ func CompareVerdictText(idx *rundir.CompareIndex) string {
 		}
 		b.WriteString("\n")
 	}
-	line(t.head)
-	for _, r := range t.rows {
+	line(t.Head)
+	for _, r := range t.Rows {
 		line(r)
 	}
 	fmt.Fprintf(&b, "\n%s\n", compareOutcome(idx))
@@ -177,7 +177,7 @@ func compareOutcome(idx *rundir.CompareIndex) string {
 }
 
 func verdictTable(idx *rundir.CompareIndex) table {
-	t := table{head: []string{"variant", "metric", "base", "variant value", "Δ", "95 % CI of Δ", "basis", "verdict", "why"}}
+	t := table{Head: []string{"variant", "metric", "base", "variant value", "Δ", "95 % CI of Δ", "basis", "verdict", "why"}}
 	for _, vv := range idx.Verdicts {
 		for _, j := range vv.Judgements {
 			m, _ := metricOf(idx.NodeKind, j.Metric)
@@ -197,7 +197,7 @@ func verdictTable(idx *rundir.CompareIndex) table {
 			} else if j.RepeatsNeeded < 0 {
 				why += "; the delta sits on the threshold: more repeats cannot decide"
 			}
-			t.rows = append(t.rows, []string{vv.Variant, m.Name + " (" + m.Unit + ")", cmpNum(j.Base), cmpNum(j.Variant),
+			t.Rows = append(t.Rows, []string{vv.Variant, m.Name + " (" + m.Unit + ")", cmpNum(j.Base), cmpNum(j.Variant),
 				cmpPct(j.DeltaPct), ci, fmt.Sprintf("%s %d/%d", j.Basis, j.NBase, j.NVariant), verdict, why})
 		}
 	}
@@ -233,9 +233,9 @@ func cmpPct(v float64) string {
 
 // initiaTable: the Initia E2E benchmark's variant table.
 func initiaTable(idx *rundir.CompareIndex) table {
-	t := table{head: []string{"variant", "runs", "TPS", "vs base", "P50 (ms)", "vs base", "P95 (ms)", "vs base", "P99 (ms)", "vs base", "peak mempool", "vs base"}}
+	t := table{Head: []string{"variant", "runs", "TPS", "vs base", "P50 (ms)", "vs base", "P95 (ms)", "vs base", "P99 (ms)", "vs base", "peak mempool", "vs base"}}
 	if len(idx.Labels) > 0 {
-		t.head = append([]string{"Config"}, t.head...)
+		t.Head = append([]string{"Config"}, t.Head...)
 	}
 	var base rundir.VariantSummary
 	for _, s := range idx.Summary {
@@ -263,7 +263,7 @@ func initiaTable(idx *rundir.CompareIndex) table {
 		if len(idx.Labels) > 0 {
 			row = append([]string{dashIfEmpty(idx.Labels[s.Variant])}, row...)
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -292,66 +292,66 @@ func directionText(idx *rundir.CompareIndex) string {
 func compareBlocks(idx *rundir.CompareIndex, view compareView, problems []string) ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
-	add(heading{1, compareTitle(idx), ""})
-	add(heading{2, "Verdicts", "verdicts"})
+	add(heading{Level: 1, Text: compareTitle(idx), ID: ""})
+	add(heading{Level: 2, Text: "Verdicts", ID: "verdicts"})
 	outcome := compareOutcome(idx)
 	if len(idx.Regressions) > 0 {
 		outcome = "**" + outcome + "**"
 	}
-	add(para{fmt.Sprintf("Base: **%s**. Threshold %g %%. %s", idx.Base, idx.Config.Threshold, outcome)})
+	add(para{Text: fmt.Sprintf("Base: **%s**. Threshold %g %%. %s", idx.Base, idx.Config.Threshold, outcome)})
 	if len(idx.Verdicts) == 0 {
-		add(noData{"no variant was judged"})
+		add(noData{Reason: "no variant was judged"})
 	} else {
 		add(verdictTable(idx))
 	}
-	add(para{"Rule: " + idx.Rule + directionText(idx)})
+	add(para{Text: "Rule: " + idx.Rule + directionText(idx)})
 	if len(idx.Warnings) > 0 {
-		t := table{head: []string{"warning"}}
+		t := table{Head: []string{"warning"}}
 		for _, w := range idx.Warnings {
-			t.rows = append(t.rows, []string{w})
+			t.Rows = append(t.Rows, []string{w})
 		}
 		add(t)
 	}
-	add(heading{2, "Variants", "variants"})
+	add(heading{Level: 2, Text: "Variants", ID: "variants"})
 	add(view.variants()...)
 
 	pngs := map[string][]byte{}
-	add(heading{2, "Plots", "plots"})
-	add(para{view.plotsIntro()})
+	add(heading{Level: 2, Text: "Plots", ID: "plots"})
+	add(para{Text: view.plotsIntro()})
 	for i, f := range view.figures() {
-		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
+		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
 		img, reason, err := f.build()
 		if err != nil {
 			return nil, nil, fmt.Errorf("compare report: plot %s: %w", f.name, err)
 		}
 		if img == nil {
-			add(noData{reason})
+			add(noData{Reason: reason})
 			continue
 		}
 		file := f.name + ".png"
 		pngs[file] = img
-		add(image{f.title, PlotsDir + "/" + file, img})
-		add(para{f.what})
+		add(image{Alt: f.title, File: PlotsDir + "/" + file, PNG: img})
+		add(para{Text: f.what})
 	}
 
-	add(heading{2, "Runs", "runs"})
-	add(para{"In the order they ran: interleaved, so the drift of a shared machine spreads over every variant."})
-	rt := table{head: append(append([]string{"#", "variant", "repeat", "status"}, view.runHead()...), "run directory")}
+	add(heading{Level: 2, Text: "Runs", ID: "runs"})
+	add(para{Text: "In the order they ran: interleaved, so the drift of a shared machine spreads over every variant."})
+	rt := table{Head: append(append([]string{"#", "variant", "repeat", "status"}, view.runHead()...), "run directory")}
 	for _, r := range idx.Runs {
 		status := r.Status
 		if r.Error != "" {
 			status += ": " + r.Error
 		}
 		row := append([]string{strconv.Itoa(r.Order), r.Variant, strconv.Itoa(r.Repeat), status}, view.runCells(r)...)
-		rt.rows = append(rt.rows, append(row, r.RunDir))
+		rt.Rows = append(rt.Rows, append(row, r.RunDir))
 	}
 	add(rt)
 	if len(problems) > 0 {
-		t := table{head: []string{"problem"}}
+		t := table{Head: []string{"problem"}}
 		for _, p := range problems {
-			t.rows = append(t.rows, []string{p})
+			t.Rows = append(t.Rows, []string{p})
 		}
-		add(heading{2, "Problems reading the run directories", ""}, t)
+		add(heading{Level: 2, Text: "Problems reading the run directories", ID: ""}, t)
 	}
 	return bs, pngs, nil
 }
@@ -397,19 +397,6 @@ func (r *run) loadStart() int64 {
 		}
 	}
 	return r.t0
-}
-
-func renderPNG(p *plot.Plot) ([]byte, error) {
-	makeRoom(p)
-	w, err := p.WriterTo(plotW, plotH, "png")
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 func plotCmpLatencyCDF(idx *rundir.CompareIndex, runs map[string][]*run) ([]byte, string, error) {

@@ -120,7 +120,7 @@ func (g *gossipView) variants() []block {
 		v, okV := s.Values[k]
 		return cmpDelta(b, v, okB, okV)
 	}
-	t := table{head: []string{"variant", "valid runs", "topology, links", "MDR %", "vs base", "dissemination mean (ms)", "vs base", "p50", "p99", "vs base",
+	t := table{Head: []string{"variant", "valid runs", "topology, links", "MDR %", "vs base", "dissemination mean (ms)", "vs base", "p50", "p99", "vs base",
 		"last delivery p99 (ms)", "last-delivery hop", "max hop", "duplicates", "host CPU avg (%)", "host RSS max (MiB)"}}
 	for _, v := range g.idx.Variants {
 		s := g.summary(v)
@@ -128,21 +128,22 @@ func (g *gossipView) variants() []block {
 		if len(g.runs[v]) > 0 {
 			topo = g.runs[v][0].topology()
 		}
-		t.rows = append(t.rows, []string{v, fmt.Sprintf("%d of %d", len(g.valid(v)), len(g.runs[v])), topo,
+		t.Rows = append(t.Rows, []string{v, fmt.Sprintf("%d of %d", len(g.valid(v)), len(g.runs[v])), topo,
 			cell(s, "mdr", 3), vs(s, "mdr"), cell(s, "dissemination_avg", 1), vs(s, "dissemination_avg"),
 			cell(s, "dissemination_p50", 1), cell(s, "dissemination_p99", 1), vs(s, "dissemination_p99"),
 			cell(s, "last_delivery_p99", 1), cell(s, "last_delivery_hop", 2), cell(s, "max_hop", 2), cell(s, "duplicates", 2),
 			cell(s, "host_cpu_avg", 1), cell(s, "host_rss_max", 1)})
 	}
 	out := []block{
-		para{"Means over each variant's valid runs (the Whiteblock report's figures); \"vs base\" is the change against the base's mean. " +
+		para{Text: "Means over each variant's valid runs (the Whiteblock report's figures); \"vs base\" is the change against the base's mean. " +
 			"MDR = deliveries / (messages × (N − 1)); dissemination is publish → each delivery (Whiteblock's TotalNanoTime); " +
 			"last-delivery hop is the depth of each message's last delivery in its first-delivery tree, max hop the tree's depth " +
 			"(the longest sender-to-recipient chain, Whiteblock's \"last delivery hop\"); duplicates are copies after the first per delivery."},
+
 		t,
-		heading{3, "Message delivery ratio", "mdr"},
+		heading{Level: 3, Text: "Message delivery ratio", ID: "mdr"},
 	}
-	mt := table{head: []string{"variant", "messages", "expected deliveries", "delivered", "MDR %", "missing by reason", "dropped RPCs", "undeliverable"}}
+	mt := table{Head: []string{"variant", "messages", "expected deliveries", "delivered", "MDR %", "missing by reason", "dropped RPCs", "undeliverable"}}
 	for _, p := range g.pooled() {
 		r := p.res.Gossip
 		var miss []string
@@ -153,13 +154,13 @@ func (g *gossipView) variants() []block {
 		if r.Expected > 0 {
 			mdr = fmtF(100*float64(r.Delivered)/float64(r.Expected), 3)
 		}
-		mt.rows = append(mt.rows, []string{p.label, itoa(r.Messages), itoa(r.Expected), itoa(r.Delivered), mdr,
+		mt.Rows = append(mt.Rows, []string{p.label, itoa(r.Messages), itoa(r.Expected), itoa(r.Delivered), mdr,
 			dashIfEmpty(strings.Join(miss, ", ")), itoa(r.DroppedRPC), itoa(r.Undeliverable)})
 	}
-	if len(mt.rows) == 0 {
-		return append(out, noData{"no valid run"})
+	if len(mt.Rows) == 0 {
+		return append(out, noData{Reason: "no valid run"})
 	}
-	return append(out, para{"Summed over each variant's valid runs; every missing delivery attributed where the traces allow."}, mt)
+	return append(out, para{Text: "Summed over each variant's valid runs; every missing delivery attributed where the traces allow."}, mt)
 }
 
 func (g *gossipView) plotsIntro() string {

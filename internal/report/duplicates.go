@@ -20,18 +20,18 @@ func (r *run) duplicatesSection(pngs map[string][]byte) []block {
 	if r.results == nil || r.results.Accounting.Duplicates == 0 {
 		return nil
 	}
-	bs := []block{heading{3, "Duplicate commits", "duplicates"}}
+	bs := []block{heading{Level: 3, Text: "Duplicate commits", ID: "duplicates"}}
 	first, all, err := r.duplicateLatencies()
 	if err != nil {
 		r.note(fmt.Errorf("duplicates: %w", err))
-		return append(bs, noData{"block_txs.csv or txs.csv unreadable"})
+		return append(bs, noData{Reason: "block_txs.csv or txs.csv unreadable"})
 	}
 	if len(all) == len(first) {
-		return append(bs, noData{fmt.Sprintf("results.json counts %d duplicate commits, but block_txs.csv has no second commit of a committed run tx", r.results.Accounting.Duplicates)})
+		return append(bs, noData{Reason: fmt.Sprintf("results.json counts %d duplicate commits, but block_txs.csv has no second commit of a committed run tx", r.results.Accounting.Duplicates)})
 	}
 	p := newPlot(fmt.Sprintf("Latency with duplicates (%d commits) and first commits only (%d txs)", len(all), len(first)),
 		"latency (ms) — "+r.latencyBlockName(), "fraction of commits ≤ latency")
-	t := table{head: []string{"latencies", "commits", "p50 (ms)", "p99 (ms)", "max (ms)"}}
+	t := table{Head: []string{"latencies", "commits", "p50 (ms)", "p99 (ms)", "max (ms)"}}
 	for i, s := range []struct {
 		name string
 		v    []float64
@@ -51,7 +51,7 @@ func (r *run) duplicatesSection(pngs map[string][]byte) []block {
 		}
 		p.Add(l)
 		addLegend(p, s.name, l)
-		t.rows = append(t.rows, []string{s.name, itoa(len(s.v)), fmtMs(percentile(s.v, 0.5)), fmtMs(percentile(s.v, 0.99)), fmtMs(s.v[len(s.v)-1])})
+		t.Rows = append(t.Rows, []string{s.name, itoa(len(s.v)), fmtMs(percentile(s.v, 0.5)), fmtMs(percentile(s.v, 0.99)), fmtMs(s.v[len(s.v)-1])})
 	}
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.YOffs = vg.Points(20)
@@ -62,10 +62,12 @@ func (r *run) duplicatesSection(pngs map[string][]byte) []block {
 		return bs
 	}
 	pngs["latency_duplicates.png"] = png
-	return append(bs, para{fmt.Sprintf("%d txs were committed again after their first commit (a rotated node re-gossiping what it had in its mempool): "+
+	return append(bs, para{Text: fmt.Sprintf("%d txs were committed again after their first commit (a rotated node re-gossiping what it had in its mempool): "+
 		"each later commit's latency is its block's time (%s) minus the tx's one send. The accounting counts a tx once, by its first commit.",
-		r.results.Accounting.Duplicates, r.latencyBlockName())}, t,
-		image{"Latency with and without duplicates", PlotsDir + "/latency_duplicates.png", png})
+		r.results.Accounting.Duplicates, r.latencyBlockName())},
+
+		t,
+		image{Alt: "Latency with and without duplicates", File: PlotsDir + "/latency_duplicates.png", PNG: png})
 }
 
 // duplicateLatencies: the headline latency of every committed run tx's

@@ -141,10 +141,10 @@ func GossipPlotTitles() []string {
 func renderFigures(figs []gossipFigure, pngs map[string][]byte) ([]block, error) {
 	var bs []block
 	for i, f := range figs {
-		bs = append(bs, heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
+		bs = append(bs, heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
 		p, reason := f.build()
 		if p == nil {
-			bs = append(bs, noData{reason}, para{"*" + f.what + "*"})
+			bs = append(bs, noData{Reason: reason}, para{Text: "*" + f.what + "*"})
 			continue
 		}
 		makeRoom(p)
@@ -157,7 +157,7 @@ func renderFigures(figs []gossipFigure, pngs map[string][]byte) ([]block, error)
 			return nil, fmt.Errorf("report: plot %s: %w", f.name, err)
 		}
 		pngs[f.name+".png"] = buf.Bytes()
-		bs = append(bs, image{f.title, PlotsDir + "/" + f.name + ".png", buf.Bytes()}, para{f.what})
+		bs = append(bs, image{Alt: f.title, File: PlotsDir + "/" + f.name + ".png", PNG: buf.Bytes()}, para{Text: f.what})
 	}
 	return bs, nil
 }
@@ -192,7 +192,7 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 	r := g.res.Gossip
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
-	add(heading{1, title, ""})
+	add(heading{Level: 1, Text: title, ID: ""})
 	add(thresholdSection(g.res, "gossipsub")...)
 	// Headline first: the verdict, then the three figures of Whiteblock's
 	// report (MDR, dissemination, hops).
@@ -200,8 +200,8 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 	if !g.res.Valid {
 		verdict = "**INVALID — not a result**: " + strings.Join(g.res.Invalid, "; ") + "."
 	}
-	add(para{verdict})
-	add(table{head: []string{"figure", "value"}, rows: [][]string{
+	add(para{Text: verdict})
+	add(table{Head: []string{"figure", "value"}, Rows: [][]string{
 		{"hosts, topology", itoa(r.Nodes) + ", " + g.topology()},
 		{"messages published", itoa(r.Messages)},
 		{"MDR (deliveries / messages × (N − 1))", fmt.Sprintf("%s %% (%d of %d)", fmtF(100*r.MDR, 3), r.Delivered, r.Expected)},
@@ -215,32 +215,32 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 		{"harness CPU avg / max (% of one core)", g.harnessCPU()},
 		{"machine CPU busy over the schedule (all cores)", g.machineCPU()},
 	}})
-	add(heading{2, "Missing deliveries", "missing"})
+	add(heading{Level: 2, Text: "Missing deliveries", ID: "missing"})
 	if len(r.Missing) == 0 {
-		add(para{"None: every host delivered every message it did not publish."})
+		add(para{Text: "None: every host delivered every message it did not publish."})
 	} else {
-		t := table{head: []string{"reason", "deliveries", "what it means"}}
+		t := table{Head: []string{"reason", "deliveries", "what it means"}}
 		for _, k := range sortedKeys(r.Missing) {
-			t.rows = append(t.rows, []string{"`" + k + "`", itoa(r.Missing[k]), reasonText[k]})
+			t.Rows = append(t.Rows, []string{"`" + k + "`", itoa(r.Missing[k]), reasonText[k]})
 		}
 		add(t)
 	}
 	add(g.faultsSection()...)
-	add(para{fmt.Sprintf("Trace events over the run: %d dropped RPCs, %d undeliverable (subscriber queue full), %d rejected.", r.DroppedRPC, r.Undeliverable, r.Rejected)})
-	add(heading{2, "Message delivery ratio per host", "mdr"})
-	t := table{head: []string{"host", "published", "expected", "delivered", "MDR %", "missing", "duplicates avg", "CPU avg %", "CPU max %", "RSS avg MiB", "RSS max MiB", "outages"}}
+	add(para{Text: fmt.Sprintf("Trace events over the run: %d dropped RPCs, %d undeliverable (subscriber queue full), %d rejected.", r.DroppedRPC, r.Undeliverable, r.Rejected)})
+	add(heading{Level: 2, Text: "Message delivery ratio per host", ID: "mdr"})
+	t := table{Head: []string{"host", "published", "expected", "delivered", "MDR %", "missing", "duplicates avg", "CPU avg %", "CPU max %", "RSS avg MiB", "RSS max MiB", "outages"}}
 	for _, n := range r.HostNodes {
 		var miss []string
 		for _, k := range sortedKeys(n.Missing) {
 			miss = append(miss, fmt.Sprintf("%s %d", k, n.Missing[k]))
 		}
 		exited := hostOutages(n)
-		t.rows = append(t.rows, []string{n.Name, itoa(n.Published), itoa(n.Expected), itoa(n.Delivered), fmtF(100*n.MDR, 2), dashIfEmpty(strings.Join(miss, ", ")),
+		t.Rows = append(t.Rows, []string{n.Name, itoa(n.Published), itoa(n.Expected), itoa(n.Delivered), fmtF(100*n.MDR, 2), dashIfEmpty(strings.Join(miss, ", ")),
 			fmtF(n.Duplicates, 2), fmtF(n.Proc.CPUAvgPct, 1), fmtF(n.Proc.CPUMaxPct, 1), fmtF(n.Proc.RSSAvgMB, 1), fmtF(n.Proc.RSSMaxMB, 1), exited})
 	}
 	add(t)
 	add(g.publisherSection()...)
-	add(heading{2, "Plots", "plots"})
+	add(heading{Level: 2, Text: "Plots", ID: "plots"})
 	pngs := map[string][]byte{}
 	fb, err := renderFigures(g.figures(), pngs)
 	if err != nil {
@@ -270,7 +270,7 @@ func (g *gossipRun) faultsSection() []block {
 			}
 		}
 	}
-	t := table{head: []string{"#", "action", "nodes", "at s (into publishing)", "outage s"}}
+	t := table{Head: []string{"#", "action", "nodes", "at s (into publishing)", "outage s"}}
 	for _, p := range fr.Perturbations {
 		at := "?"
 		if t0 > 0 {
@@ -280,12 +280,14 @@ func (g *gossipRun) faultsSection() []block {
 		if !p.Undone {
 			outage += " (not undone)"
 		}
-		t.rows = append(t.rows, []string{itoa(p.Entry), p.Action, strings.Join(p.Nodes, " "), at, outage})
+		t.Rows = append(t.Rows, []string{itoa(p.Entry), p.Action, strings.Join(p.Nodes, " "), at, outage})
 	}
-	return []block{heading{2, "Faults", "faults"},
-		para{"Each [[perturb]] entry (faults.json): the outage lasts from the action until it was undone (restart, resume, heal) or the end of publishing. " +
+	return []block{heading{Level: 2, Text: "Faults", ID: "faults"},
+		para{Text: "Each [[perturb]] entry (faults.json): the outage lasts from the action until it was undone (restart, resume, heal) or the end of publishing. " +
 			"Deliveries a killed or stopped host missed are `host_exited`, a paused host's `host_paused`, those between the two sides of a disconnect or partition `host_cut_off`; " +
-			"those of hosts that lost their only paths through a downed host stay `never_reached`."}, t}
+			"those of hosts that lost their only paths through a downed host stay `never_reached`."},
+
+		t}
 }
 
 var reasonText = map[string]string{

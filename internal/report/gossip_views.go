@@ -102,23 +102,25 @@ func (v *gossipViews) sec(ns int64) float64 { return float64(ns-v.t0) / 1e9 }
 // publisherSection is the table behind Graphs 10 and 11.
 func (g *gossipRun) publisherSection() []block {
 	v := g.views()
-	bs := []block{heading{2, "Publisher timeline", "publisher"}}
+	bs := []block{heading{Level: 2, Text: "Publisher timeline", ID: "publisher"}}
 	s := v.stats
 	if s.Messages == 0 {
-		return append(bs, para{"No message was sent (published.csv has no send time)."})
+		return append(bs, para{Text: "No message was sent (published.csv has no send time)."})
 	}
 	row := func(what string, gap, late rundir.Stats) []string {
 		return []string{what, fmtMs(gap.Avg), fmtMs(gap.P50), fmtMs(gap.P99), fmtMs(gap.Max), fmtMs(late.P50), fmtMs(late.P99), fmtMs(late.Max)}
 	}
 	bs = append(bs,
-		para{fmt.Sprintf("Whiteblock 004 found its publisher's inter-arrival times erratic and its transmissions late against the schedule (its Graphs 10 and 11). "+
+		para{Text: fmt.Sprintf("Whiteblock 004 found its publisher's inter-arrival times erratic and its transmissions late against the schedule (its Graphs 10 and 11). "+
 			"Ours, for %d messages meant to go out every %s ms: the harness's publish requests (published.csv sent_ns) and the publishing hosts' own publish times "+
 			"(deliveries.csv's publish time: the host's trace, else its ack; %d messages have none and use the ack). Gaps are between consecutive times of the whole stream; lateness is actual − intended.",
 			s.Messages, fmtF(s.IntendedGap, 3), s.Messages-s.Traced)},
-		table{head: []string{"stream", "gap mean (ms)", "gap p50", "gap p99", "gap max", "late p50 (ms)", "late p99", "late max"}, rows: [][]string{
+
+		table{Head: []string{"stream", "gap mean (ms)", "gap p50", "gap p99", "gap max", "late p50 (ms)", "late p99", "late max"}, Rows: [][]string{
 			row("harness send", s.SentGap, s.SentLate),
 			row("host publish", s.HostGap, s.HostLate),
-		}})
+		}},
+	)
 	return bs
 }
 
@@ -364,12 +366,12 @@ func vline(x, lo, hi float64, name string, p *plot.Plot) plot.Plotter {
 // the plan's values (every default filled in), linkem.json, machine.json.
 func (g *gossipRun) paramsSection() []block {
 	v := g.views()
-	bs := []block{heading{2, "Parameters and machine", "parameters"}}
+	bs := []block{heading{Level: 2, Text: "Parameters and machine", ID: "parameters"}}
 	var rows [][]string
 	add := func(k, val string) { rows = append(rows, []string{k, val}) }
 	t := g.plan
 	if t == nil {
-		return append(bs, para{"No plan.json: the parameters are not recorded."})
+		return append(bs, para{Text: "No plan.json: the parameters are not recorded."})
 	}
 	add("hosts", itoa(len(t.Nodes))+" (one process and network namespace or container each)")
 	add("topology", g.topology()+"; seed "+fmt.Sprint(t.Seed)+degrees(len(t.Nodes), t.Edges))
@@ -418,9 +420,9 @@ func (g *gossipRun) paramsSection() []block {
 	} else {
 		add("machine", "not recorded (no metrics/machine.json)")
 	}
-	bs = append(bs, table{head: []string{"parameter", "value"}, rows: rows})
+	bs = append(bs, table{Head: []string{"parameter", "value"}, Rows: rows})
 	for _, e := range v.errs {
-		bs = append(bs, para{"Note: unreadable, left out of this report's views: " + e})
+		bs = append(bs, para{Text: "Note: unreadable, left out of this report's views: " + e})
 	}
 	return bs
 }
@@ -457,9 +459,9 @@ func (g *gossipRun) differencesSection() []block {
 		{"machine and scale", "95 containers on one 96-vCPU Xeon (2 sockets × 24 cores × 2 threads), 360 GB; 200 msg/s for 180 s, 60 s warm-up, 600 s cool-down; links shaped by tc",
 			"the machine and schedule of the table above; a run whose publisher fell behind or whose CPU saturated is marked invalid rather than reported."},
 	}
-	return []block{heading{2, "Differences from Whiteblock 004", "whiteblock"},
-		para{"Whiteblock's libp2p gossipsub report (shared/seeds/004) is the method this report follows. Where 004 contradicts itself we say so rather than match either number; where our hosts differ, here is how."},
-		table{head: []string{"what", "Whiteblock 004", "here"}, rows: rows}}
+	return []block{heading{Level: 2, Text: "Differences from Whiteblock 004", ID: "whiteblock"},
+		para{Text: "Whiteblock's libp2p gossipsub report (shared/seeds/004) is the method this report follows. Where 004 contradicts itself we say so rather than match either number; where our hosts differ, here is how."},
+		table{Head: []string{"what", "Whiteblock 004", "here"}, Rows: rows}}
 }
 
 func (g *gossipRun) pubsubVersion() string {

@@ -15,13 +15,13 @@ import (
 // did it commit, how fast, and does every tx add up. Everything else of the
 // report explains these lines.
 func (r *run) headlineSection() []block {
-	bs := []block{heading{2, "Headline", "headline"}}
+	bs := []block{heading{Level: 2, Text: "Headline", ID: "headline"}}
 	res := r.results
 	if res == nil {
-		return append(bs, noData{"no results.json: run `benchnet analyze " + filepath.Base(r.dir.Path) + "` (after `benchnet down` if it is still up) for the accounting, throughput and latency"})
+		return append(bs, noData{Reason: "no results.json: run `benchnet analyze " + filepath.Base(r.dir.Path) + "` (after `benchnet down` if it is still up) for the accounting, throughput and latency"})
 	}
 	if rc := res.Recovered; rc != nil {
-		bs = append(bs, para{fmt.Sprintf("**RECOVERED** from a run that did not finish (%s): `benchnet analyze` read the blocks offline from the store of %s (%s, %s). Txs still in a mempool when the run died count as lost.",
+		bs = append(bs, para{Text: fmt.Sprintf("**RECOVERED** from a run that did not finish (%s): `benchnet analyze` read the blocks offline from the store of %s (%s, %s). Txs still in a mempool when the run died count as lost.",
 			rc.Reason, rc.Node, rc.Method, rc.Release)})
 	}
 	verdict := "**valid**"
@@ -48,8 +48,8 @@ func (r *run) headlineSection() []block {
 	if r.plan != nil {
 		rows = append(rows, []string{"testnet", fmt.Sprintf("%d nodes, topology %s, %s", len(r.plan.Nodes), r.plan.Topology, r.releases())})
 	}
-	bs = append(bs, table{head: []string{"", "run " + orNone(res.RunID)}, rows: rows})
-	return append(bs, para{"Details: [Accounting](#accounting) · [Summary](#summary) · [Plots](#plots) · [Parameters](#parameters) · [Events](#events)."})
+	bs = append(bs, table{Head: []string{"", "run " + orNone(res.RunID)}, Rows: rows})
+	return append(bs, para{Text: "Details: [Accounting](#accounting) · [Summary](#summary) · [Plots](#plots) · [Parameters](#parameters) · [Events](#events)."})
 }
 
 func orNone(s string) string {
@@ -114,9 +114,9 @@ func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // [load] (the manifest with the command line's flags applied), marked where
 // it differs from manifest.toml, and what load.json says was sent.
 func (r *run) loadThatRan() []block {
-	bs := []block{heading{3, "Load that ran", ""}}
+	bs := []block{heading{Level: 3, Text: "Load that ran", ID: ""}}
 	if r.plan == nil {
-		return append(bs, noData{"no " + rundir.Plan})
+		return append(bs, noData{Reason: "no " + rundir.Plan})
 	}
 	var given *manifest.Load
 	if len(r.manifest) > 0 {
@@ -126,7 +126,7 @@ func (r *run) loadThatRan() []block {
 	}
 	ran := reflect.ValueOf(r.plan.Load)
 	typ := ran.Type()
-	t := table{head: []string{"load", "value", "manifest.toml"}}
+	t := table{Head: []string{"load", "value", "manifest.toml"}}
 	changed := 0
 	for i := 0; i < typ.NumField(); i++ {
 		key := strings.Split(typ.Field(i).Tag.Get("toml"), ",")[0]
@@ -147,20 +147,20 @@ func (r *run) loadThatRan() []block {
 				changed++
 			}
 		}
-		t.rows = append(t.rows, []string{key, v, note})
+		t.Rows = append(t.Rows, []string{key, v, note})
 	}
 	text := "The generator's configuration: manifest.toml with the command line's flags applied (plan.json)."
 	if changed > 0 {
 		text += fmt.Sprintf(" %d value(s) differ from manifest.toml.", changed)
 	}
-	bs = append(bs, para{text}, t)
+	bs = append(bs, para{Text: text}, t)
 	if ls, err := r.dir.ReadLoad(); err == nil {
-		bs = append(bs, para{fmt.Sprintf("The generator's own account (load.json): %d txs expected, %d attempted.", ls.Expected, ls.Attempted)})
+		bs = append(bs, para{Text: fmt.Sprintf("The generator's own account (load.json): %d txs expected, %d attempted.", ls.Expected, ls.Attempted)})
 		for _, sk := range ls.Skipped {
-			bs = append(bs, para{fmt.Sprintf("Not loaded: %s, %s.", sk.Node, sk.Reason)})
+			bs = append(bs, para{Text: fmt.Sprintf("Not loaded: %s, %s.", sk.Node, sk.Reason)})
 		}
 	} else {
-		bs = append(bs, para{"No load.json (the generator's own account, written when the load ends): the load did not finish."})
+		bs = append(bs, para{Text: "No load.json (the generator's own account, written when the load ends): the load did not finish."})
 	}
 	return bs
 }

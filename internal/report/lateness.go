@@ -58,11 +58,12 @@ func (r *run) lateness() []block {
 		sched = " Its delivery thread ran as " + c.Sched + "."
 	}
 	return []block{
-		para{fmt.Sprintf("How late the userspace switch handed delayed frames to their destination, compared with their scheduled time, over %s. "+
+		para{Text: fmt.Sprintf("How late the userspace switch handed delayed frames to their destination, compared with their scheduled time, over %s. "+
 			"The bound is p99 ≤ max(%s ms, %g %% of the smallest configured delay); when it is missed the run's latencies are marked invalid (docs/linkem.md).%s",
 			c.Window, fmtF(float64(linkem.LatenessFloor.Microseconds())/1000, 0), linkem.LatenessFraction*100, sched)},
-		table{head: []string{"delayed frames", "mean ms", "p50 ms", "p99 ms", "max ms", "smallest delay ms", "bound (p99) ms", "met"},
-			rows: [][]string{{fmt.Sprint(c.Frames), fmtF(c.MeanMs, 3), fmtF(c.P50Ms, 3), fmtF(c.P99Ms, 3), fmtF(c.MaxMs, 3), smallest, fmtF(c.BoundMs, 3), met}}},
-		para{c.Verdict + "."},
+
+		table{Head: []string{"delayed frames", "mean ms", "p50 ms", "p99 ms", "max ms", "smallest delay ms", "bound (p99) ms", "met"}, Rows: [][]string{{fmt.Sprint(c.Frames), fmtF(c.MeanMs, 3), fmtF(c.P50Ms, 3), fmtF(c.P99Ms, 3), fmtF(c.MaxMs, 3), smallest, fmtF(c.BoundMs, 3), met}}},
+
+		para{Text: c.Verdict + "."},
 	}
 }

@@ -20,30 +20,30 @@ const linkemDir = rundir.LinkemDir
 // the conditions, and the one-way delays between the zones the nodes are in,
 // so a reader knows what latency the results were measured under.
 func (r *run) network() []block {
-	bs := []block{heading{3, "Network emulation", ""}}
+	bs := []block{heading{Level: 3, Text: "Network emulation", ID: ""}}
 	dir := r.dir.Join(linkemDir)
 	var info linkem.Info
 	if err := r.dir.ReadJSON(filepath.Join(linkemDir, linkem.InfoFile), &info); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.note(err)
 		}
-		return append(bs, para{"None: nodes are joined by veth pairs on one bridge (sub-millisecond links, no loss, no rate limit)."})
+		return append(bs, para{Text: "None: nodes are joined by veth pairs on one bridge (sub-millisecond links, no loss, no rate limit)."})
 	}
-	cond := table{head: []string{"backend", "zones", "jitter", "loss", "egress rate per node", "why this backend"},
-		rows: [][]string{{info.Backend, dashIfEmpty(info.Zones), dashIfEmpty(info.Jitter), dashIfEmpty(info.Loss), dashIfEmpty(info.Bandwidth), info.Reason}}}
+	cond := table{Head: []string{"backend", "zones", "jitter", "loss", "egress rate per node", "why this backend"}, Rows: [][]string{{info.Backend, dashIfEmpty(info.Zones), dashIfEmpty(info.Jitter), dashIfEmpty(info.Loss), dashIfEmpty(info.Bandwidth), info.Reason}}}
+
 	bs = append(bs, cond)
 	if data, err := os.ReadFile(filepath.Join(dir, linkem.MatrixFile)); err == nil {
 		mx, err := linkem.ParseCSV(bytes.NewReader(data))
 		if err != nil {
 			r.note(err)
 		} else {
-			bs = append(bs, para{"One-way delay in ms from the row's zone to the column's, for the zones of this testnet (zone set `" + info.Zones + "`; round-trip = twice):"})
+			bs = append(bs, para{Text: "One-way delay in ms from the row's zone to the column's, for the zones of this testnet (zone set `" + info.Zones + "`; round-trip = twice):"})
 			bs = append(bs, r.zoneTable(mx))
 		}
 	}
 	bs = append(bs, r.lateness()...)
 	if c, err := r.dir.ReadLinkemCounters(); err == nil {
-		bs = append(bs, details{"userspace switch counters at the end of the run", summarizeCounters(c)})
+		bs = append(bs, details{Summary: "userspace switch counters at the end of the run", Text: summarizeCounters(c)})
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.note(err)
 	}
@@ -65,13 +65,13 @@ func (r *run) zoneTable(mx *linkem.Matrix) table {
 	if len(zones) == 0 {
 		zones = append(zones, mx.Zones...)
 	}
-	t := table{head: append([]string{"from \\ to"}, zones...)}
+	t := table{Head: append([]string{"from \\ to"}, zones...)}
 	for _, a := range zones {
 		row := []string{a}
 		for _, b := range zones {
 			row = append(row, fmtF(float64(mx.OneWay(a, b).Microseconds())/1000, 1))
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -82,11 +82,4 @@ func summarizeCounters(c *rundir.LinkemCounters) string {
 	lines := c.CounterLines()
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
-}
-
-func dashIfEmpty(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }

@@ -75,16 +75,16 @@ func (r *run) faultsSection(pngs map[string][]byte) []block {
 	if fr == nil {
 		return nil
 	}
-	bs := []block{heading{2, "Faults", "faults"}}
+	bs := []block{heading{Level: 2, Text: "Faults", ID: "faults"}}
 	if fr.Halted != "" {
-		bs = append(bs, para{"**The chain halted and the run failed:** " + fr.Halted + "."})
+		bs = append(bs, para{Text: "**The chain halted and the run failed:** " + fr.Halted + "."})
 	}
 	if len(fr.Perturbations) > 0 {
-		bs = append(bs, para{"Each [[perturb]] entry: the outage lasts from the action until it was undone (or the load's end). " +
+		bs = append(bs, para{Text: "Each [[perturb]] entry: the outage lasts from the action until it was undone (or the load's end). " +
 			"Missed blocks are those the block rate before the outage predicts minus those committed during it; " +
 			"back at tip is the time from the outage's end until the node answered within a block of the highest height, not catching up. " +
 			"Txs sent to the targets during the outage are counted by end state (send errors are outside \"sent\", see the accounting)."})
-		t := table{head: []string{"#", "action", "nodes", "outage s", "blocks", "blocks/s before", "missed", "next block s", "longest gap s", "back at tip s", "txs to it meanwhile"}}
+		t := table{Head: []string{"#", "action", "nodes", "outage s", "blocks", "blocks/s before", "missed", "next block s", "longest gap s", "back at tip s", "txs to it meanwhile"}}
 		for _, p := range fr.Perturbations {
 			var back []string
 			for _, n := range p.Nodes {
@@ -96,7 +96,7 @@ func (r *run) faultsSection(pngs map[string][]byte) []block {
 			if !p.Undone {
 				outage += " (not undone)"
 			}
-			t.rows = append(t.rows, []string{strconv.Itoa(p.Entry), p.Action, strings.Join(p.Nodes, " "), outage,
+			t.Rows = append(t.Rows, []string{strconv.Itoa(p.Entry), p.Action, strings.Join(p.Nodes, " "), outage,
 				strconv.Itoa(p.Blocks), fmtF(p.BlockRate, 2), strconv.Itoa(p.Missed), secOrNever(p.FirstBlockS),
 				fmtF(p.LongestGapS, 1), dashIfEmpty(strings.Join(back, ", ")), txStates(p.Txs)})
 		}
@@ -117,22 +117,22 @@ func (r *run) faultsSection(pngs map[string][]byte) []block {
 			summary += fmt.Sprintf("; catch-up time min %s s, median %s s, max %s s", fmtF(ok[0], 1), fmtF(ok[len(ok)/2], 1), fmtF(ok[len(ok)-1], 1))
 		}
 		summary += fmt.Sprintf("; %d duplicate commits while ephemeral nodes ran.", dups)
-		bs = append(bs, heading{3, "Rotating nodes", ""}, para{summary})
-		t := table{head: []string{"cycle", "node", "catch-up s", "height reached", "tip", "blocks synced/s", "kept until s", "duplicates", "error"}}
+		bs = append(bs, heading{Level: 3, Text: "Rotating nodes", ID: ""}, para{Text: summary})
+		t := table{Head: []string{"cycle", "node", "catch-up s", "height reached", "tip", "blocks synced/s", "kept until s", "duplicates", "error"}}
 		for _, c := range fr.Cycles {
 			stop := "-"
 			if c.StopNs > 0 {
 				stop = fmtF(r.sec(c.StopNs), 1)
 			}
-			t.rows = append(t.rows, []string{strconv.Itoa(c.Cycle), c.Node, secOrNever(c.CatchUpS), strconv.FormatInt(c.Height, 10),
+			t.Rows = append(t.Rows, []string{strconv.Itoa(c.Cycle), c.Node, secOrNever(c.CatchUpS), strconv.FormatInt(c.Height, 10),
 				strconv.FormatInt(c.Tip, 10), fmtF(c.BlocksPerS, 1), stop, strconv.Itoa(c.Duplicates), dashIfEmpty(c.Error)})
 		}
 		bs = append(bs, t)
 	}
-	bs = append(bs, heading{3, "Node heights", ""})
+	bs = append(bs, heading{Level: 3, Text: "Node heights", ID: ""})
 	p, reason := plotHeights(r)
 	if p == nil {
-		return append(bs, noData{reason})
+		return append(bs, noData{Reason: reason})
 	}
 	png, err := renderPNG(p)
 	if err != nil {
@@ -140,8 +140,8 @@ func (r *run) faultsSection(pngs map[string][]byte) []block {
 		return bs
 	}
 	pngs["heights.png"] = png
-	return append(bs, image{"Node heights", PlotsDir + "/heights.png", png},
-		para{"Every node's latest height as the harness polled it (every 500 ms). A gap is a node that did not answer (killed, paused, stopped, not yet started); an ephemeral node's line climbs steeply from 0 while it block-syncs, then joins the others at the tip. A flat top for every node is a halt. Dashed lines are the events."})
+	return append(bs, image{Alt: "Node heights", File: PlotsDir + "/heights.png", PNG: png},
+		para{Text: "Every node's latest height as the harness polled it (every 500 ms). A gap is a node that did not answer (killed, paused, stopped, not yet started); an ephemeral node's line climbs steeply from 0 while it block-syncs, then joins the others at the tip. A flat top for every node is a halt. Dashed lines are the events."})
 }
 
 func secOrNever(v float64) string {

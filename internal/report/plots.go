@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -69,21 +68,6 @@ var figures = []figure{
 		plotCPU},
 }
 
-const (
-	plotW = 8 * vg.Inch
-	plotH = 4 * vg.Inch
-)
-
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	return p
-}
-
 const timeAxis = "time since start (s)"
 
 // --- latency ---
@@ -120,12 +104,6 @@ func (r *run) latencies() []float64 {
 	}
 	sort.Float64s(l)
 	return l
-}
-
-// percentile by nearest rank on sorted values.
-func percentile(sorted []float64, p float64) float64 {
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 func plotLatencyCDF(r *run) (*plot.Plot, string) {
@@ -503,37 +481,6 @@ func (r *run) markEvents(p *plot.Plot) {
 		p.Add(m)
 		addLegend(p, "events (see table)", m)
 	}
-}
-
-// legendRows counts each plot's legend entries, so the Y axis can leave room
-// for the legend above the data instead of drawing it over the lines.
-var (
-	legendMu   sync.Mutex
-	legendRows = map[*plot.Plot]int{}
-)
-
-func addLegend(p *plot.Plot, name string, thumb ...plot.Thumbnailer) {
-	p.Legend.Add(name, thumb...)
-	legendMu.Lock()
-	legendRows[p]++
-	legendMu.Unlock()
-}
-
-// makeRoom raises the top of the Y axis by the legend's height (when the
-// legend sits at the top) and forgets the plot.
-func makeRoom(p *plot.Plot) {
-	legendMu.Lock()
-	n := legendRows[p]
-	delete(legendRows, p)
-	legendMu.Unlock()
-	if n == 0 || !p.Legend.Top {
-		return
-	}
-	span := p.Y.Max - p.Y.Min
-	if span <= 0 {
-		span = math.Max(1, math.Abs(p.Y.Max))
-	}
-	p.Y.Max += span * (0.09*float64(n) + 0.04)
 }
 
 // blockLatencies is the mean latency of each block's committed txs against

@@ -87,7 +87,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 	var q rundir.QAConfig
 	_ = json.Unmarshal(x.Config, &q)
 
-	add(heading{1, qaTitle(x), ""})
+	add(heading{Level: 1, Text: qaTitle(x), ID: ""})
 	status := "complete"
 	if !x.Complete {
 		status = "**incomplete**: the results cover the steps that finished (`benchnet qa --resume DIR` finishes it)"
@@ -96,10 +96,10 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 	if x.Overall == "" {
 		overall = "not decided (the QA stopped before its results)"
 	}
-	add(para{fmt.Sprintf("Overall result: %s. Profile %s; started %s, finished %s; %s.", overall, x.Profile, x.Started, dashIfEmpty(x.Finished), status)})
+	add(para{Text: fmt.Sprintf("Overall result: %s. Profile %s; started %s, finished %s; %s.", overall, x.Profile, x.Started, dashIfEmpty(x.Finished), status)})
 
 	// Test Results first, as the seeds' reports end with it and readers look for it.
-	add(heading{2, "Test Results", "test-results"})
+	add(heading{Level: 2, Text: "Test Results", ID: "test-results"})
 	var rows [][]string
 	for _, r := range x.Results {
 		res := string(r.Result)
@@ -108,11 +108,11 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		}
 		rows = append(rows, []string{r.Scenario, dashIfEmpty(r.Date), r.Version, res, r.Why})
 	}
-	add(table{head: []string{"Scenario", "Date", "Version", "Result", "Why"}, rows: rows})
-	add(para{fmt.Sprintf("Baseline: %s. The overall result is the worst judged result (Fail over Inconclusive over Pass).", x.Baseline.Version())})
+	add(table{Head: []string{"Scenario", "Date", "Version", "Result", "Why"}, Rows: rows})
+	add(para{Text: fmt.Sprintf("Baseline: %s. The overall result is the worst judged result (Fail over Inconclusive over Pass).", x.Baseline.Version())})
 
 	// Saturation.
-	add(heading{2, "Saturation point", "saturation"})
+	add(heading{Level: 2, Text: "Saturation point", ID: "saturation"})
 	sweeps := map[string]*rundir.SweepIndex{}
 	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		s := x.Step("saturation-" + b)
@@ -125,16 +125,16 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		}
 	}
 	if sat := x.Saturation; sat != nil {
-		add(para{fmt.Sprintf("At c = %d: baseline saturates in %s tx/s per connection, candidate in %s. Verdict: **%s** (%s). Chosen load: %s tx/s per connection (the baseline's sustainable rate %s backed off by %s %%).",
+		add(para{Text: fmt.Sprintf("At c = %d: baseline saturates in %s tx/s per connection, candidate in %s. Verdict: **%s** (%s). Chosen load: %s tx/s per connection (the baseline's sustainable rate %s backed off by %s %%).",
 			sat.Connections, sat.Baseline, sat.Candidate, sat.Verdict, sat.Why, fmtG(sat.Rate), fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))})
 	} else {
-		add(noData{"the saturation step did not finish"})
+		add(noData{Reason: "the saturation step did not finish"})
 	}
 	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		idx := sweeps[b]
-		add(heading{3, fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ""})
+		add(heading{Level: 3, Text: fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ID: ""})
 		if idx == nil {
-			add(noData{"no sweep directory"})
+			add(noData{Reason: "no sweep directory"})
 			continue
 		}
 		if idx.Search != nil {
@@ -142,8 +142,8 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 			for i, p := range idx.Search.Probes {
 				rows = append(rows, []string{strconv.Itoa(i + 1), fmtG(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
 			}
-			add(table{head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, rows: rows})
-			add(para{fmt.Sprintf("Search: %s", dashIfEmpty(idx.Search.Detail))})
+			add(table{Head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, Rows: rows})
+			add(para{Text: fmt.Sprintf("Search: %s", dashIfEmpty(idx.Search.Detail))})
 		} else if idx.Grid != nil {
 			add(qaTable(idx))
 		}
@@ -154,30 +154,30 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 			return nil, nil, fmt.Errorf("qa report: overlay: %w", err)
 		}
 		pngs["qa_saturation_overlay.png"] = png
-		add(image{"Committed vs offered, both builds", PlotsDir + "/qa_saturation_overlay.png", png})
-		add(para{"Every probe (cell) of both builds: committed TPS against the load offered; the dashed line is y = x. Where a build's points leave the diagonal, it saturates."})
+		add(image{Alt: "Committed vs offered, both builds", File: PlotsDir + "/qa_saturation_overlay.png", PNG: png})
+		add(para{Text: "Every probe (cell) of both builds: committed TPS against the load offered; the dashed line is y = x. Where a build's points leave the diagonal, it saturates."})
 	}
 
 	// Steady test and LE.
 	steady := qaCompare(dir, x, "steady")
 	le := qaCompare(dir, x, "latency-emulation")
-	add(heading{2, "Steady test", "steady"})
+	add(heading{Level: 2, Text: "Steady test", ID: "steady"})
 	if steady == nil {
-		add(noData{"the steady step did not finish"})
+		add(noData{Reason: "the steady step did not finish"})
 	} else {
-		add(para{fmt.Sprintf("%d runs, baseline and candidate interleaved, at the chosen load. Repeats: %s. %s", len(steady.Runs), dashIfEmpty(steady.StopReason), upperFirst(strings.TrimSuffix(steady.Rule, "."))+".")})
+		add(para{Text: fmt.Sprintf("%d runs, baseline and candidate interleaved, at the chosen load. Repeats: %s. %s", len(steady.Runs), dashIfEmpty(steady.StopReason), upperFirst(strings.TrimSuffix(steady.Rule, "."))+".")})
 		add(verdictTable(steady.CompareIndex))
 	}
 	if le != nil {
-		add(heading{3, "With latency emulation", "le"})
+		add(heading{Level: 3, Text: "With latency emulation", ID: "le"})
 		judged := "reported beside the steady test, not judged (it is the baseline of the next QA; --judge-le judges it)"
 		if q.JudgeLE {
 			judged = "judged (--judge-le)"
 		}
-		add(para{"The same steady test with the AWS zone table and a random zone per node drawn from the manifest's seed: " + judged + "."})
+		add(para{Text: "The same steady test with the AWS zone table and a random zone per node drawn from the manifest's seed: " + judged + "."})
 		add(verdictTable(le.CompareIndex))
 	}
-	add(heading{3, "QA metric plots, side by side", "plots"})
+	add(heading{Level: 3, Text: "QA metric plots, side by side", ID: "plots"})
 	panels := make([]*run, 3)
 	var which [3]string
 	panels[0], which[0] = qaRun(steady, rundir.QABaseline)
@@ -190,7 +190,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 			shown = append(shown, labels[i]+" "+w)
 		}
 	}
-	add(para{fmt.Sprintf("Each row: baseline | candidate | candidate with latency emulation, on shared axes. Each panel is the build's run with the median H+1 latency p50 (%s); every run's own report has the rest.", dashIfEmpty(strings.Join(shown, ", ")))})
+	add(para{Text: fmt.Sprintf("Each row: baseline | candidate | candidate with latency emulation, on shared axes. Each panel is the build's run with the median H+1 latency p50 (%s); every run's own report has the rest.", dashIfEmpty(strings.Join(shown, ", ")))})
 	for _, name := range qaSideBySide {
 		f, ok := figureByName(name)
 		if !ok {
@@ -222,36 +222,36 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		}
 		file := "qa_" + name + ".png"
 		pngs[file] = png
-		add(heading{4, f.title, ""})
-		add(image{f.title + ", side by side", PlotsDir + "/" + file, png})
+		add(heading{Level: 4, Text: f.title, ID: ""})
+		add(image{Alt: f.title + ", side by side", File: PlotsDir + "/" + file, PNG: png})
 	}
 
 	// Rotating nodes.
-	add(heading{2, "Rotating nodes", "rotating"})
+	add(heading{Level: 2, Text: "Rotating nodes", ID: "rotating"})
 	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		s := x.Step("rotate-" + b)
-		add(heading{3, fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ""})
+		add(heading{Level: 3, Text: fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ID: ""})
 		if s == nil || s.Dir == "" {
-			add(noData{"not run"})
+			add(noData{Reason: "not run"})
 			continue
 		}
 		r, err := load(rundir.StepPath(dir, s))
 		if err != nil {
-			add(noData{err.Error()})
+			add(noData{Reason: err.Error()})
 			continue
 		}
 		f, err := r.dir.ReadFaults()
 		if err != nil {
-			add(noData{"no " + rundir.FaultsFile})
+			add(noData{Reason: "no " + rundir.FaultsFile})
 			continue
 		}
 		var rows [][]string
 		for _, c := range f.Cycles {
 			rows = append(rows, []string{strconv.Itoa(c.Cycle), c.Node, secOrNever(c.CatchUpS), fmtF(c.BlocksPerS, 1), strconv.Itoa(c.Duplicates), dashIfEmpty(c.Error)})
 		}
-		add(table{head: []string{"cycle", "node", "catch-up", "blocks/s", "duplicates", "error"}, rows: rows})
+		add(table{Head: []string{"cycle", "node", "catch-up", "blocks/s", "duplicates", "error"}, Rows: rows})
 		if s.Note != "" {
-			add(para{s.Note + "."})
+			add(para{Text: s.Note + "."})
 		}
 		if p, _ := plotHeights(r); p != nil {
 			png, err := renderPNG(p)
@@ -260,31 +260,31 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 			}
 			file := "qa_heights_" + b + ".png"
 			pngs[file] = png
-			add(image{"Heights, " + b, PlotsDir + "/" + file, png})
+			add(image{Alt: "Heights, " + b, File: PlotsDir + "/" + file, PNG: png})
 		}
 	}
 
 	// Steps and Method.
-	add(heading{2, "Steps", "steps"})
+	add(heading{Level: 2, Text: "Steps", ID: "steps"})
 	var srows [][]string
 	for _, s := range x.Steps {
 		srows = append(srows, []string{s.Name, s.Kind, s.Status, fmtG(s.WallS) + " s", dashIfEmpty(s.Dir), dashIfEmpty(s.Error)})
 	}
-	add(table{head: []string{"step", "kind", "status", "wall", "directory", "error"}, rows: srows})
-	add(heading{2, "Method", "method"})
-	add(para{qaMethod(x, &q)})
+	add(table{Head: []string{"step", "kind", "status", "wall", "directory", "error"}, Rows: srows})
+	add(heading{Level: 2, Text: "Method", ID: "method"})
+	add(para{Text: qaMethod(x, &q)})
 	var prow [][]string
 	for _, s := range x.Plan.Steps {
 		prow = append(prow, []string{s.Name, strconv.Itoa(s.Runs), fmtG(s.WallS) + " s", fmt.Sprintf("%d MiB", s.DiskBytes>>20), s.What})
 	}
-	add(table{head: []string{"planned step", "runs", "estimated wall", "disk", "what"}, rows: prow})
-	add(para{fmt.Sprintf("Plan: %d runs, estimated %s s within a budget of %s s; %d MiB of disk (%d MiB were free). %s",
+	add(table{Head: []string{"planned step", "runs", "estimated wall", "disk", "what"}, Rows: prow})
+	add(para{Text: fmt.Sprintf("Plan: %d runs, estimated %s s within a budget of %s s; %d MiB of disk (%d MiB were free). %s",
 		x.Plan.Runs, fmtG(x.Plan.WallS), fmtG(x.Plan.BudgetS), x.Plan.DiskBytes>>20, x.Plan.FreeBytes>>20, strings.Join(x.Plan.Notes, "; "))})
 	if m := x.Machine; m != nil {
-		add(para{fmt.Sprintf("Machine: %s, %d CPUs (%s), %d MiB, kernel %s, %s.", m.Hostname, m.CPUs, m.CPUModel, m.MemoryBytes>>20, m.Kernel, m.GoVersion)})
+		add(para{Text: fmt.Sprintf("Machine: %s, %d CPUs (%s), %d MiB, kernel %s, %s.", m.Hostname, m.CPUs, m.CPUModel, m.MemoryBytes>>20, m.Kernel, m.GoVersion)})
 	}
 	for _, w := range x.Warnings {
-		add(para{"Warning: " + w})
+		add(para{Text: "Warning: " + w})
 	}
 	return bs, pngs, nil
 }

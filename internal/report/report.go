@@ -18,10 +18,10 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -29,7 +29,7 @@ import (
 const (
 	MarkdownFile = "report.md"
 	HTMLFile     = "report.html"
-	PlotsDir     = "plots"
+	PlotsDir     = page.PlotsDir
 )
 
 // Render reads the run directory runDir and writes the report into outDir
@@ -53,15 +53,6 @@ func Render(runDir, outDir string) ([]string, error) {
 	return writeDoc("report", outDir, MarkdownFile, HTMLFile, r.title(), blocks, pngs)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	k := make([]string, 0, len(m))
-	for s := range m {
-		k = append(k, s)
-	}
-	sort.Strings(k)
-	return k
-}
-
 func (r *run) title() string {
 	name := filepath.Base(r.dir.Path)
 	if r.plan != nil && r.plan.Name != "" {
@@ -74,7 +65,7 @@ func (r *run) title() string {
 func (r *run) build() ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
-	add(heading{1, r.title(), ""})
+	add(heading{Level: 1, Text: r.title(), ID: ""})
 	add(thresholdSection(r.results, "cometbft")...)
 	add(r.headlineSection()...)
 	add(r.accounting()...)
@@ -83,17 +74,17 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	pngs := map[string][]byte{}
 	add(r.faultsSection(pngs)...)
 	add(r.duplicatesSection(pngs)...) // duplicates.go
-	add(heading{2, "Plots", "plots"})
-	add(para{"Time axes start at t = 0, " + r.t0From + "; dashed vertical lines mark node and load events (green: load, red: a node stopping or crashing, grey: other node events), listed in [Events](#events)."})
+	add(heading{Level: 2, Text: "Plots", ID: "plots"})
+	add(para{Text: "Time axes start at t = 0, " + r.t0From + "; dashed vertical lines mark node and load events (green: load, red: a node stopping or crashing, grey: other node events), listed in [Events](#events)."})
 	if r.zoom.active() {
-		add(para{r.zoom.note()})
+		add(para{Text: r.zoom.note()})
 	}
 	for i, f := range figures {
-		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
+		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
 		p, reason := f.build(r)
 		if p == nil {
-			add(noData{reason})
-			add(para{"*" + r.nsText(f.what) + "*"})
+			add(noData{Reason: reason})
+			add(para{Text: "*" + r.nsText(f.what) + "*"})
 			continue
 		}
 		makeRoom(p)
@@ -110,16 +101,16 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 		}
 		file := f.name + ".png"
 		pngs[file] = buf.Bytes()
-		add(image{f.title, PlotsDir + "/" + file, buf.Bytes()})
-		add(para{r.nsText(f.what)})
+		add(image{Alt: f.title, File: PlotsDir + "/" + file, PNG: buf.Bytes()})
+		add(para{Text: r.nsText(f.what)})
 	}
 	add(r.parameters()...)
 	add(r.eventsSection()...)
 	if len(r.problems) > 0 {
-		add(heading{2, "Problems reading the run directory", ""})
-		t := table{head: []string{"problem"}}
+		add(heading{Level: 2, Text: "Problems reading the run directory", ID: ""})
+		t := table{Head: []string{"problem"}}
 		for _, p := range r.problems {
-			t.rows = append(t.rows, []string{p})
+			t.Rows = append(t.Rows, []string{p})
 		}
 		add(t)
 	}
@@ -127,32 +118,32 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 }
 
 func (r *run) parameters() []block {
-	bs := []block{heading{2, "Parameters", "parameters"}}
+	bs := []block{heading{Level: 2, Text: "Parameters", ID: "parameters"}}
 	bs = append(bs, r.loadThatRan()...)
-	bs = append(bs, heading{3, "Manifest (as given)", ""})
+	bs = append(bs, heading{Level: 3, Text: "Manifest (as given)", ID: ""})
 	if len(r.manifest) > 0 {
-		bs = append(bs, code{"toml", string(r.manifest)})
+		bs = append(bs, code{Lang: "toml", Text: string(r.manifest)})
 	} else {
-		bs = append(bs, noData{"no " + rundir.Manifest})
+		bs = append(bs, noData{Reason: "no " + rundir.Manifest})
 	}
-	bs = append(bs, heading{3, "Nodes", ""})
+	bs = append(bs, heading{Level: 3, Text: "Nodes", ID: ""})
 	if r.plan == nil || len(r.plan.Nodes) == 0 {
-		bs = append(bs, noData{"no " + rundir.Plan})
+		bs = append(bs, noData{Reason: "no " + rundir.Plan})
 	} else {
-		t := table{head: []string{"node", "role", "zone", "release", "app", "address", "persistent peers", "seeds"}}
+		t := table{Head: []string{"node", "role", "zone", "release", "app", "address", "persistent peers", "seeds"}}
 		for _, n := range r.plan.Nodes {
-			t.rows = append(t.rows, []string{n.Name, n.Role, n.Zone, n.Release.String(), n.App, n.Addr.String(),
+			t.Rows = append(t.Rows, []string{n.Name, n.Role, n.Zone, n.Release.String(), n.App, n.Addr.String(),
 				strings.Join(n.PersistentPeers, " "), strings.Join(n.Seeds, " ")})
 		}
 		bs = append(bs, t)
 	}
-	bs = append(bs, heading{3, "Releases", ""})
+	bs = append(bs, heading{Level: 3, Text: "Releases", ID: ""})
 	if r.plan != nil && len(r.plan.Nodes) > 0 {
 		count := map[string]int{}
 		for _, n := range r.plan.Nodes {
 			count[n.Release.String()]++
 		}
-		t := table{head: []string{"release", "nodes", "reference", "source", "built with", "module", "sha256"}}
+		t := table{Head: []string{"release", "nodes", "reference", "source", "built with", "module", "sha256"}}
 		for _, rel := range sortedKeys(count) {
 			goVer, mod, ref, src, sum := "no provenance recorded", "", "", "", ""
 			for _, p := range r.provenance {
@@ -162,20 +153,19 @@ func (r *run) parameters() []block {
 					break
 				}
 			}
-			t.rows = append(t.rows, []string{rel, strconv.Itoa(count[rel]), ref, src, goVer, mod, sum})
+			t.Rows = append(t.Rows, []string{rel, strconv.Itoa(count[rel]), ref, src, goVer, mod, sum})
 		}
 		bs = append(bs, t)
 	}
 	for _, p := range r.provenance {
-		bs = append(bs, details{"provenance/" + p.file, p.text})
+		bs = append(bs, details{Summary: "provenance/" + p.file, Text: p.text})
 	}
-	bs = append(bs, heading{3, "Machine", ""})
+	bs = append(bs, heading{Level: 3, Text: "Machine", ID: ""})
 	if m := r.machine; m != nil {
-		bs = append(bs, table{head: []string{"hostname", "kernel", "CPU", "CPUs", "memory", "harness Go"},
-			rows: [][]string{{m.Hostname, m.Kernel, m.CPUModel, strconv.Itoa(m.CPUs),
-				fmtF(float64(m.MemoryBytes)/(1<<30), 1) + " GiB", m.GoVersion + " " + m.OS + "/" + m.Arch}}})
+		bs = append(bs, table{Head: []string{"hostname", "kernel", "CPU", "CPUs", "memory", "harness Go"}, Rows: [][]string{{m.Hostname, m.Kernel, m.CPUModel, strconv.Itoa(m.CPUs),
+			fmtF(float64(m.MemoryBytes)/(1<<30), 1) + " GiB", m.GoVersion + " " + m.OS + "/" + m.Arch}}})
 	} else {
-		bs = append(bs, noData{"no metrics/machine.json"})
+		bs = append(bs, noData{Reason: "no metrics/machine.json"})
 	}
 	return append(bs, r.network()...)
 }
@@ -254,39 +244,36 @@ func provenanceSummary(text string) (goVer, mod string) {
 }
 
 func (r *run) accounting() []block {
-	bs := []block{heading{2, "Accounting", "accounting"}}
+	bs := []block{heading{Level: 2, Text: "Accounting", ID: "accounting"}}
 	if r.results == nil {
-		return append(bs, noData{"no results.json"})
+		return append(bs, noData{Reason: "no results.json"})
 	}
 	a := r.results.Accounting
-	bs = append(bs, table{head: []string{"sent", "committed", "rejected", "lost", "pending", "duplicates", "send errors"},
-		rows: [][]string{{itoa(a.Sent), itoa(a.Committed), itoa(a.Rejected), itoa(a.Lost), itoa(a.Pending), itoa(a.Duplicates), itoa(a.SendErrors)}}})
+	bs = append(bs, table{Head: []string{"sent", "committed", "rejected", "lost", "pending", "duplicates", "send errors"}, Rows: [][]string{{itoa(a.Sent), itoa(a.Committed), itoa(a.Rejected), itoa(a.Lost), itoa(a.Pending), itoa(a.Duplicates), itoa(a.SendErrors)}}})
 	if a.Holds() {
-		bs = append(bs, para{"sent = committed + rejected + lost + pending: **holds**."})
+		bs = append(bs, para{Text: "sent = committed + rejected + lost + pending: **holds**."})
 	} else {
-		bs = append(bs, para{fmt.Sprintf("sent = committed + rejected + lost + pending: **VIOLATED** (%d ≠ %d).", a.Sent, a.Committed+a.Rejected+a.Lost+a.Pending)})
+		bs = append(bs, para{Text: fmt.Sprintf("sent = committed + rejected + lost + pending: **VIOLATED** (%d ≠ %d).", a.Sent, a.Committed+a.Rejected+a.Lost+a.Pending)})
 	}
 	if d := r.results.Drain; d != nil && !d.Complete {
-		bs = append(bs, para{fmt.Sprintf("The run was interrupted and stopped waiting for the mempools after %.1f s (bound %.1f s): "+
+		bs = append(bs, para{Text: fmt.Sprintf("The run was interrupted and stopped waiting for the mempools after %.1f s (bound %.1f s): "+
 			"a tx in no block by then is **pending**, not lost (left: %s).", d.WaitedSec, d.BoundSec, d.Left)})
 	}
 	return bs
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
-
 func (r *run) summary() []block {
-	bs := []block{heading{2, "Summary", "summary"}}
+	bs := []block{heading{Level: 2, Text: "Summary", ID: "summary"}}
 	res := r.results
 	if res == nil {
-		return append(bs, noData{"no results.json"})
+		return append(bs, noData{Reason: "no results.json"})
 	}
 	other := "H+1"
 	if res.LatencyBlock == "H+1" {
 		other = "H"
 	}
 	b := res.BlockStats
-	bs = append(bs, table{head: []string{"measure", "value"}, rows: [][]string{
+	bs = append(bs, table{Head: []string{"measure", "value"}, Rows: [][]string{
 		{"duration (s)", fmtF(res.DurationSec, 3)},
 		{"throughput (committed tx/s)", fmtF(res.TxPerSecond, 2)},
 		{"latency block", "time of block " + orDash(res.LatencyBlock) + " − send time"},
@@ -301,19 +288,19 @@ func (r *run) summary() []block {
 		{"peak mempool (txs)", itoa(res.PeakMempool)},
 	}})
 	if len(res.Load) > 0 {
-		t := table{head: []string{"node", "conn", "sent", "target rate (tx/s)", "achieved (tx/s)", "lag p99 (ms)", "lag max (ms)", "errors"}}
+		t := table{Head: []string{"node", "conn", "sent", "target rate (tx/s)", "achieved (tx/s)", "lag p99 (ms)", "lag max (ms)", "errors"}}
 		for _, c := range res.Load {
-			t.rows = append(t.rows, []string{c.Node, itoa(c.Conn), itoa(c.Sent), fmtF(c.TargetRate, 2), fmtF(c.Achieved, 2),
+			t.Rows = append(t.Rows, []string{c.Node, itoa(c.Conn), itoa(c.Sent), fmtF(c.TargetRate, 2), fmtF(c.Achieved, 2),
 				fmtMs(c.LagP99Ms), fmtMs(c.LagMaxMs), itoa(c.Errors)})
 		}
-		bs = append(bs, heading{3, "Load generator per connection", ""}, t)
+		bs = append(bs, heading{Level: 3, Text: "Load generator per connection", ID: ""}, t)
 	}
 	if len(res.Nodes) > 0 {
-		t := table{head: []string{"node", "sent", "peak mempool", "exited", "detail"}}
+		t := table{Head: []string{"node", "sent", "peak mempool", "exited", "detail"}}
 		for _, n := range res.Nodes {
-			t.rows = append(t.rows, []string{n.Name, itoa(n.Sent), itoa(n.PeakMempool), strconv.FormatBool(n.Exited), n.Detail})
+			t.Rows = append(t.Rows, []string{n.Name, itoa(n.Sent), itoa(n.PeakMempool), strconv.FormatBool(n.Exited), n.Detail})
 		}
-		bs = append(bs, heading{3, "Nodes", ""}, t)
+		bs = append(bs, heading{Level: 3, Text: "Nodes", ID: ""}, t)
 	}
 	return bs
 }
@@ -326,17 +313,17 @@ func orDash(s string) string {
 }
 
 func (r *run) eventsSection() []block {
-	bs := []block{heading{2, "Events", "events"}}
+	bs := []block{heading{Level: 2, Text: "Events", ID: "events"}}
 	if len(r.events) == 0 {
-		return append(bs, noData{"no events.jsonl"})
+		return append(bs, noData{Reason: "no events.jsonl"})
 	}
-	t := table{head: []string{"t (s)", "kind", "node", "detail", "on plots"}}
+	t := table{Head: []string{"t (s)", "kind", "node", "detail", "on plots"}}
 	for _, e := range r.events {
 		mark := ""
 		if markedEvent(e.Kind) {
 			mark = "yes"
 		}
-		t.rows = append(t.rows, []string{fmtF(r.sec(e.Time.UnixNano()), 3), e.Kind, e.Node, e.Detail, mark})
+		t.Rows = append(t.Rows, []string{fmtF(r.sec(e.Time.UnixNano()), 3), e.Kind, e.Node, e.Detail, mark})
 	}
 	return append(bs, t)
 }

@@ -167,16 +167,18 @@ func (r *run) runRates() []block {
 	if r.results == nil {
 		return nil // the summary says why
 	}
-	bs := []block{heading{3, "Rates per second, traffic, capacity", "run-rates"}}
+	bs := []block{heading{Level: 3, Text: "Rates per second, traffic, capacity", ID: "run-rates"}}
 	if ps := r.perSecond(); ps != nil {
-		bs = append(bs, para{fmt.Sprintf("tm-bench's statistics over the %d whole seconds from the first block holding a run tx through the last, "+
+		bs = append(bs, para{Text: fmt.Sprintf("tm-bench's statistics over the %d whole seconds from the first block holding a run tx through the last, "+
 			"each block counted in the second of its header time (all its txs), empty seconds included.", ps.Seconds)},
-			table{head: []string{"per second", "avg", "stddev", "max"}, rows: [][]string{
+
+			table{Head: []string{"per second", "avg", "stddev", "max"}, Rows: [][]string{
 				{"txs/sec", fmtF(ps.Txs.Avg, 1), fmtF(ps.Txs.Std, 1), fmtF(ps.Txs.Max, 0)},
 				{"blocks/sec", fmtF(ps.Blocks.Avg, 3), fmtF(ps.Blocks.Std, 3), fmtF(ps.Blocks.Max, 0)},
-			}})
+			}},
+		)
 	} else {
-		bs = append(bs, noData{"fewer than two blocks hold run txs: no per-second statistics"})
+		bs = append(bs, noData{Reason: "fewer than two blocks hold run txs: no per-second statistics"})
 	}
 	rows := [][]string{}
 	if ps := r.perSecond(); ps != nil && ps.BlocksPerMin > 0 {
@@ -207,7 +209,7 @@ func (r *run) runRates() []block {
 			fmtF(p.P50Ms, 0), fmtF(p.P99Ms, 0), fmtF(p.MeanMs, 0), p.Proposals, p.Nodes, p.Untimely, r.nsPrefix()+analyze.ProposalTimestampDifference)})
 	}
 	if len(rows) > 0 {
-		bs = append(bs, table{head: []string{"measure", "value"}, rows: rows})
+		bs = append(bs, table{Head: []string{"measure", "value"}, Rows: rows})
 	}
 	return append(bs, r.cpuTable()...)
 }
@@ -261,7 +263,7 @@ func (r *run) cpuTable() []block {
 	if len(by) == 0 {
 		return nil
 	}
-	t := table{head: []string{"process", "role", "CPU avg (% of a core)", "CPU max"}}
+	t := table{Head: []string{"process", "role", "CPU avg (% of a core)", "CPU max"}}
 	var nodes float64
 	names := sortedKeys(by)
 	sort.SliceStable(names, func(i, j int) bool { return (r.roleOf(names[i]) == harnessRole) && r.roleOf(names[j]) != harnessRole })
@@ -280,10 +282,10 @@ func (r *run) cpuTable() []block {
 		if role == harnessRole {
 			role = "**load runner** (harness)"
 		}
-		t.rows = append(t.rows, []string{n, role, avg, fmtF(a.peak, 1)})
+		t.Rows = append(t.Rows, []string{n, role, avg, fmtF(a.peak, 1)})
 	}
-	t.rows = append(t.rows, []string{"all nodes", "sum", fmtF(nodes, 1), ""})
-	return []block{para{"CPU per process during the load (proc.csv, from the load's start to the last block holding a run tx): the load runner is the harness process itself (pacer, transports, collectors), drawn black and dashed on the [CPU plot](#plots)."}, t}
+	t.Rows = append(t.Rows, []string{"all nodes", "sum", fmtF(nodes, 1), ""})
+	return []block{para{Text: "CPU per process during the load (proc.csv, from the load's start to the last block holding a run tx): the load runner is the harness process itself (pacer, transports, collectors), drawn black and dashed on the [CPU plot](#plots)."}, t}
 }
 
 // --- p2p plots ---
@@ -366,10 +368,7 @@ func plotP2P(r *run, rate bool) (*plot.Plot, string) {
 			l, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}})
 			l.Color = color.Gray{Y: 80}
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-			p.Legend.Add("dashed: received", l)
-			legendMu.Lock()
-			legendRows[p]++
-			legendMu.Unlock()
+			addLegend(p, "dashed: received", l)
 		}
 	}
 	p.Y.Min = 0

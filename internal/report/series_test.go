@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/report/page"
 )
 
 // testnetOf is a plan with count nodes of each role, named role0, role1…
@@ -120,10 +121,7 @@ func TestDrawNodesGroupsByRolePastADozen(t *testing.T) {
 		}
 		p := newPlot("t", "x", "y")
 		how := r.drawNodes(p, nodes, series, true)
-		legendMu.Lock()
-		got := legendRows[p]
-		delete(legendRows, p)
-		legendMu.Unlock()
+		got := page.ForgetLegend(p)
 		if how != c.how || got != c.legends {
 			t.Errorf("%v: drawn %s with %d legend entries, want %s with %d", c.counts, how, got, c.how, c.legends)
 		}

@@ -32,10 +32,10 @@ func RenderSoak(runDir string) ([]string, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	title := "benchnet soak: " + filepath.Base(runDir)
-	add(heading{1, title, ""})
-	add(para{"**" + upperFirst(fit.Verdict) + ".**"})
-	add(heading{2, "The rule", "rule"})
-	add(para{upperFirst(fit.Rule) + "."})
+	add(heading{Level: 1, Text: title, ID: ""})
+	add(para{Text: "**" + upperFirst(fit.Verdict) + ".**"})
+	add(heading{Level: 2, Text: "The rule", ID: "rule"})
+	add(para{Text: upperFirst(fit.Rule) + "."})
 	rows := [][]string{
 		{"seconds fitted", fmt.Sprint(fit.N)},
 		{"a (floor, tx/s)", fmtF(fit.A, 1)},
@@ -46,10 +46,10 @@ func RenderSoak(runDir string) ([]string, error) {
 	if fit.Decays {
 		rows = append(rows, []string{"half-life (s)", fmt.Sprintf("%s (95 %% interval %s to %s)", fmtF(fit.HalfLife, 0), fmtF(fit.HalfLifeLo, 0), fmtF(fit.HalfLifeHi, 0))})
 	}
-	add(table{head: []string{"fit", "value"}, rows: rows})
-	add(para{"The full run report, with every other plot, is [report.md](report.md) beside this file."})
+	add(table{Head: []string{"fit", "value"}, Rows: rows})
+	add(para{Text: "The full run report, with every other plot, is [report.md](report.md) beside this file."})
 
-	add(heading{2, "Plots", "plots"})
+	add(heading{Level: 2, Text: "Plots", ID: "plots"})
 	png, err := soakPlot(res)
 	if err != nil {
 		return nil, err
@@ -61,17 +61,17 @@ func RenderSoak(runDir string) ([]string, error) {
 	if err := rundir.WriteAtomic(fitFile, png); err != nil {
 		return nil, fmt.Errorf("soak report: %w", err)
 	}
-	add(heading{3, "1. Committed tx/s per second, with the fit", ""})
-	add(image{"Committed tx/s per second", PlotsDir + "/soak_tps.png", png})
-	add(para{"Dots: txs committed per 1 s of block time; line: the fitted a + b·exp(−t/τ); dashed (when it decays): the floor a."})
+	add(heading{Level: 3, Text: "1. Committed tx/s per second, with the fit", ID: ""})
+	add(image{Alt: "Committed tx/s per second", File: PlotsDir + "/soak_tps.png", PNG: png})
+	add(para{Text: "Dots: txs committed per 1 s of block time; line: the fitted a + b·exp(−t/τ); dashed (when it decays): the floor a."})
 	for i, f := range []struct{ file, title string }{{"mempool_size", "Mempool size"}, {"rss", "Resident memory per node"}} {
-		add(heading{3, fmt.Sprintf("%d. %s", i+2, f.title), ""})
+		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+2, f.title), ID: ""})
 		b, err := os.ReadFile(filepath.Join(runDir, PlotsDir, f.file+".png"))
 		if err != nil {
-			add(noData{"the run report's " + f.file + ".png is missing: run `benchnet report` on this directory"})
+			add(noData{Reason: "the run report's " + f.file + ".png is missing: run `benchnet report` on this directory"})
 			continue
 		}
-		add(image{f.title, PlotsDir + "/" + f.file + ".png", b})
+		add(image{Alt: f.title, File: PlotsDir + "/" + f.file + ".png", PNG: b})
 	}
 	md, htmlPath := filepath.Join(runDir, SoakMarkdownFile), filepath.Join(runDir, SoakHTMLFile)
 	if err := rundir.WriteAtomic(md, markdown(bs)); err != nil {

@@ -56,15 +56,15 @@ func RenderSoakVariants(dir string) ([]string, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	title := "benchnet soak over variants: " + idx.Name
-	add(heading{1, title, ""})
+	add(heading{Level: 1, Text: title, ID: ""})
 	status := fmt.Sprintf("%d variants, %s of %s tx/s per connection x %d connection(s) each, one after the other", len(idx.Runs), idx.Duration, fmtG(idx.Rate), idx.Connections)
 	if !idx.Complete {
 		status += " — **incomplete**: `benchnet soak --resume DIR` runs the rest"
 	}
-	add(para{status + "."})
-	add(heading{2, "Half-lives", "half-lives"})
-	add(para{"Each variant's committed tx/s per second (from block times) fitted with a + b·exp(−t/τ); the half-life τ·ln2 with its 95 % bootstrap interval, or \"no decay\" when b is not significantly above 0 or τ falls outside the window. The variants ran one after the other, not interleaved: a drift of the machine weighs on the later ones."})
-	t := table{head: []string{"variant", "config", "half-life (s)", "95 % interval (s)", "floor a (tx/s)", "decaying b (tx/s)", "τ (s)", "mean tx/s", "seconds", "verdict", "run"}}
+	add(para{Text: status + "."})
+	add(heading{Level: 2, Text: "Half-lives", ID: "half-lives"})
+	add(para{Text: "Each variant's committed tx/s per second (from block times) fitted with a + b·exp(−t/τ); the half-life τ·ln2 with its 95 % bootstrap interval, or \"no decay\" when b is not significantly above 0 or τ falls outside the window. The variants ran one after the other, not interleaved: a drift of the machine weighs on the later ones."})
+	t := table{Head: []string{"variant", "config", "half-life (s)", "95 % interval (s)", "floor a (tx/s)", "decaying b (tx/s)", "τ (s)", "mean tx/s", "seconds", "verdict", "run"}}
 	for _, r := range idx.Runs {
 		res, ok := fits[r.Variant]
 		if !ok {
@@ -72,7 +72,7 @@ func RenderSoakVariants(dir string) ([]string, error) {
 			if r.Error != "" {
 				why += ": " + r.Error
 			}
-			t.rows = append(t.rows, []string{r.Variant, dashIfEmpty(r.Label), "—", "—", "—", "—", "—", "—", "—", why, dashIfEmpty(r.RunDir)})
+			t.Rows = append(t.Rows, []string{r.Variant, dashIfEmpty(r.Label), "—", "—", "—", "—", "—", "—", "—", why, dashIfEmpty(r.RunDir)})
 			continue
 		}
 		f := res.Fit
@@ -87,14 +87,14 @@ func RenderSoakVariants(dir string) ([]string, error) {
 		if len(res.TPS) > 0 {
 			mean /= float64(len(res.TPS))
 		}
-		t.rows = append(t.rows, []string{r.Variant, dashIfEmpty(r.Label), hl, ci, fmtF(f.A, 1), fmtF(f.B, 1), fmtF(f.Tau, 1), fmtF(mean, 1),
+		t.Rows = append(t.Rows, []string{r.Variant, dashIfEmpty(r.Label), hl, ci, fmtF(f.A, 1), fmtF(f.B, 1), fmtF(f.Tau, 1), fmtF(mean, 1),
 			strconv.Itoa(f.N), f.Verdict, fmt.Sprintf("[%s](%s/%s)", r.RunDir, r.RunDir, SoakMarkdownFile)})
 	}
 	add(t)
-	add(heading{2, "Plots", "plots"})
-	add(heading{3, "1. Committed tx/s per second, every variant", ""})
+	add(heading{Level: 2, Text: "Plots", ID: "plots"})
+	add(heading{Level: 3, Text: "1. Committed tx/s per second, every variant", ID: ""})
 	if len(fits) == 0 {
-		add(noData{"no variant's soak finished"})
+		add(noData{Reason: "no variant's soak finished"})
 	} else {
 		png, err := soakVariantsPlot(idx, fits)
 		if err != nil {
@@ -108,8 +108,8 @@ func RenderSoakVariants(dir string) ([]string, error) {
 			return written, fmt.Errorf("soak report: %w", err)
 		}
 		written = append(written, f)
-		add(image{"Committed tx/s per second, every variant", PlotsDir + "/soak_variants_tps.png", png})
-		add(para{"Dots: each variant's txs committed per 1 s of block time; lines: its fitted a + b·exp(−t/τ), one colour per variant."})
+		add(image{Alt: "Committed tx/s per second, every variant", File: PlotsDir + "/soak_variants_tps.png", PNG: png})
+		add(para{Text: "Dots: each variant's txs committed per 1 s of block time; lines: its fitted a + b·exp(−t/τ), one colour per variant."})
 	}
 	md, htmlPath := filepath.Join(dir, SoakVariantsMarkdownFile), filepath.Join(dir, SoakVariantsHTMLFile)
 	if err := rundir.WriteAtomic(md, markdown(bs)); err != nil {

@@ -94,7 +94,7 @@ func SweepSummary(x *rundir.SweepIndex) string {
 		b.WriteString(textTable(qaTable(x)))
 	}
 	if t, ok := timingPara(x).(para); ok {
-		fmt.Fprintf(&b, "%s\n", t.text)
+		fmt.Fprintf(&b, "%s\n", t.Text)
 	}
 	return b.String()
 }
@@ -144,15 +144,15 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	c := x.Config
-	add(heading{1, sweepTitle(x), ""})
-	add(para{sweepHeadline(x)})
-	add(heading{2, "The rule", "rule"})
-	add(para{upperFirst(x.Rule) + "."})
+	add(heading{Level: 1, Text: sweepTitle(x), ID: ""})
+	add(para{Text: sweepHeadline(x)})
+	add(heading{Level: 2, Text: "The rule", ID: "rule"})
+	add(para{Text: upperFirst(x.Rule) + "."})
 	if x.Grid != nil {
-		add(para{"Points: " + x.Grid.PointRule + "; " + x.Grid.PointChoice + "."})
+		add(para{Text: "Points: " + x.Grid.PointRule + "; " + x.Grid.PointChoice + "."})
 	}
 	if x.Grid != nil && x.Grid.BaselineP50Ms > 0 && !x.Grouped() {
-		add(para{fmt.Sprintf("Lightest load's p50 latency (the latency baseline): %s ms.", fmtMs(x.Grid.BaselineP50Ms))})
+		add(para{Text: fmt.Sprintf("Lightest load's p50 latency (the latency baseline): %s ms.", fmtMs(x.Grid.BaselineP50Ms))})
 	}
 	params := [][]string{
 		{"testnet", x.Name},
@@ -176,23 +176,23 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 			[]string{"repeats", strconv.Itoa(c.Repeats)})
 		params = append(params, groupedParams(x)...)
 	}
-	add(heading{2, "Parameters", "parameters"})
-	add(table{head: []string{"parameter", "value"}, rows: params})
+	add(heading{Level: 2, Text: "Parameters", ID: "parameters"})
+	add(table{Head: []string{"parameter", "value"}, Rows: params})
 
 	if x.Kind == "search" {
-		add(heading{2, "Probes", "probes"})
+		add(heading{Level: 2, Text: "Probes", ID: "probes"})
 		var rows [][]string
 		for i, p := range x.Search.Probes {
 			rows = append(rows, []string{strconv.Itoa(i + 1), fmtG(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
 		}
-		add(table{head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, rows: rows})
+		add(table{Head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, Rows: rows})
 	} else if x.Grouped() {
 		add(groupedSections(x)...)
 	} else {
-		add(heading{2, "Saturation table", "saturation-table"})
-		add(para{"Rows: r (tx/s per connection); columns: c (connections). Each cell: txs committed in the cell's window / expected (c x r x T as configured), the mean over valid repeats; **saturated** and *invalid* points are marked, and the saturation point is in bold with ◀."})
+		add(heading{Level: 2, Text: "Saturation table", ID: "saturation-table"})
+		add(para{Text: "Rows: r (tx/s per connection); columns: c (connections). Each cell: txs committed in the cell's window / expected (c x r x T as configured), the mean over valid repeats; **saturated** and *invalid* points are marked, and the saturation point is in bold with ◀."})
 		add(qaTable(x))
-		add(heading{2, "Sustainable rate per connection count", "lines"})
+		add(heading{Level: 2, Text: "Sustainable rate per connection count", ID: "lines"})
 		var rows [][]string
 		for _, l := range x.Grid.Lines {
 			stop := "—"
@@ -208,11 +208,11 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 			}
 			rows = append(rows, []string{strconv.Itoa(l.Connections), sust, off, tps, stop})
 		}
-		add(table{head: []string{"c", "sustainable r", "offered tx/s", "committed tx/s", "first failing r"}, rows: rows})
+		add(table{Head: []string{"c", "sustainable r", "offered tx/s", "committed tx/s", "first failing r"}, Rows: rows})
 	}
 
 	pngs := map[string][]byte{}
-	add(heading{2, "Plots", "plots"})
+	add(heading{Level: 2, Text: "Plots", ID: "plots"})
 	figs := make([]groupedFigure, len(sweepFigures))
 	for i, f := range sweepFigures {
 		figs[i] = groupedFigure{f.name, f.title, f.what, func() (*plot.Plot, string) { return f.build(x) }}
@@ -220,14 +220,14 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 	if x.Grouped() {
 		figs = groupedFigures(x)
 		if len(figs) == 0 {
-			add(noData{"the sweep varies no axis but the variants: see the table of committed tx/s per variant"})
+			add(noData{Reason: "the sweep varies no axis but the variants: see the table of committed tx/s per variant"})
 		}
 	}
 	for i, f := range figs {
-		add(heading{3, fmt.Sprintf("%d. %s", i+1, f.title), ""})
+		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
 		p, reason := f.plot()
 		if p == nil {
-			add(noData{reason})
+			add(noData{Reason: reason})
 			continue
 		}
 		w, err := p.WriterTo(plotW, plotH, "png")
@@ -239,12 +239,12 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 			return nil, nil, fmt.Errorf("sweep report: plot %s: %w", f.name, err)
 		}
 		pngs[f.name+".png"] = buf.Bytes()
-		add(image{f.title, PlotsDir + "/" + f.name + ".png", buf.Bytes()})
-		add(para{f.what})
+		add(image{Alt: f.title, File: PlotsDir + "/" + f.name + ".png", PNG: buf.Bytes()})
+		add(para{Text: f.what})
 	}
 
-	add(heading{2, "Cells", "cells"})
-	add(para{"In run order. Every cell is an ordinary run directory (`benchnet report` renders it on its own). Timing: wall = the cell's measurement (warm-up, load, drain, harvest, analysis); cool-down = the wait before it; overhead = the rest of the gap since the previous cell."})
+	add(heading{Level: 2, Text: "Cells", ID: "cells"})
+	add(para{Text: "In run order. Every cell is an ordinary run directory (`benchnet report` renders it on its own). Timing: wall = the cell's measurement (warm-up, load, drain, harvest, analysis); cool-down = the wait before it; overhead = the rest of the gap since the previous cell."})
 	if x.Grouped() {
 		add(groupedCellsTable(x))
 	} else {
@@ -285,9 +285,9 @@ func qaTable(x *rundir.SweepIndex) table {
 	sort.Ints(conns)
 	rates := append([]float64(nil), x.Config.Rates...)
 	sort.Float64s(rates)
-	t := table{head: []string{"r \\ c"}}
+	t := table{Head: []string{"r \\ c"}}
 	for _, c := range conns {
-		t.head = append(t.head, "c = "+strconv.Itoa(c))
+		t.Head = append(t.Head, "c = "+strconv.Itoa(c))
 	}
 	expected := map[[2]float64][]int{}
 	committedAll := map[[2]float64][]float64{}
@@ -339,13 +339,13 @@ func qaTable(x *rundir.SweepIndex) table {
 			}
 			row = append(row, s)
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
 func cellsTable(x *rundir.SweepIndex) table {
-	t := table{head: []string{"#", "c", "r", "rep", "status", "offered", "expected", "sent", "committed", "rejected", "lost", "TPS", "p50 ms", "p95 ms", "p99 ms", "verdict", "wall s", "cool-down s", "overhead s", "run"}}
+	t := table{Head: []string{"#", "c", "r", "rep", "status", "offered", "expected", "sent", "committed", "rejected", "lost", "TPS", "p50 ms", "p95 ms", "p99 ms", "verdict", "wall s", "cool-down s", "overhead s", "run"}}
 	for _, c := range x.Cells {
 		row := []string{strconv.Itoa(c.Order), strconv.Itoa(c.Connections), fmtG(c.Rate), strconv.Itoa(c.Repeat), c.Status}
 		if f := c.Figures; f != nil {
@@ -365,7 +365,7 @@ func cellsTable(x *rundir.SweepIndex) table {
 			verdict = "error: " + c.Error
 		}
 		row = append(row, verdict, fmtF(c.WallSec, 1), fmtF(c.CooldownSec, 1), fmtF(c.OverheadSec, 1), dashIfEmpty(c.RunDir))
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -385,7 +385,7 @@ func timingPara(x *rundir.SweepIndex) block {
 		}
 	}
 	if len(wall) == 0 {
-		return noData{"no cell finished"}
+		return noData{Reason: "no cell finished"}
 	}
 	w, fx := judge.SpreadOf(wall), judge.SpreadOf(fixed)
 	s := fmt.Sprintf("Timing: %d cells measured in %s s (mean %s s per cell for %s of load: %s s of warm-up, drain, harvest and analysis, max %s s)",
@@ -394,7 +394,7 @@ func timingPara(x *rundir.SweepIndex) block {
 		cs, ovs := judge.SpreadOf(cool), judge.SpreadOf(over)
 		s += fmt.Sprintf("; between cells a cool-down of mean %s s (max %s s) and an overhead beyond it of mean %s s (max %s s)", fmtF(cs.Mean, 1), fmtF(cs.Max, 1), fmtF(ovs.Mean, 2), fmtF(ovs.Max, 2))
 	}
-	return para{s + "."}
+	return para{Text: s + "."}
 }
 
 // series groups the grid's points by connection count, x and y chosen by

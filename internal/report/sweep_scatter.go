@@ -91,9 +91,9 @@ func sweepScatter(dir string, x *rundir.SweepIndex) ([]block, map[string][]byte,
 		return nil, nil, fmt.Errorf("sweep scatter: %w", err)
 	}
 	bs := []block{
-		heading{2, "Every transaction's latency", "scatter"},
-		para{fmt.Sprintf("%d committed txs of %d cells, ", n, cells) + "each at its send time (seconds since the sweep's first tx; cells follow one another in run order, cool-downs between them), one colour per connection count: a cluster that a per-cell summary shows as one point is thousands of txs here. `benchnet report -o DIR --xrange …` zooms a single run's time plots."},
-		image{"Latency against send time over every cell", PlotsDir + "/" + sweepScatterFile, png},
+		heading{Level: 2, Text: "Every transaction's latency", ID: "scatter"},
+		para{Text: fmt.Sprintf("%d committed txs of %d cells, ", n, cells) + "each at its send time (seconds since the sweep's first tx; cells follow one another in run order, cool-downs between them), one colour per connection count: a cluster that a per-cell summary shows as one point is thousands of txs here. `benchnet report -o DIR --xrange …` zooms a single run's time plots."},
+		image{Alt: "Latency against send time over every cell", File: PlotsDir + "/" + sweepScatterFile, PNG: png},
 	}
 	return bs, map[string][]byte{sweepScatterFile: png}, nil
 }

@@ -67,11 +67,11 @@ func TestSweepScatter(t *testing.T) {
 			want++
 		}
 	}
-	if p := blocks[1].(para); want == 0 || !strings.HasPrefix(p.text, fmt.Sprintf("%d committed txs of 2 cells", 2*want)) {
-		t.Errorf("%q, want %d txs of 2 cells", p.text, 2*want)
+	if p := blocks[1].(para); want == 0 || !strings.HasPrefix(p.Text, fmt.Sprintf("%d committed txs of 2 cells", 2*want)) {
+		t.Errorf("%q, want %d txs of 2 cells", p.Text, 2*want)
 	}
-	if img := blocks[len(blocks)-1].(image); !strings.Contains(img.alt, "every cell") {
-		t.Errorf("image %q", img.alt)
+	if img := blocks[len(blocks)-1].(image); !strings.Contains(img.Alt, "every cell") {
+		t.Errorf("image %q", img.Alt)
 	}
 	if _, err := RenderSweep(dir); err != nil {
 		t.Fatal(err)

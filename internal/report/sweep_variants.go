@@ -74,15 +74,15 @@ func groupedParams(x *rundir.SweepIndex) [][]string {
 // throughput table of a grouped sweep.
 func groupedSections(x *rundir.SweepIndex) []block {
 	var bs []block
-	bs = append(bs, heading{2, "Committed tx/s per variant", "variant-throughput"})
-	bs = append(bs, para{"Committed tx/s (from block times), the mean over the done repeats with a valid load; in brackets the share of sent txs committed. One column per variant, one row per load."})
+	bs = append(bs, heading{Level: 2, Text: "Committed tx/s per variant", ID: "variant-throughput"})
+	bs = append(bs, para{Text: "Committed tx/s (from block times), the mean over the done repeats with a valid load; in brackets the share of sent txs committed. One column per variant, one row per load."})
 	bs = append(bs, variantThroughputTable(x))
-	bs = append(bs, heading{2, "Saturation table per variant", "saturation-table"})
-	bs = append(bs, para{"Each variant (and duration) judged on its own cells, with its own latency baseline. Rows: r (tx/s per connection); columns: c. Each cell: txs committed / expected; **saturated** and *invalid* points are marked, the saturation point is in bold with ◀."})
+	bs = append(bs, heading{Level: 2, Text: "Saturation table per variant", ID: "saturation-table"})
+	bs = append(bs, para{Text: "Each variant (and duration) judged on its own cells, with its own latency baseline. Rows: r (tx/s per connection); columns: c. Each cell: txs committed / expected; **saturated** and *invalid* points are marked, the saturation point is in bold with ◀."})
 	for _, g := range x.Groups {
-		bs = append(bs, heading{3, groupLabel(x, g), ""})
+		bs = append(bs, heading{Level: 3, Text: groupLabel(x, g), ID: ""})
 		sub := x.Group(g)
-		bs = append(bs, para{upperFirst(g.Grid.Describe()) + "."})
+		bs = append(bs, para{Text: upperFirst(g.Grid.Describe()) + "."})
 		bs = append(bs, qaTable(sub))
 	}
 	return bs
@@ -127,9 +127,9 @@ func variantThroughputTable(x *rundir.SweepIndex) table {
 		}
 		return a.r < b.r
 	})
-	t := table{head: []string{"c", "r (tx/s per conn.)", "duration"}}
+	t := table{Head: []string{"c", "r (tx/s per conn.)", "duration"}}
 	for _, v := range variants {
-		t.head = append(t.head, dashIfEmpty(v))
+		t.Head = append(t.Head, dashIfEmpty(v))
 	}
 	for _, k := range keys {
 		row := []string{strconv.Itoa(k.c), fmtG(k.r), k.d.String()}
@@ -147,7 +147,7 @@ func variantThroughputTable(x *rundir.SweepIndex) table {
 			cell += fmt.Sprintf(" [%s %%]", fmtF(judge.SpreadOf(ratio[k][v]).Mean*100, 1))
 			row = append(row, cell)
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -299,11 +299,11 @@ func lineLabel(x *rundir.SweepIndex, variant string, k loadKey, plotted string) 
 // textTable lays a table out for the terminal, indented by two spaces.
 func textTable(t table) string {
 	var b strings.Builder
-	widths := make([]int, len(t.head))
-	for i, h := range t.head {
+	widths := make([]int, len(t.Head))
+	for i, h := range t.Head {
 		widths[i] = len([]rune(h))
 	}
-	for _, r := range t.rows {
+	for _, r := range t.Rows {
 		for i, c := range r {
 			widths[i] = max(widths[i], len([]rune(strings.ReplaceAll(c, "**", ""))))
 		}
@@ -315,8 +315,8 @@ func textTable(t table) string {
 		}
 		b.WriteString("\n")
 	}
-	line(t.head)
-	for _, r := range t.rows {
+	line(t.Head)
+	for _, r := range t.Rows {
 		line(r)
 	}
 	return b.String()
@@ -326,10 +326,10 @@ func textTable(t table) string {
 // duration after its number.
 func groupedCellsTable(x *rundir.SweepIndex) table {
 	t := cellsTable(x)
-	t.head = append([]string{t.head[0], "variant", "duration"}, t.head[1:]...)
+	t.Head = append([]string{t.Head[0], "variant", "duration"}, t.Head[1:]...)
 	for i, c := range x.Cells {
-		row := t.rows[i]
-		t.rows[i] = append([]string{row[0], dashIfEmpty(c.Variant), x.CellDuration(c).String()}, row[1:]...)
+		row := t.Rows[i]
+		t.Rows[i] = append([]string{row[0], dashIfEmpty(c.Variant), x.CellDuration(c).String()}, row[1:]...)
 	}
 	return t
 }

@@ -19,7 +19,7 @@ func thresholdSection(res *rundir.Results, kind string) []block {
 	if len(failed) > 0 {
 		verdict = fmt.Sprintf("**FAIL**: %d of %d thresholds failed or could not be evaluated (exit 3).", len(failed), len(res.Thresholds))
 	}
-	t := table{head: []string{"metric", "condition", "run", "outcome"}}
+	t := table{Head: []string{"metric", "condition", "run", "outcome"}}
 	for _, r := range res.Thresholds {
 		actual := "—"
 		if r.Actual != nil {
@@ -34,8 +34,8 @@ func thresholdSection(res *rundir.Results, kind string) []block {
 		default:
 			out = "**FAIL**: " + r.Outcome
 		}
-		t.rows = append(t.rows, []string{"`" + r.Metric + "`", "`" + r.Condition + "`", actual, out})
+		t.Rows = append(t.Rows, []string{"`" + r.Metric + "`", "`" + r.Condition + "`", actual, out})
 	}
-	return []block{heading{2, "Thresholds", "thresholds"}, para{verdict}, t,
-		para{"The manifest's `[thresholds]`, judged on this run after the analysis; a metric the run did not measure fails as \"not measured\"."}}
+	return []block{heading{Level: 2, Text: "Thresholds", ID: "thresholds"}, para{Text: verdict}, t,
+		para{Text: "The manifest's `[thresholds]`, judged on this run after the analysis; a metric the run did not measure fails as \"not measured\"."}}
 }

@@ -18,7 +18,7 @@ type thrRun struct{ label, dir string }
 // recorded thresholds. skipHarness: a run whose load generator could not
 // keep up is neither pass nor fail (a sweep's cell).
 func runsThresholdSection(rule string, runs []thrRun, skipHarness bool) []block {
-	t := table{head: []string{"run", "outcome", "failed or not measured"}}
+	t := table{Head: []string{"run", "outcome", "failed or not measured"}}
 	judged, failedRuns := 0, 0
 	for _, r := range runs {
 		res, err := (&rundir.Dir{Path: r.dir}).ReadResults()
@@ -26,7 +26,7 @@ func runsThresholdSection(rule string, runs []thrRun, skipHarness bool) []block 
 			continue
 		}
 		if skipHarness && len(res.GeneratorInvalid) > 0 {
-			t.rows = append(t.rows, []string{r.label, "not judged", "the load generator could not keep up"})
+			t.Rows = append(t.Rows, []string{r.label, "not judged", "the load generator could not keep up"})
 			continue
 		}
 		judged++
@@ -36,20 +36,20 @@ func runsThresholdSection(rule string, runs []thrRun, skipHarness bool) []block 
 		}
 		failed := judge.ThresholdsFailed(res.Thresholds, kind)
 		if len(failed) == 0 {
-			t.rows = append(t.rows, []string{r.label, "pass", "—"})
+			t.Rows = append(t.Rows, []string{r.label, "pass", "—"})
 			continue
 		}
 		failedRuns++
-		t.rows = append(t.rows, []string{r.label, "**FAIL**", strings.Join(failed, "; ")})
+		t.Rows = append(t.Rows, []string{r.label, "**FAIL**", strings.Join(failed, "; ")})
 	}
-	if len(t.rows) == 0 {
+	if len(t.Rows) == 0 {
 		return nil
 	}
 	verdict := fmt.Sprintf("**PASS**: every judged run (%d) meets every threshold.", judged)
 	if failedRuns > 0 {
 		verdict = fmt.Sprintf("**FAIL** (exit 3): %d of %d judged runs failed a threshold.", failedRuns, judged)
 	}
-	return []block{heading{2, "Thresholds", "thresholds"}, para{verdict + " " + rule}, t}
+	return []block{heading{Level: 2, Text: "Thresholds", ID: "thresholds"}, para{Text: verdict + " " + rule}, t}
 }
 
 // withThresholds puts section right after the document's title.
