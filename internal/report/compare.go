@@ -40,17 +40,16 @@ func RenderCompare(dir string) ([]string, error) {
 	if kind == "" {
 		kind = manifest.KindCometBFT
 	}
-	mk, ok := compareViews[kind]
-	if !ok {
-		return nil, fmt.Errorf("compare report: %s: no report for node kind %q", rundir.CompareFile, kind)
+	view, err := compareView(kind, idx)
+	if err != nil {
+		return nil, fmt.Errorf("compare report: %s: %w", rundir.CompareFile, err)
 	}
-	view := mk(idx)
 	var problems []string
 	for _, r := range idx.Runs {
 		if r.Status != rundir.RunDone {
 			continue
 		}
-		if err := view.add(r, r.RunPath(dir)); err != nil {
+		if err := view.Add(r, r.RunPath(dir)); err != nil {
 			problems = append(problems, fmt.Sprintf("run %d (%s): %v", r.Order, r.Variant, err))
 		}
 	}
@@ -62,34 +61,8 @@ func RenderCompare(dir string) ([]string, error) {
 	return writeDoc("compare report", dir, CompareMarkdownFile, CompareHTMLFile, compareTitle(idx), blocks, pngs)
 }
 
-// compareView is the part of a comparison report that depends on the runs'
-// node kind: what it reads of each run, its variants tables, its plots and
-// its columns of the runs table. RenderCompare takes the one registered for
-// compare.json's node_kind.
-type compareView interface {
-	// add reads one done run.
-	add(r rundir.CompareRun, dir string) error
-	// variants are the blocks of the "Variants" section.
-	variants() []block
-	// plotsIntro says how the overlays use the runs.
-	plotsIntro() string
-	figures() []cmpFigure
-	// runHead and runCells are the runs table's columns between status
-	// and run directory.
-	runHead() []string
-	runCells(r rundir.CompareRun) []string
-}
-
-var compareViews = map[string]func(*rundir.CompareIndex) compareView{
-	manifest.KindCometBFT:  func(idx *rundir.CompareIndex) compareView { return &chainView{idx: idx, runs: map[string][]*run{}} },
-	manifest.KindGossipsub: newGossipView,
-}
-
-// cmpFigure is one plot of a comparison.
-type cmpFigure struct {
-	name, title, what string
-	build             func() ([]byte, string, error)
-}
+// chainKind is the kind whose reports live here.
+const chainKind = manifest.KindCometBFT
 
 // chainView: a CometBFT comparison (latency, mempool, throughput).
 type chainView struct {
@@ -97,7 +70,7 @@ type chainView struct {
 	runs map[string][]*run // variant -> its done runs, in run order
 }
 
-func (c *chainView) add(r rundir.CompareRun, dir string) error {
+func (c *chainView) Add(r rundir.CompareRun, dir string) error {
 	ld, err := load(dir)
 	if err != nil {
 		return err
@@ -106,28 +79,28 @@ func (c *chainView) add(r rundir.CompareRun, dir string) error {
 	return nil
 }
 
-func (c *chainView) variants() []block {
+func (c *chainView) Variants() []block {
 	return []block{para{Text: "Means over each variant's runs; \"vs base\" is the change against the base's mean."}, initiaTable(c.idx)}
 }
 
-func (c *chainView) plotsIntro() string {
+func (c *chainView) PlotsIntro() string {
 	return "Overlays use each variant's first run (the CDF pools all its runs); time axes start at the load's start."
 }
 
-func (c *chainView) figures() []cmpFigure {
-	var out []cmpFigure
+func (c *chainView) Figures() []CompareFigure {
+	var out []CompareFigure
 	for _, f := range compareFigures {
 		if f.name == "cmp_sweep_throughput" && len(c.idx.Sweeps) == 0 {
 			continue
 		}
-		out = append(out, cmpFigure{f.name, f.title, f.what, func() ([]byte, string, error) { return f.build(c.idx, c.runs) }})
+		out = append(out, CompareFigure{Name: f.name, Title: f.title, What: f.what, Build: func() ([]byte, string, error) { return f.build(c.idx, c.runs) }})
 	}
 	return out
 }
 
-func (c *chainView) runHead() []string { return []string{"TPS", "p50 (ms)", "p95 (ms)"} }
+func (c *chainView) RunHead() []string { return []string{"TPS", "p50 (ms)", "p95 (ms)"} }
 
-func (c *chainView) runCells(r rundir.CompareRun) []string {
+func (c *chainView) RunCells(r rundir.CompareRun) []string {
 	tps, p50, p95 := "—", "—", "—"
 	if rr := findRun(c.runs[r.Variant], c.idx, r); rr != nil && rr.results != nil {
 		tps, p50, p95 = fmtF(rr.results.TxPerSecond, 1), fmtMs(rr.results.Latency.P50), fmtMs(rr.results.Latency.P95)
@@ -215,7 +188,9 @@ func cmpNum(v float64) string {
 	}
 }
 
-func cmpDelta(base, v float64, okB, okV bool) string {
+// CmpDelta is v's change against base in %, a dash when either is missing
+// or base is 0.
+func CmpDelta(base, v float64, okB, okV bool) string {
 	if !okB || !okV || base == 0 {
 		return "—"
 	}
@@ -255,7 +230,7 @@ func initiaTable(idx *rundir.CompareIndex) table {
 		}
 		b, okB := base.Values[k]
 		v, okV := s.Values[k]
-		return cmpDelta(b, v, okB, okV)
+		return CmpDelta(b, v, okB, okV)
 	}
 	for _, s := range idx.Summary {
 		row := []string{s.Variant, strconv.Itoa(s.Runs), cell(s, "tps"), vs(s, "tps"), cell(s, "latency_p50"), vs(s, "latency_p50"),
@@ -289,7 +264,7 @@ func directionText(idx *rundir.CompareIndex) string {
 	return " Direction: higher is better for " + strings.Join(higher[:len(higher)-1], ", ") + " and " + higher[len(higher)-1] + ", lower for every other metric."
 }
 
-func compareBlocks(idx *rundir.CompareIndex, view compareView, problems []string) ([]block, map[string][]byte, error) {
+func compareBlocks(idx *rundir.CompareIndex, view CompareView, problems []string) ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{Level: 1, Text: compareTitle(idx), ID: ""})
@@ -313,36 +288,36 @@ func compareBlocks(idx *rundir.CompareIndex, view compareView, problems []string
 		add(t)
 	}
 	add(heading{Level: 2, Text: "Variants", ID: "variants"})
-	add(view.variants()...)
+	add(view.Variants()...)
 
 	pngs := map[string][]byte{}
 	add(heading{Level: 2, Text: "Plots", ID: "plots"})
-	add(para{Text: view.plotsIntro()})
-	for i, f := range view.figures() {
-		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
-		img, reason, err := f.build()
+	add(para{Text: view.PlotsIntro()})
+	for i, f := range view.Figures() {
+		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.Title), ID: ""})
+		img, reason, err := f.Build()
 		if err != nil {
-			return nil, nil, fmt.Errorf("compare report: plot %s: %w", f.name, err)
+			return nil, nil, fmt.Errorf("compare report: plot %s: %w", f.Name, err)
 		}
 		if img == nil {
 			add(noData{Reason: reason})
 			continue
 		}
-		file := f.name + ".png"
+		file := f.Name + ".png"
 		pngs[file] = img
-		add(image{Alt: f.title, File: PlotsDir + "/" + file, PNG: img})
-		add(para{Text: f.what})
+		add(image{Alt: f.Title, File: PlotsDir + "/" + file, PNG: img})
+		add(para{Text: f.What})
 	}
 
 	add(heading{Level: 2, Text: "Runs", ID: "runs"})
 	add(para{Text: "In the order they ran: interleaved, so the drift of a shared machine spreads over every variant."})
-	rt := table{Head: append(append([]string{"#", "variant", "repeat", "status"}, view.runHead()...), "run directory")}
+	rt := table{Head: append(append([]string{"#", "variant", "repeat", "status"}, view.RunHead()...), "run directory")}
 	for _, r := range idx.Runs {
 		status := r.Status
 		if r.Error != "" {
 			status += ": " + r.Error
 		}
-		row := append([]string{strconv.Itoa(r.Order), r.Variant, strconv.Itoa(r.Repeat), status}, view.runCells(r)...)
+		row := append([]string{strconv.Itoa(r.Order), r.Variant, strconv.Itoa(r.Repeat), status}, view.RunCells(r)...)
 		rt.Rows = append(rt.Rows, append(row, r.RunDir))
 	}
 	add(rt)

@@ -36,8 +36,10 @@ const (
 // (runDir when ""). It returns the paths written, report.md first. Only an
 // unreadable run directory or an unwritable output fails it.
 func Render(runDir, outDir string) ([]string, error) {
-	if IsGossipRun(runDir) {
-		return RenderGossip(runDir, outDir)
+	if kind, err := rundir.RunKind(runDir); err == nil {
+		if k, ok := kindOf(kind); ok && k.Render != nil {
+			return k.Render(runDir, outDir)
+		}
 	}
 	r, err := load(runDir)
 	if err != nil {
@@ -66,7 +68,7 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{Level: 1, Text: r.title(), ID: ""})
-	add(thresholdSection(r.results, "cometbft")...)
+	add(ThresholdSection(r.results, "cometbft")...)
 	add(r.headlineSection()...)
 	add(r.accounting()...)
 	add(r.summary()...)

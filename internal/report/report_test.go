@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,28 +18,7 @@ import (
 
 // copyDir copies a stored run directory, so the test renders into a fresh
 // place and never writes into testdata.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+func copyDir(t *testing.T, src string) string { return testenv.CopyDir(t, src) }
 
 func TestRenderGolden(t *testing.T) {
 	dir := copyDir(t, "testdata/run1")

@@ -7,10 +7,10 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// thresholdSection is the manifest's [thresholds] as judged on the run
+// ThresholdSection is the manifest's [thresholds] as judged on the run
 // (results.json thresholds), at the top of the report; nothing when the
 // manifest had none.
-func thresholdSection(res *rundir.Results, kind string) []block {
+func ThresholdSection(res *rundir.Results, kind string) []block {
 	if res == nil || len(res.Thresholds) == 0 {
 		return nil
 	}

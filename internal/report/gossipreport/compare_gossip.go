@@ -1,4 +1,4 @@
-package report
+package gossipreport
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -25,11 +27,11 @@ type gossipView struct {
 	byRD map[string]*gossipRun   // CompareRun.RunDir -> run
 }
 
-func newGossipView(idx *rundir.CompareIndex) compareView {
+func newGossipView(idx *rundir.CompareIndex) report.CompareView {
 	return &gossipView{idx: idx, runs: map[string][]*gossipRun{}, byRD: map[string]*gossipRun{}}
 }
 
-func (g *gossipView) add(r rundir.CompareRun, dir string) error {
+func (g *gossipView) Add(r rundir.CompareRun, dir string) error {
 	gr, err := loadGossip(dir)
 	if err != nil {
 		return err
@@ -104,11 +106,11 @@ func (g *gossipView) summary(v string) rundir.VariantSummary {
 	return rundir.VariantSummary{Variant: v}
 }
 
-func (g *gossipView) variants() []block {
+func (g *gossipView) Variants() []page.Block {
 	base := g.summary(g.idx.Base)
 	cell := func(s rundir.VariantSummary, k string, prec int) string {
 		if v, ok := s.Values[k]; ok {
-			return fmtF(v, prec)
+			return page.F(v, prec)
 		}
 		return "—"
 	}
@@ -118,9 +120,9 @@ func (g *gossipView) variants() []block {
 		}
 		b, okB := base.Values[k]
 		v, okV := s.Values[k]
-		return cmpDelta(b, v, okB, okV)
+		return report.CmpDelta(b, v, okB, okV)
 	}
-	t := table{Head: []string{"variant", "valid runs", "topology, links", "MDR %", "vs base", "dissemination mean (ms)", "vs base", "p50", "p99", "vs base",
+	t := page.Table{Head: []string{"variant", "valid runs", "topology, links", "MDR %", "vs base", "dissemination mean (ms)", "vs base", "p50", "p99", "vs base",
 		"last delivery p99 (ms)", "last-delivery hop", "max hop", "duplicates", "host CPU avg (%)", "host RSS max (MiB)"}}
 	for _, v := range g.idx.Variants {
 		s := g.summary(v)
@@ -134,75 +136,75 @@ func (g *gossipView) variants() []block {
 			cell(s, "last_delivery_p99", 1), cell(s, "last_delivery_hop", 2), cell(s, "max_hop", 2), cell(s, "duplicates", 2),
 			cell(s, "host_cpu_avg", 1), cell(s, "host_rss_max", 1)})
 	}
-	out := []block{
-		para{Text: "Means over each variant's valid runs (the Whiteblock report's figures); \"vs base\" is the change against the base's mean. " +
+	out := []page.Block{
+		page.Para{Text: "Means over each variant's valid runs (the Whiteblock report's figures); \"vs base\" is the change against the base's mean. " +
 			"MDR = deliveries / (messages × (N − 1)); dissemination is publish → each delivery (Whiteblock's TotalNanoTime); " +
 			"last-delivery hop is the depth of each message's last delivery in its first-delivery tree, max hop the tree's depth " +
 			"(the longest sender-to-recipient chain, Whiteblock's \"last delivery hop\"); duplicates are copies after the first per delivery."},
 
 		t,
-		heading{Level: 3, Text: "Message delivery ratio", ID: "mdr"},
+		page.Heading{Level: 3, Text: "Message delivery ratio", ID: "mdr"},
 	}
-	mt := table{Head: []string{"variant", "messages", "expected deliveries", "delivered", "MDR %", "missing by reason", "dropped RPCs", "undeliverable"}}
+	mt := page.Table{Head: []string{"variant", "messages", "expected deliveries", "delivered", "MDR %", "missing by reason", "dropped RPCs", "undeliverable"}}
 	for _, p := range g.pooled() {
 		r := p.res.Gossip
 		var miss []string
-		for _, k := range sortedKeys(r.Missing) {
+		for _, k := range page.SortedKeys(r.Missing) {
 			miss = append(miss, fmt.Sprintf("%s %d", k, r.Missing[k]))
 		}
 		mdr := "—"
 		if r.Expected > 0 {
-			mdr = fmtF(100*float64(r.Delivered)/float64(r.Expected), 3)
+			mdr = page.F(100*float64(r.Delivered)/float64(r.Expected), 3)
 		}
-		mt.Rows = append(mt.Rows, []string{p.label, itoa(r.Messages), itoa(r.Expected), itoa(r.Delivered), mdr,
-			dashIfEmpty(strings.Join(miss, ", ")), itoa(r.DroppedRPC), itoa(r.Undeliverable)})
+		mt.Rows = append(mt.Rows, []string{p.label, page.Itoa(r.Messages), page.Itoa(r.Expected), page.Itoa(r.Delivered), mdr,
+			page.DashIfEmpty(strings.Join(miss, ", ")), page.Itoa(r.DroppedRPC), page.Itoa(r.Undeliverable)})
 	}
 	if len(mt.Rows) == 0 {
-		return append(out, noData{Reason: "no valid run"})
+		return append(out, page.NoData{Reason: "no valid run"})
 	}
-	return append(out, para{Text: "Summed over each variant's valid runs; every missing delivery attributed where the traces allow."}, mt)
+	return append(out, page.Para{Text: "Summed over each variant's valid runs; every missing delivery attributed where the traces allow."}, mt)
 }
 
-func (g *gossipView) plotsIntro() string {
+func (g *gossipView) PlotsIntro() string {
 	return "Each variant's valid runs pooled; histograms as shares, so variants with different message counts overlay."
 }
 
-func (g *gossipView) figures() []cmpFigure {
+func (g *gossipView) Figures() []report.CompareFigure {
 	pool := g.pooled()
-	return []cmpFigure{
-		{"cmp_gossip_dissemination", "Dissemination time, overlaid",
-			"Share of deliveries per bin of publish → delivery time, one line per variant (Whiteblock's Graphs 3–9): an initial spike, then lobes about one link delay apart.",
-			func() ([]byte, string, error) {
+	return []report.CompareFigure{
+		{Name: "cmp_gossip_dissemination", Title: "Dissemination time, overlaid",
+			What: "Share of deliveries per bin of publish → delivery time, one line per variant (Whiteblock's Graphs 3–9): an initial spike, then lobes about one link delay apart.",
+			Build: func() ([]byte, string, error) {
 				return overlayPNG(pool, "Dissemination time", "publish → delivery (ms)", func(r *gossipRun) []float64 { return r.dissemMs })
 			}},
-		{"cmp_gossip_dissemination_log", "Dissemination time, log scale",
-			"The same deliveries on log-spaced bins up to the slowest: the spike and every variant's tail.",
-			func() ([]byte, string, error) {
+		{Name: "cmp_gossip_dissemination_log", Title: "Dissemination time, log scale",
+			What: "The same deliveries on log-spaced bins up to the slowest: the spike and every variant's tail.",
+			Build: func() ([]byte, string, error) {
 				return logOverlayPNG(pool, "Dissemination time (all deliveries)", "publish → delivery (ms)", func(r *gossipRun) []float64 { return r.dissemMs })
 			}},
-		{"cmp_gossip_last_delivery", "Time to the last delivery, overlaid",
-			"Share of messages per bin of publish → last delivery: how long a message takes to reach every host.",
-			func() ([]byte, string, error) {
+		{Name: "cmp_gossip_last_delivery", Title: "Time to the last delivery, overlaid",
+			What: "Share of messages per bin of publish → last delivery: how long a message takes to reach every host.",
+			Build: func() ([]byte, string, error) {
 				return overlayPNG(pool, "Time to the last delivery", "publish → last delivery (ms)", func(r *gossipRun) []float64 { return r.lastMs })
 			}},
-		{"cmp_gossip_last_delivery_hop", "Last-delivery hop, overlaid",
-			"Share of messages per depth of their last delivery in the delivery tree.",
-			func() ([]byte, string, error) {
+		{Name: "cmp_gossip_last_delivery_hop", Title: "Last-delivery hop, overlaid",
+			What: "Share of messages per depth of their last delivery in the delivery tree.",
+			Build: func() ([]byte, string, error) {
 				return hopPNG(pool, "Last-delivery hop (delivery tree)", func(r *rundir.GossipResults) []int { return r.LastDeliveryHopHist })
 			}},
-		{"cmp_gossip_max_hop", "Max hop (Whiteblock's last-delivery hop), overlaid",
-			"Share of messages per depth of their delivery tree: the longest sender-to-recipient chain, the report's Graph 2.",
-			func() ([]byte, string, error) {
+		{Name: "cmp_gossip_max_hop", Title: "Max hop (Whiteblock's last-delivery hop), overlaid",
+			What: "Share of messages per depth of their delivery tree: the longest sender-to-recipient chain, the report's Graph 2.",
+			Build: func() ([]byte, string, error) {
 				return hopPNG(pool, "Max hop (longest chain)", func(r *rundir.GossipResults) []int { return r.MaxHopHist })
 			}},
-		{"cmp_gossip_cpu", "CPU per host",
-			"Average CPU of each host over the run (% of one core), one line per variant (its first valid run), hosts in plan order; dashed: the harness's own average.",
-			func() ([]byte, string, error) {
+		{Name: "cmp_gossip_cpu", Title: "CPU per host",
+			What: "Average CPU of each host over the run (% of one core), one line per variant (its first valid run), hosts in plan order; dashed: the harness's own average.",
+			Build: func() ([]byte, string, error) {
 				return g.perHostPNG("CPU per host", "CPU avg (% of one core)", func(p rundir.ProcStats) float64 { return p.CPUAvgPct }, true)
 			}},
-		{"cmp_gossip_rss", "Resident memory per host",
-			"Largest RSS of each host, one line per variant (its first valid run).",
-			func() ([]byte, string, error) {
+		{Name: "cmp_gossip_rss", Title: "Resident memory per host",
+			What: "Largest RSS of each host, one line per variant (its first valid run).",
+			Build: func() ([]byte, string, error) {
 				return g.perHostPNG("Resident memory per host", "RSS max (MiB)", func(p rundir.ProcStats) float64 { return p.RSSMaxMB }, false)
 			}},
 	}
@@ -218,7 +220,7 @@ func overlayPNG(runs []*gossipRun, title, x string, values func(*gossipRun) []fl
 		if v := values(r); len(v) > 0 {
 			s := slices.Clone(v)
 			slices.Sort(s)
-			tails = append(tails, percentile(s, 0.999))
+			tails = append(tails, page.Percentile(s, 0.999))
 		}
 	}
 	if len(tails) == 0 {
@@ -245,10 +247,10 @@ func overlayPNG(runs []*gossipRun, title, x string, values func(*gossipRun) []fl
 		return nil, "no valid run with a delivered message: " + reason, nil
 	}
 	if beyond > 0 {
-		p.Title.Text += fmt.Sprintf(" (%d of %d beyond %s ms: log plot)", beyond, total, fmtMs(hi))
+		p.Title.Text += fmt.Sprintf(" (%d of %d beyond %s ms: log plot)", beyond, total, page.Ms(hi))
 	}
 	p.Legend.Top = true
-	b, err := renderPNG(p)
+	b, err := page.RenderPNG(p)
 	return b, "", err
 }
 
@@ -268,7 +270,7 @@ func logOverlayPNG(runs []*gossipRun, title, x string, values func(*gossipRun) [
 	hi = math.Max(hi, lo*10)
 	const bins = 60
 	step := math.Log(hi/lo) / bins
-	p := newPlot(title, x+", log scale", "share (%)")
+	p := page.NewPlot(title, x+", log scale", "share (%)")
 	for i, r := range runs {
 		v := values(r)
 		if len(v) == 0 {
@@ -294,12 +296,12 @@ func logOverlayPNG(runs []*gossipRun, title, x string, values func(*gossipRun) [
 		l.Color = plotutil.Color(i)
 		l.Width = 1.5
 		p.Add(l)
-		addLegend(p, r.label, l)
+		page.AddLegend(p, r.label, l)
 	}
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	p.X.Min, p.X.Max, p.Y.Min = lo, hi, 0
 	p.Legend.Top = true
-	b, err := renderPNG(p)
+	b, err := page.RenderPNG(p)
 	return b, "", err
 }
 
@@ -309,12 +311,12 @@ func hopPNG(runs []*gossipRun, title string, hist func(*rundir.GossipResults) []
 		return nil, "no valid run: " + reason, nil
 	}
 	p.Legend.Top = true
-	b, err := renderPNG(p)
+	b, err := page.RenderPNG(p)
 	return b, "", err
 }
 
 func (g *gossipView) perHostPNG(title, y string, f func(rundir.ProcStats) float64, harness bool) ([]byte, string, error) {
-	p := newPlot(title, "host (plan order)", y)
+	p := page.NewPlot(title, "host (plan order)", y)
 	n := 0
 	for i, v := range g.idx.Variants {
 		runs := g.valid(v)
@@ -338,7 +340,7 @@ func (g *gossipView) perHostPNG(title, y string, f func(rundir.ProcStats) float6
 		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
 		l.Width = vg.Points(1.2)
 		p.Add(l, pts)
-		addLegend(p, v, l, pts)
+		page.AddLegend(p, v, l, pts)
 		if harness && r.Harness != nil {
 			hl, err := plotter.NewLine(plotter.XYs{{X: 0, Y: r.Harness.CPUAvgPct}, {X: float64(len(r.HostNodes) - 1), Y: r.Harness.CPUAvgPct}})
 			if err == nil {
@@ -354,15 +356,15 @@ func (g *gossipView) perHostPNG(title, y string, f func(rundir.ProcStats) float6
 	}
 	p.Y.Min = 0
 	p.Legend.Top = true
-	b, err := renderPNG(p)
+	b, err := page.RenderPNG(p)
 	return b, "", err
 }
 
-func (g *gossipView) runHead() []string {
+func (g *gossipView) RunHead() []string {
 	return []string{"valid", "MDR %", "dissemination mean / p99 (ms)", "last-delivery hop p50 / max", "max hop p50 / max", "publish lag p99 (ms)", "machine CPU busy"}
 }
 
-func (g *gossipView) runCells(r rundir.CompareRun) []string {
+func (g *gossipView) RunCells(r rundir.CompareRun) []string {
 	gr := g.byRD[r.RunDir]
 	if gr == nil {
 		return []string{"—", "—", "—", "—", "—", "—", "—"}
@@ -372,7 +374,7 @@ func (g *gossipView) runCells(r rundir.CompareRun) []string {
 	if !gr.res.Valid {
 		valid += ": " + strings.Join(gr.res.Invalid, "; ")
 	}
-	return []string{valid, fmtF(100*res.MDR, 3), fmtMs(res.Dissemination.Avg) + " / " + fmtMs(res.Dissemination.P99),
-		fmtF(res.LastDeliveryHop.P50, 0) + " / " + fmtF(res.LastDeliveryHop.Max, 0), fmtF(res.MaxHop.P50, 0) + " / " + fmtF(res.MaxHop.Max, 0),
-		fmtMs(res.Publish.LagP99Ms), gr.machineCPU()}
+	return []string{valid, page.F(100*res.MDR, 3), page.Ms(res.Dissemination.Avg) + " / " + page.Ms(res.Dissemination.P99),
+		page.F(res.LastDeliveryHop.P50, 0) + " / " + page.F(res.LastDeliveryHop.Max, 0), page.F(res.MaxHop.P50, 0) + " / " + page.F(res.MaxHop.Max, 0),
+		page.Ms(res.Publish.LagP99Ms), gr.machineCPU()}
 }

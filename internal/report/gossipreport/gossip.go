@@ -1,4 +1,4 @@
-package report
+package gossipreport
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -44,10 +46,8 @@ type gossipRun struct {
 	v         *gossipViews
 }
 
-// IsGossipRun reports whether runDir is a gossip run (rundir.RunKind).
-func IsGossipRun(runDir string) bool {
-	k, err := rundir.RunKind(runDir)
-	return err == nil && k == manifest.KindGossipsub
+func init() {
+	report.RegisterKind(manifest.KindGossipsub, report.Kind{Render: RenderGossip, Compare: newGossipView})
 }
 
 func loadGossip(runDir string) (*gossipRun, error) {
@@ -120,8 +120,8 @@ func RenderGossip(runDir, outDir string) ([]string, error) {
 }
 
 // writeReport writes blocks and plots as the run report does.
-func writeReport(outDir, title string, blocks []block, pngs map[string][]byte) ([]string, error) {
-	return writeDoc("report", outDir, MarkdownFile, HTMLFile, title, blocks, pngs)
+func writeReport(outDir, title string, blocks []page.Block, pngs map[string][]byte) ([]string, error) {
+	return page.Write("report", outDir, report.MarkdownFile, report.HTMLFile, title, blocks, pngs)
 }
 
 type gossipFigure struct {
@@ -138,17 +138,17 @@ func GossipPlotTitles() []string {
 	return out
 }
 
-func renderFigures(figs []gossipFigure, pngs map[string][]byte) ([]block, error) {
-	var bs []block
+func renderFigures(figs []gossipFigure, pngs map[string][]byte) ([]page.Block, error) {
+	var bs []page.Block
 	for i, f := range figs {
-		bs = append(bs, heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
+		bs = append(bs, page.Heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
 		p, reason := f.build()
 		if p == nil {
-			bs = append(bs, noData{Reason: reason}, para{Text: "*" + f.what + "*"})
+			bs = append(bs, page.NoData{Reason: reason}, page.Para{Text: "*" + f.what + "*"})
 			continue
 		}
-		makeRoom(p)
-		w, err := p.WriterTo(plotW, plotH, "png")
+		page.MakeRoom(p)
+		w, err := p.WriterTo(page.W, page.H, "png")
 		if err != nil {
 			return nil, fmt.Errorf("report: plot %s: %w", f.name, err)
 		}
@@ -157,7 +157,7 @@ func renderFigures(figs []gossipFigure, pngs map[string][]byte) ([]block, error)
 			return nil, fmt.Errorf("report: plot %s: %w", f.name, err)
 		}
 		pngs[f.name+".png"] = buf.Bytes()
-		bs = append(bs, image{Alt: f.title, File: PlotsDir + "/" + f.name + ".png", PNG: buf.Bytes()}, para{Text: f.what})
+		bs = append(bs, page.Image{Alt: f.title, File: page.PlotsDir + "/" + f.name + ".png", PNG: buf.Bytes()}, page.Para{Text: f.what})
 	}
 	return bs, nil
 }
@@ -188,59 +188,59 @@ func validWord(r *rundir.Results) string {
 	return "**invalid**"
 }
 
-func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
+func (g *gossipRun) build(title string) ([]page.Block, map[string][]byte, error) {
 	r := g.res.Gossip
-	var bs []block
-	add := func(b ...block) { bs = append(bs, b...) }
-	add(heading{Level: 1, Text: title, ID: ""})
-	add(thresholdSection(g.res, "gossipsub")...)
+	var bs []page.Block
+	add := func(b ...page.Block) { bs = append(bs, b...) }
+	add(page.Heading{Level: 1, Text: title, ID: ""})
+	add(report.ThresholdSection(g.res, "gossipsub")...)
 	// Headline first: the verdict, then the three figures of Whiteblock's
 	// report (MDR, dissemination, hops).
 	verdict := "**valid**: the publisher kept its schedule (lag p99 ≤ 100 ms, ≥ 95 % of the target rate) and the machine's CPU was not saturated."
 	if !g.res.Valid {
 		verdict = "**INVALID — not a result**: " + strings.Join(g.res.Invalid, "; ") + "."
 	}
-	add(para{Text: verdict})
-	add(table{Head: []string{"figure", "value"}, Rows: [][]string{
-		{"hosts, topology", itoa(r.Nodes) + ", " + g.topology()},
-		{"messages published", itoa(r.Messages)},
-		{"MDR (deliveries / messages × (N − 1))", fmt.Sprintf("%s %% (%d of %d)", fmtF(100*r.MDR, 3), r.Delivered, r.Expected)},
-		{"dissemination mean / p50 / p99 / max (ms)", strings.Join([]string{fmtMs(r.Dissemination.Avg), fmtMs(r.Dissemination.P50), fmtMs(r.Dissemination.P99), fmtMs(r.Dissemination.Max)}, " / ")},
-		{"last delivery per message mean / p99 / max (ms)", strings.Join([]string{fmtMs(r.LastDelivery.Avg), fmtMs(r.LastDelivery.P99), fmtMs(r.LastDelivery.Max)}, " / ")},
-		{"last-delivery hop p50 / max (delivery tree)", fmtF(r.LastDeliveryHop.P50, 0) + " / " + fmtF(r.LastDeliveryHop.Max, 0)},
-		{"max hop p50 / max (Whiteblock's: longest chain)", fmtF(r.MaxHop.P50, 0) + " / " + fmtF(r.MaxHop.Max, 0)},
-		{"duplicates per message per host (avg / max)", fmtF(r.Duplicates.Avg, 2) + " / " + fmtF(r.Duplicates.Max, 0)},
-		{"publish rate target / achieved (msg/s)", fmtF(r.Publish.TargetRate, 1) + " / " + fmtF(r.Publish.Achieved, 1)},
-		{"publish lag p50 / p99 / max (ms)", strings.Join([]string{fmtMs(r.Publish.LagP50Ms), fmtMs(r.Publish.LagP99Ms), fmtMs(r.Publish.LagMaxMs)}, " / ")},
+	add(page.Para{Text: verdict})
+	add(page.Table{Head: []string{"figure", "value"}, Rows: [][]string{
+		{"hosts, topology", page.Itoa(r.Nodes) + ", " + g.topology()},
+		{"messages published", page.Itoa(r.Messages)},
+		{"MDR (deliveries / messages × (N − 1))", fmt.Sprintf("%s %% (%d of %d)", page.F(100*r.MDR, 3), r.Delivered, r.Expected)},
+		{"dissemination mean / p50 / p99 / max (ms)", strings.Join([]string{page.Ms(r.Dissemination.Avg), page.Ms(r.Dissemination.P50), page.Ms(r.Dissemination.P99), page.Ms(r.Dissemination.Max)}, " / ")},
+		{"last delivery per message mean / p99 / max (ms)", strings.Join([]string{page.Ms(r.LastDelivery.Avg), page.Ms(r.LastDelivery.P99), page.Ms(r.LastDelivery.Max)}, " / ")},
+		{"last-delivery hop p50 / max (delivery tree)", page.F(r.LastDeliveryHop.P50, 0) + " / " + page.F(r.LastDeliveryHop.Max, 0)},
+		{"max hop p50 / max (Whiteblock's: longest chain)", page.F(r.MaxHop.P50, 0) + " / " + page.F(r.MaxHop.Max, 0)},
+		{"duplicates per message per host (avg / max)", page.F(r.Duplicates.Avg, 2) + " / " + page.F(r.Duplicates.Max, 0)},
+		{"publish rate target / achieved (msg/s)", page.F(r.Publish.TargetRate, 1) + " / " + page.F(r.Publish.Achieved, 1)},
+		{"publish lag p50 / p99 / max (ms)", strings.Join([]string{page.Ms(r.Publish.LagP50Ms), page.Ms(r.Publish.LagP99Ms), page.Ms(r.Publish.LagMaxMs)}, " / ")},
 		{"harness CPU avg / max (% of one core)", g.harnessCPU()},
 		{"machine CPU busy over the schedule (all cores)", g.machineCPU()},
 	}})
-	add(heading{Level: 2, Text: "Missing deliveries", ID: "missing"})
+	add(page.Heading{Level: 2, Text: "Missing deliveries", ID: "missing"})
 	if len(r.Missing) == 0 {
-		add(para{Text: "None: every host delivered every message it did not publish."})
+		add(page.Para{Text: "None: every host delivered every message it did not publish."})
 	} else {
-		t := table{Head: []string{"reason", "deliveries", "what it means"}}
-		for _, k := range sortedKeys(r.Missing) {
-			t.Rows = append(t.Rows, []string{"`" + k + "`", itoa(r.Missing[k]), reasonText[k]})
+		t := page.Table{Head: []string{"reason", "deliveries", "what it means"}}
+		for _, k := range page.SortedKeys(r.Missing) {
+			t.Rows = append(t.Rows, []string{"`" + k + "`", page.Itoa(r.Missing[k]), reasonText[k]})
 		}
 		add(t)
 	}
 	add(g.faultsSection()...)
-	add(para{Text: fmt.Sprintf("Trace events over the run: %d dropped RPCs, %d undeliverable (subscriber queue full), %d rejected.", r.DroppedRPC, r.Undeliverable, r.Rejected)})
-	add(heading{Level: 2, Text: "Message delivery ratio per host", ID: "mdr"})
-	t := table{Head: []string{"host", "published", "expected", "delivered", "MDR %", "missing", "duplicates avg", "CPU avg %", "CPU max %", "RSS avg MiB", "RSS max MiB", "outages"}}
+	add(page.Para{Text: fmt.Sprintf("Trace events over the run: %d dropped RPCs, %d undeliverable (subscriber queue full), %d rejected.", r.DroppedRPC, r.Undeliverable, r.Rejected)})
+	add(page.Heading{Level: 2, Text: "Message delivery ratio per host", ID: "mdr"})
+	t := page.Table{Head: []string{"host", "published", "expected", "delivered", "MDR %", "missing", "duplicates avg", "CPU avg %", "CPU max %", "RSS avg MiB", "RSS max MiB", "outages"}}
 	for _, n := range r.HostNodes {
 		var miss []string
-		for _, k := range sortedKeys(n.Missing) {
+		for _, k := range page.SortedKeys(n.Missing) {
 			miss = append(miss, fmt.Sprintf("%s %d", k, n.Missing[k]))
 		}
 		exited := hostOutages(n)
-		t.Rows = append(t.Rows, []string{n.Name, itoa(n.Published), itoa(n.Expected), itoa(n.Delivered), fmtF(100*n.MDR, 2), dashIfEmpty(strings.Join(miss, ", ")),
-			fmtF(n.Duplicates, 2), fmtF(n.Proc.CPUAvgPct, 1), fmtF(n.Proc.CPUMaxPct, 1), fmtF(n.Proc.RSSAvgMB, 1), fmtF(n.Proc.RSSMaxMB, 1), exited})
+		t.Rows = append(t.Rows, []string{n.Name, page.Itoa(n.Published), page.Itoa(n.Expected), page.Itoa(n.Delivered), page.F(100*n.MDR, 2), page.DashIfEmpty(strings.Join(miss, ", ")),
+			page.F(n.Duplicates, 2), page.F(n.Proc.CPUAvgPct, 1), page.F(n.Proc.CPUMaxPct, 1), page.F(n.Proc.RSSAvgMB, 1), page.F(n.Proc.RSSMaxMB, 1), exited})
 	}
 	add(t)
 	add(g.publisherSection()...)
-	add(heading{Level: 2, Text: "Plots", ID: "plots"})
+	add(page.Heading{Level: 2, Text: "Plots", ID: "plots"})
 	pngs := map[string][]byte{}
 	fb, err := renderFigures(g.figures(), pngs)
 	if err != nil {
@@ -255,7 +255,7 @@ func (g *gossipRun) build(title string) ([]block, map[string][]byte, error) {
 // faultsSection lists the run's [[perturb]] outages (faults.json; none
 // when the run had no faults), timed from the first publication's
 // schedule start (events.jsonl's publish_start).
-func (g *gossipRun) faultsSection() []block {
+func (g *gossipRun) faultsSection() []page.Block {
 	d := &rundir.Dir{Path: g.dir}
 	fr, err := d.ReadFaults()
 	if err != nil || len(fr.Perturbations) == 0 {
@@ -270,20 +270,20 @@ func (g *gossipRun) faultsSection() []block {
 			}
 		}
 	}
-	t := table{Head: []string{"#", "action", "nodes", "at s (into publishing)", "outage s"}}
+	t := page.Table{Head: []string{"#", "action", "nodes", "at s (into publishing)", "outage s"}}
 	for _, p := range fr.Perturbations {
 		at := "?"
 		if t0 > 0 {
-			at = fmtF(float64(p.StartNs-t0)/1e9, 1)
+			at = page.F(float64(p.StartNs-t0)/1e9, 1)
 		}
-		outage := fmtF(float64(p.EndNs-p.StartNs)/1e9, 1)
+		outage := page.F(float64(p.EndNs-p.StartNs)/1e9, 1)
 		if !p.Undone {
 			outage += " (not undone)"
 		}
-		t.Rows = append(t.Rows, []string{itoa(p.Entry), p.Action, strings.Join(p.Nodes, " "), at, outage})
+		t.Rows = append(t.Rows, []string{page.Itoa(p.Entry), p.Action, strings.Join(p.Nodes, " "), at, outage})
 	}
-	return []block{heading{Level: 2, Text: "Faults", ID: "faults"},
-		para{Text: "Each [[perturb]] entry (faults.json): the outage lasts from the action until it was undone (restart, resume, heal) or the end of publishing. " +
+	return []page.Block{page.Heading{Level: 2, Text: "Faults", ID: "faults"},
+		page.Para{Text: "Each [[perturb]] entry (faults.json): the outage lasts from the action until it was undone (restart, resume, heal) or the end of publishing. " +
 			"Deliveries a killed or stopped host missed are `host_exited`, a paused host's `host_paused`, those between the two sides of a disconnect or partition `host_cut_off`; " +
 			"those of hosts that lost their only paths through a downed host stay `never_reached`."},
 
@@ -317,7 +317,7 @@ func hostOutages(n rundir.GossipNode) string {
 		if o.Cause == "down" {
 			what = "**down**"
 		}
-		sec := fmtF(o.Sec, 1) + " s"
+		sec := page.F(o.Sec, 1) + " s"
 		if !o.Undone {
 			sec += " (to the end)"
 		}
@@ -328,7 +328,7 @@ func hostOutages(n rundir.GossipNode) string {
 
 func (g *gossipRun) machineCPU() string {
 	if b := g.res.Gossip.MachineBusyPct; b > 0 {
-		return fmtF(b, 1) + " %"
+		return page.F(b, 1) + " %"
 	}
 	return "not sampled"
 }
@@ -338,7 +338,7 @@ func (g *gossipRun) harnessCPU() string {
 	if h == nil {
 		return "not sampled"
 	}
-	return fmtF(h.CPUAvgPct, 1) + " / " + fmtF(h.CPUMaxPct, 1)
+	return page.F(h.CPUAvgPct, 1) + " / " + page.F(h.CPUMaxPct, 1)
 }
 
 func (g *gossipRun) figures() []gossipFigure {
@@ -383,7 +383,7 @@ func histOverlay(runs []*gossipRun, title, x string, values func(*gossipRun) []f
 	}
 	const bins = 60
 	width := niceWidth(hi / bins)
-	p := newPlot(title, x, "share (%)")
+	p := page.NewPlot(title, x, "share (%)")
 	for i, g := range runs {
 		v := values(g)
 		if len(v) == 0 {
@@ -403,7 +403,7 @@ func histOverlay(runs []*gossipRun, title, x string, values func(*gossipRun) []f
 		l.Width = 1.5
 		p.Add(l)
 		if len(runs) > 1 {
-			addLegend(p, g.label, l)
+			page.AddLegend(p, g.label, l)
 		}
 	}
 	p.X.Min, p.Y.Min = 0, 0
@@ -425,7 +425,7 @@ func niceWidth(w float64) float64 {
 }
 
 func hopOverlay(runs []*gossipRun, title string, hist func(*rundir.GossipResults) []int) (*plot.Plot, string) {
-	p := newPlot(title, "hops", "share of messages (%)")
+	p := page.NewPlot(title, "hops", "share of messages (%)")
 	drawn := false
 	for i, g := range runs {
 		h := hist(g.res.Gossip)
@@ -444,7 +444,7 @@ func hopOverlay(runs []*gossipRun, title string, hist func(*rundir.GossipResults
 		l, pts, _ := plotter.NewLinePoints(xy)
 		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
 		p.Add(l, pts)
-		addLegend(p, g.label, l, pts)
+		page.AddLegend(p, g.label, l, pts)
 	}
 	if !drawn {
 		return nil, "no hop counts in results.json"
@@ -465,9 +465,9 @@ func hopBars(r *rundir.GossipResults) (*plot.Plot, string) {
 	if n == 0 {
 		return nil, "no hop counts in results.json"
 	}
-	p := newPlot("Hops", "hops", "share (%)")
+	p := page.NewPlot("Hops", "hops", "share (%)")
 	// Three bars side by side fill about 70 % of each hop's slot.
-	w := plotW * 0.7 / 3 / vgFloat(float64(n+1))
+	w := page.W * 0.7 / 3 / vgFloat(float64(n+1))
 	for i, s := range series {
 		total := 0
 		for _, c := range s.h {
@@ -486,7 +486,7 @@ func hopBars(r *rundir.GossipResults) (*plot.Plot, string) {
 		b.Color, b.LineStyle.Width = plotutil.Color(i), 0
 		b.Offset = w * vgFloat(float64(i-1))
 		p.Add(b)
-		addLegend(p, s.name, b)
+		page.AddLegend(p, s.name, b)
 	}
 	p.Y.Min = 0
 	return p, ""
@@ -504,8 +504,8 @@ func perHostBars(r *rundir.GossipResults, y string, f func(rundir.ProcStats) (av
 	if sampled == 0 {
 		return nil, "no metrics/proc.csv samples of the hosts"
 	}
-	p := newPlot(y+" per host", "host (plan order)", y)
-	w := plotW / 2 / vgFloat(float64(len(r.HostNodes)+1))
+	p := page.NewPlot(y+" per host", "host (plan order)", y)
+	w := page.W / 2 / vgFloat(float64(len(r.HostNodes)+1))
 	bm, err := plotter.NewBarChart(mx, w)
 	if err != nil {
 		return nil, err.Error()
@@ -514,8 +514,8 @@ func perHostBars(r *rundir.GossipResults, y string, f func(rundir.ProcStats) (av
 	bm.Color, ba.Color = plotutil.Color(1), plotutil.Color(0)
 	bm.LineStyle.Width, ba.LineStyle.Width = 0, 0
 	p.Add(bm, ba)
-	addLegend(p, "max", bm)
-	addLegend(p, "avg", ba)
+	page.AddLegend(p, "max", bm)
+	page.AddLegend(p, "avg", ba)
 	p.Y.Min = 0
 	return p, ""
 }

@@ -1,4 +1,4 @@
-package report
+package gossipreport
 
 import (
 	"errors"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze/gossip"
 	"github.com/benchnet/benchnet/internal/linkem"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -100,23 +101,23 @@ func (g *gossipRun) views() *gossipViews {
 func (v *gossipViews) sec(ns int64) float64 { return float64(ns-v.t0) / 1e9 }
 
 // publisherSection is the table behind Graphs 10 and 11.
-func (g *gossipRun) publisherSection() []block {
+func (g *gossipRun) publisherSection() []page.Block {
 	v := g.views()
-	bs := []block{heading{Level: 2, Text: "Publisher timeline", ID: "publisher"}}
+	bs := []page.Block{page.Heading{Level: 2, Text: "Publisher timeline", ID: "publisher"}}
 	s := v.stats
 	if s.Messages == 0 {
-		return append(bs, para{Text: "No message was sent (published.csv has no send time)."})
+		return append(bs, page.Para{Text: "No message was sent (published.csv has no send time)."})
 	}
 	row := func(what string, gap, late rundir.Stats) []string {
-		return []string{what, fmtMs(gap.Avg), fmtMs(gap.P50), fmtMs(gap.P99), fmtMs(gap.Max), fmtMs(late.P50), fmtMs(late.P99), fmtMs(late.Max)}
+		return []string{what, page.Ms(gap.Avg), page.Ms(gap.P50), page.Ms(gap.P99), page.Ms(gap.Max), page.Ms(late.P50), page.Ms(late.P99), page.Ms(late.Max)}
 	}
 	bs = append(bs,
-		para{Text: fmt.Sprintf("Whiteblock 004 found its publisher's inter-arrival times erratic and its transmissions late against the schedule (its Graphs 10 and 11). "+
+		page.Para{Text: fmt.Sprintf("Whiteblock 004 found its publisher's inter-arrival times erratic and its transmissions late against the schedule (its Graphs 10 and 11). "+
 			"Ours, for %d messages meant to go out every %s ms: the harness's publish requests (published.csv sent_ns) and the publishing hosts' own publish times "+
 			"(deliveries.csv's publish time: the host's trace, else its ack; %d messages have none and use the ack). Gaps are between consecutive times of the whole stream; lateness is actual − intended.",
-			s.Messages, fmtF(s.IntendedGap, 3), s.Messages-s.Traced)},
+			s.Messages, page.F(s.IntendedGap, 3), s.Messages-s.Traced)},
 
-		table{Head: []string{"stream", "gap mean (ms)", "gap p50", "gap p99", "gap max", "late p50 (ms)", "late p99", "late max"}, Rows: [][]string{
+		page.Table{Head: []string{"stream", "gap mean (ms)", "gap p50", "gap p99", "gap max", "late p50 (ms)", "late p99", "late max"}, Rows: [][]string{
 			row("harness send", s.SentGap, s.SentLate),
 			row("host publish", s.HostGap, s.HostLate),
 		}},
@@ -165,7 +166,7 @@ func (g *gossipRun) interarrivalHist() (*plot.Plot, string) {
 	const bins = 80
 	width := niceWidth(hi / bins)
 	nb := int(math.Ceil(hi / width))
-	p := newPlot("Publisher inter-arrival times", "gap between consecutive publications (ms)", "share of gaps (%)")
+	p := page.NewPlot("Publisher inter-arrival times", "gap between consecutive publications (ms)", "share of gaps (%)")
 	for i, s := range series {
 		counts := make([]float64, nb)
 		for _, x := range s.gaps {
@@ -182,7 +183,7 @@ func (g *gossipRun) interarrivalHist() (*plot.Plot, string) {
 		}
 		l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
 		p.Add(l)
-		addLegend(p, s.name, l)
+		page.AddLegend(p, s.name, l)
 	}
 	p.X.Min, p.Y.Min = 0, 0
 	if v.stats.IntendedGap > 0 {
@@ -205,7 +206,7 @@ func (g *gossipRun) interarrivalOverTime() (*plot.Plot, string) {
 	for i := 1; i < len(host); i++ {
 		xy = append(xy, plotter.XY{X: v.sec(host[i]), Y: float64(host[i]-host[i-1]) / 1e6})
 	}
-	p := newPlot("Publisher inter-arrival times over the run", "time since the first scheduled publication (s)", "gap before the publication (ms)")
+	p := page.NewPlot("Publisher inter-arrival times over the run", "time since the first scheduled publication (s)", "gap before the publication (ms)")
 	sc, err := plotter.NewScatter(xy)
 	if err != nil {
 		return nil, err.Error()
@@ -214,13 +215,13 @@ func (g *gossipRun) interarrivalOverTime() (*plot.Plot, string) {
 	sc.GlyphStyle.Shape = draw.CircleGlyph{}
 	sc.GlyphStyle.Color = plotutil.Color(1)
 	p.Add(sc)
-	addLegend(p, "host publish", sc)
+	page.AddLegend(p, "host publish", sc)
 	p.Y.Min = 0
 	if gap := v.stats.IntendedGap; gap > 0 {
 		l, _ := plotter.NewLine(plotter.XYs{{X: xy[0].X, Y: gap}, {X: xy[len(xy)-1].X, Y: gap}})
 		l.Color, l.Width, l.Dashes = color.Black, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(l)
-		addLegend(p, "schedule", l)
+		page.AddLegend(p, "schedule", l)
 	}
 	return p, ""
 }
@@ -230,7 +231,7 @@ func (g *gossipRun) transmissionTimeline() (*plot.Plot, string) {
 	if len(v.ts) == 0 {
 		return nil, "no message sent"
 	}
-	p := newPlot("Transmission timeline: actual − intended", "intended time since the first scheduled publication (s)", "actual − intended (ms)")
+	p := page.NewPlot("Transmission timeline: actual − intended", "intended time since the first scheduled publication (s)", "actual − intended (ms)")
 	for i, s := range []struct {
 		name string
 		at   func(gossip.Transmission) int64
@@ -245,7 +246,7 @@ func (g *gossipRun) transmissionTimeline() (*plot.Plot, string) {
 		}
 		l.Color, l.Width = plotutil.Color(i), vg.Points(1)
 		p.Add(l)
-		addLegend(p, s.name, l)
+		page.AddLegend(p, s.name, l)
 	}
 	p.Y.Min = math.Min(0, p.Y.Min)
 	return p, ""
@@ -304,7 +305,7 @@ func (g *gossipRun) procOverTime(title, y string, f func(*gossipViews, []rundir.
 	if len(lines) == 0 {
 		return nil, "no metrics/proc.csv samples of the hosts (two per host for CPU)"
 	}
-	p := newPlot(title+" over time", "time since the first scheduled publication (s)", y)
+	p := page.NewPlot(title+" over time", "time since the first scheduled publication (s)", y)
 	top := slices.Clone(lines)
 	sort.SliceStable(top, func(i, j int) bool { return top[i].peak > top[j].peak })
 	named := map[string]int{}
@@ -326,7 +327,7 @@ func (g *gossipRun) procOverTime(title, y string, f func(*gossipViews, []rundir.
 	if len(lines) > len(named) {
 		thumb, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
 		thumb.Color = grey
-		addLegend(p, fmt.Sprintf("other hosts (%d)", len(lines)-len(named)), thumb)
+		page.AddLegend(p, fmt.Sprintf("other hosts (%d)", len(lines)-len(named)), thumb)
 	}
 	for i := 0; i < len(named); i++ {
 		pl, err := plotter.NewLine(top[i].xy)
@@ -335,7 +336,7 @@ func (g *gossipRun) procOverTime(title, y string, f func(*gossipViews, []rundir.
 		}
 		pl.Color, pl.Width = plotutil.Color(i), vg.Points(1.4)
 		p.Add(pl)
-		addLegend(p, fmt.Sprintf("%s (peak %s)", top[i].name, fmtF(top[i].peak, 1)), pl)
+		page.AddLegend(p, fmt.Sprintf("%s (peak %s)", top[i].name, page.F(top[i].peak, 1)), pl)
 	}
 	p.Y.Min = 0
 	if len(v.ts) > 0 {
@@ -357,23 +358,23 @@ func vline(x, lo, hi float64, name string, p *plot.Plot) plot.Plotter {
 	l.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
 	if name != "" {
 		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		addLegend(p, name, l)
+		page.AddLegend(p, name, l)
 	}
 	return l
 }
 
 // paramsSection is the parameters and the machine as the hosts ran them:
 // the plan's values (every default filled in), linkem.json, machine.json.
-func (g *gossipRun) paramsSection() []block {
+func (g *gossipRun) paramsSection() []page.Block {
 	v := g.views()
-	bs := []block{heading{Level: 2, Text: "Parameters and machine", ID: "parameters"}}
+	bs := []page.Block{page.Heading{Level: 2, Text: "Parameters and machine", ID: "parameters"}}
 	var rows [][]string
 	add := func(k, val string) { rows = append(rows, []string{k, val}) }
 	t := g.plan
 	if t == nil {
-		return append(bs, para{Text: "No plan.json: the parameters are not recorded."})
+		return append(bs, page.Para{Text: "No plan.json: the parameters are not recorded."})
 	}
-	add("hosts", itoa(len(t.Nodes))+" (one process and network namespace or container each)")
+	add("hosts", page.Itoa(len(t.Nodes))+" (one process and network namespace or container each)")
 	add("topology", g.topology()+"; seed "+fmt.Sprint(t.Seed)+degrees(len(t.Nodes), t.Edges))
 	rel := "benchnet's gossipsub host"
 	if len(t.Nodes) > 0 {
@@ -391,9 +392,9 @@ func (g *gossipRun) paramsSection() []block {
 	if pb := t.Publish; pb != nil {
 		sched := pb.Duration.String()
 		if pb.Count > 0 {
-			sched = itoa(pb.Count) + " messages"
+			sched = page.Itoa(pb.Count) + " messages"
 		}
-		add("messages", fmt.Sprintf("%d B at %s msg/s network-wide for %s, publisher %s", pb.Size, fmtF(pb.Rate, 1), sched, pb.Source))
+		add("messages", fmt.Sprintf("%d B at %s msg/s network-wide for %s, publisher %s", pb.Size, page.F(pb.Rate, 1), sched, pb.Source))
 		add("warm-up / cool-down", pb.Warmup.String()+" / "+pb.Cooldown.String())
 	} else {
 		add("messages", "not recorded (plan.json has no publish table)")
@@ -412,17 +413,17 @@ func (g *gossipRun) paramsSection() []block {
 			cond = append(cond, c.k+" "+c.v)
 		}
 	}
-	add("link conditions", dashIfEmpty(strings.Join(cond, ", ")))
+	add("link conditions", page.DashIfEmpty(strings.Join(cond, ", ")))
 	if m := v.machine; m != nil {
-		add("machine", fmt.Sprintf("%s, %d CPUs, %s GiB", dashIfEmpty(m.CPUModel), m.CPUs, fmtF(float64(m.MemoryBytes)/(1<<30), 1)))
+		add("machine", fmt.Sprintf("%s, %d CPUs, %s GiB", page.DashIfEmpty(m.CPUModel), m.CPUs, page.F(float64(m.MemoryBytes)/(1<<30), 1)))
 		add("kernel, OS", m.Kernel+", "+m.OS+"/"+m.Arch)
 		add("Go", m.GoVersion+" (the harness's; the hosts are the same binary)")
 	} else {
 		add("machine", "not recorded (no metrics/machine.json)")
 	}
-	bs = append(bs, table{Head: []string{"parameter", "value"}, Rows: rows})
+	bs = append(bs, page.Table{Head: []string{"parameter", "value"}, Rows: rows})
 	for _, e := range v.errs {
-		bs = append(bs, para{Text: "Note: unreadable, left out of this report's views: " + e})
+		bs = append(bs, page.Para{Text: "Note: unreadable, left out of this report's views: " + e})
 	}
 	return bs
 }
@@ -440,12 +441,12 @@ func degrees(n int, edges [][2]int) string {
 		}
 	}
 	slices.Sort(d)
-	return fmt.Sprintf("; %d links, degree min / median / max %s / %s / %s", len(edges), fmtF(d[0], 0), fmtF(percentile(d, 0.5), 0), fmtF(d[n-1], 0))
+	return fmt.Sprintf("; %d links, degree min / median / max %s / %s / %s", len(edges), page.F(d[0], 0), page.F(page.Percentile(d, 0.5), 0), page.F(d[n-1], 0))
 }
 
 // differencesSection says where this run and Whiteblock 004 differ, and
 // where 004 contradicts itself (the seed's figures, checked 2026-11-24).
-func (g *gossipRun) differencesSection() []block {
+func (g *gossipRun) differencesSection() []page.Block {
 	rows := [][]string{
 		{"expected messages (Phase 1)", "\"we expected 36,000 messages to be generated per test\" (200 msg/s × 180 s = 36,000), then \"the number of messages received was 25365/30000 (70.4%)\"",
 			"25365 / 30000 is 84.55 %; 25365 / 36000 is 70.46 %: the percentage fits 36,000, the fraction's denominator does not. We match neither and count our own: every message of published.csv."},
@@ -459,9 +460,9 @@ func (g *gossipRun) differencesSection() []block {
 		{"machine and scale", "95 containers on one 96-vCPU Xeon (2 sockets × 24 cores × 2 threads), 360 GB; 200 msg/s for 180 s, 60 s warm-up, 600 s cool-down; links shaped by tc",
 			"the machine and schedule of the table above; a run whose publisher fell behind or whose CPU saturated is marked invalid rather than reported."},
 	}
-	return []block{heading{Level: 2, Text: "Differences from Whiteblock 004", ID: "whiteblock"},
-		para{Text: "Whiteblock's libp2p gossipsub report (shared/seeds/004) is the method this report follows. Where 004 contradicts itself we say so rather than match either number; where our hosts differ, here is how."},
-		table{Head: []string{"what", "Whiteblock 004", "here"}, Rows: rows}}
+	return []page.Block{page.Heading{Level: 2, Text: "Differences from Whiteblock 004", ID: "whiteblock"},
+		page.Para{Text: "Whiteblock's libp2p gossipsub report (shared/seeds/004) is the method this report follows. Where 004 contradicts itself we say so rather than match either number; where our hosts differ, here is how."},
+		page.Table{Head: []string{"what", "Whiteblock 004", "here"}, Rows: rows}}
 }
 
 func (g *gossipRun) pubsubVersion() string {

@@ -1,4 +1,4 @@
-package report
+package gossipreport
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -46,7 +47,7 @@ func TestGossipViewsMissingFiles(t *testing.T) {
 	if _, err := RenderGossip(dir, ""); err != nil {
 		t.Fatal(err)
 	}
-	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	md, err := os.ReadFile(filepath.Join(dir, report.MarkdownFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestGossipViewsMissingFiles(t *testing.T) {
 	if _, err := RenderGossip(dir, ""); err != nil {
 		t.Fatal(err)
 	}
-	if md, _ = os.ReadFile(filepath.Join(dir, MarkdownFile)); !strings.Contains(string(md), "Note: unreadable, left out of this report's views: ") {
+	if md, _ = os.ReadFile(filepath.Join(dir, report.MarkdownFile)); !strings.Contains(string(md), "Note: unreadable, left out of this report's views: ") {
 		t.Errorf("a corrupt machine.json is not reported")
 	}
 }

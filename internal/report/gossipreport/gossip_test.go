@@ -1,4 +1,4 @@
-package report
+package gossipreport
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/topology"
@@ -89,16 +90,16 @@ func gossipRunDir(t *testing.T, m int) string {
 	if *updateRuns {
 		makeGossipRun(t, src, m)
 	}
-	return copyDir(t, src)
+	return testenv.CopyDir(t, src)
 }
 
 func TestRenderGossipGolden(t *testing.T) {
 	dir := gossipRunDir(t, 2)
-	written, err := Render(dir, "") // dispatches on results.json's gossip section
+	written, err := report.Render(dir, "") // dispatches on results.json's gossip section
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	md, err := os.ReadFile(filepath.Join(dir, report.MarkdownFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestRenderGossipGolden(t *testing.T) {
 
 func TestGossipChromium(t *testing.T) {
 	testenv.Integration(t) // a real browser, 6-9 s
-	bin := Browser()
+	bin := report.Browser()
 	if bin == "" {
 		testenv.Skip(t, "no chromium on PATH: `go run ./cmd/benchnet setup --tests` installs Debian's chromium")
 	}
@@ -144,7 +145,7 @@ func TestGossipChromium(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	sizes, inked, err := BrowserCheck(ctx, bin, dir, t.TempDir(), filepath.Join(dir, "shot.png"))
+	sizes, inked, err := report.BrowserCheck(ctx, bin, dir, t.TempDir(), filepath.Join(dir, "shot.png"))
 	if err != nil {
 		t.Fatal(err)
 	}

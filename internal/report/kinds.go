@@ -1,0 +1,87 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Kind is a node kind's own reports, registered by the kind's report
+// package (linked in by internal/node/kinds). A kind that registers none
+// gets the chain's (CometBFT's) run report and comparison, which live here.
+type Kind struct {
+	// Render writes the report of one run of the kind into outDir (the
+	// run directory when ""), report.md first; see Render.
+	Render func(runDir, outDir string) ([]string, error)
+	// Compare is the kind's part of a comparison's report.
+	Compare func(*rundir.CompareIndex) CompareView
+}
+
+var (
+	kindsMu sync.Mutex
+	kinds   = map[string]Kind{}
+)
+
+// RegisterKind makes kind's reports the ones Render and RenderCompare use
+// for its runs; a kind's report package calls it from init.
+func RegisterKind(kind string, k Kind) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if _, dup := kinds[kind]; dup {
+		panic("report: kind " + kind + " registered twice")
+	}
+	kinds[kind] = k
+}
+
+// kindOf is kind's registered reports, if any.
+func kindOf(kind string) (Kind, bool) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	k, ok := kinds[kind]
+	return k, ok
+}
+
+// registeredKinds are the kinds with reports of their own, sorted.
+func registeredKinds() []string {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	return slices.Sorted(maps.Keys(kinds))
+}
+
+// CompareView is the part of a comparison's report that depends on the
+// runs' node kind.
+type CompareView interface {
+	// Add reads one done run.
+	Add(r rundir.CompareRun, dir string) error
+	// Variants are the blocks of the "Variants" section.
+	Variants() []block
+	// PlotsIntro says how the overlays use the runs.
+	PlotsIntro() string
+	Figures() []CompareFigure
+	// RunHead and RunCells are the runs table's columns between status
+	// and run directory.
+	RunHead() []string
+	RunCells(r rundir.CompareRun) []string
+}
+
+// CompareFigure is one plot of a comparison: Build draws it (PNG) or says
+// why it has no data.
+type CompareFigure struct {
+	Name, Title, What string
+	Build             func() ([]byte, string, error)
+}
+
+// compareView is kind's view of a comparison: the registered one, or the
+// chain's for CometBFT.
+func compareView(kind string, idx *rundir.CompareIndex) (CompareView, error) {
+	if k, ok := kindOf(kind); ok && k.Compare != nil {
+		return k.Compare(idx), nil
+	}
+	if kind == chainKind {
+		return &chainView{idx: idx, runs: map[string][]*run{}}, nil
+	}
+	return nil, fmt.Errorf("no report for node kind %q in this binary (have %s and %v; import internal/node/kinds)", kind, chainKind, registeredKinds())
+}
