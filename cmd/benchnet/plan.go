@@ -2,16 +2,14 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/capacity"
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -104,27 +102,13 @@ func printPlan(cmd *cobra.Command, t *plan.Testnet) error {
 	}
 	// The binaries every node runs, and whether `up` will have to build them.
 	fmt.Fprintln(out)
-	if t.NodeKind() == manifest.KindGossipsub {
-		g := t.Gossipsub
-		fmt.Fprintf(out, "hosts: this benchnet executable (benchnet node gossipsub), %s\n", t.Nodes[0].Release)
-		fmt.Fprintf(out, "gossipsub: D=%d Dlo=%d Dhi=%d Dlazy=%d heartbeat=%s flood_publish=%v outbound_queue=%d validate_queue=%d\n",
-			g.D, g.Dlo, g.Dhi, g.Dlazy, g.Heartbeat.Duration, g.FloodPublish, g.OutboundQueue, g.ValidateQueue)
-		return nil
+	d, err := node.New(t.NodeKind(), node.Config{})
+	if err != nil {
+		return err
 	}
-	for _, rel := range t.Releases() {
-		tools := []string{"cometbft"}
-		for _, n := range t.Nodes {
-			if n.Release == rel && n.App == "kvstore-socket" {
-				tools = append(tools, "abci-cli")
-				break
-			}
-		}
-		for _, tool := range tools {
-			bin, state := binaries.Path(rel, tool), "cached"
-			if _, err := os.Stat(bin); err != nil {
-				state = "not built yet: up builds it, or 'benchnet build " + rel.String() + "'"
-			}
-			fmt.Fprintf(out, "binary %s %s: %s (%s)\n", rel, tool, bin, state)
+	if desc, ok := d.(node.Describer); ok {
+		for _, line := range desc.Describe(t) {
+			fmt.Fprintln(out, line)
 		}
 	}
 	return nil

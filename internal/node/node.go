@@ -114,6 +114,12 @@ type Drained interface {
 	Record(grace, bound time.Duration, interrupted bool) *rundir.Drain
 }
 
+// Describer is implemented by the drivers that can say, before anything
+// starts, what p's nodes will run: one line each (`benchnet plan`).
+type Describer interface {
+	Describe(p *plan.Testnet) []string
+}
+
 // ErrNotSupported is wrapped by a driver's answer to what its kind cannot do.
 var ErrNotSupported = errors.New("not supported")
 

@@ -13,6 +13,7 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/promserver"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -48,8 +49,12 @@ type Outcome struct {
 // directory as it happens; on an interrupt or a failure after up it still
 // analyzes what it has, renders the report and tears down.
 func Steady(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcome, err error) {
-	if m.Kind() == manifest.KindGossipsub {
-		return Gossip(ctx, m, opts)
+	// The workload is the kind's: messages its nodes publish (node.Publisher)
+	// or txs its chain commits (node.TxChain).
+	if d, err := node.New(m.Kind(), node.Config{}); err == nil {
+		if _, ok := d.(node.Publisher); ok {
+			return Gossip(ctx, m, opts)
+		}
 	}
 	opts = opts.withDefaults()
 	// Refuse a load the generator cannot build before a minute goes into up.

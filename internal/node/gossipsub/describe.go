@@ -1,0 +1,20 @@
+package gossipsub
+
+import (
+	"fmt"
+
+	"github.com/benchnet/benchnet/internal/node"
+	"github.com/benchnet/benchnet/internal/plan"
+)
+
+var _ node.Describer = (*Driver)(nil)
+
+// Describe says the hosts are this executable, and the router's parameters.
+func (d *Driver) Describe(p *plan.Testnet) []string {
+	g := p.Gossipsub
+	return []string{
+		fmt.Sprintf("hosts: this benchnet executable (benchnet node gossipsub), %s", p.Nodes[0].Release),
+		fmt.Sprintf("gossipsub: D=%d Dlo=%d Dhi=%d Dlazy=%d heartbeat=%s flood_publish=%v outbound_queue=%d validate_queue=%d",
+			g.D, g.Dlo, g.Dhi, g.Dlazy, g.Heartbeat.Duration, g.FloodPublish, g.OutboundQueue, g.ValidateQueue),
+	}
+}
