@@ -41,11 +41,9 @@ func ThresholdValues(dir, kind string) (map[string]float64, error) {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 	}
-	if kind != manifest.KindGossipsub {
-		if a := res.Accounting; a.Sent > 0 {
-			vals["committed"] = 100 * float64(a.Committed) / float64(a.Sent)
-			vals["lost"] = float64(a.Lost)
-		}
+	if a := res.Accounting; a.Sent > 0 { // a tx run's accounting
+		vals["committed"] = 100 * float64(a.Committed) / float64(a.Sent)
+		vals["lost"] = float64(a.Lost)
 	}
 	// Faults: the halt is watched, and faults.json written, only when the
 	// manifest has [[perturb]] or [rotate]; without it `halted` and
@@ -196,9 +194,10 @@ func runsThresholdError(root string, dirs []string, skipHarness bool) error {
 		if err != nil || len(res.Thresholds) == 0 || skipHarness && len(res.GeneratorInvalid) > 0 {
 			continue
 		}
-		kind := manifest.KindCometBFT
-		if res.Gossip != nil {
-			kind = manifest.KindGossipsub
+		kind, err := rundir.RunKind(p)
+		if err != nil {
+			msgs = append(msgs, filepath.Base(p)+": "+err.Error())
+			continue
 		}
 		if failed := judge.ThresholdsFailed(res.Thresholds, kind); len(failed) > 0 {
 			msgs = append(msgs, filepath.Base(p)+": "+strings.Join(failed, "; "))
