@@ -225,6 +225,9 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		if x, err = rundir.ReadQA(root); err != nil {
 			return usageError{err}
 		}
+		if !cmd.Flags().Changed("budget") && x.Plan.BudgetS > 0 {
+			f.budget = time.Duration(x.Plan.BudgetS * float64(time.Second)) // the QA's own
+		}
 		q = &experiment.QA{}
 		if err := jsonUnmarshal(x.Config, q); err != nil {
 			return fmt.Errorf("%s: config: %w", rundir.QAFile, err)
@@ -383,10 +386,18 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		}
 	}
 	fmt.Fprintf(log, "qa directory: %s\n", root)
+	// The budget bounds the whole QA: a resumed one has spent part of it.
+	deadline := start.Add(f.budget)
+	if resume {
+		spent := experiment.BudgetSpent(x)
+		deadline = start.Add(max(0, f.budget-spent))
+		fmt.Fprintf(log, "qa: resumed: the finished steps took %s of the %s budget; adaptive repeats stop by %s\n",
+			spent.Round(time.Second), f.budget, deadline.Local().Format("15:04:05"))
+	}
 	upOpts := up.options()
 	runErr := experiment.RunQA(cmd.Context(), x, experiment.QAOptions{
 		Root: root, Config: q, Manifest: m, Rotate: rm, Log: log,
-		Deadline: start.Add(f.budget), KeepHomes: f.keepHomes, Cooldown: 5 * time.Second,
+		Deadline: deadline, KeepHomes: f.keepHomes, Cooldown: 5 * time.Second,
 		Open: func(bm *manifest.Manifest, d *experiment.Dir) experiment.Opener {
 			lv := &experiment.Live{Manifest: bm, Up: upOpts, Scrape: f.scrape, Log: log, Progress: log}
 			return lv.Opener(d)

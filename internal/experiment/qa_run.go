@@ -452,6 +452,25 @@ func (q *QA) ConfigJSON() json.RawMessage {
 	return data
 }
 
+// BudgetSpent is the wall time x's finished steps took (steps that ran
+// together, sharing a start, counted once; steps reused from another QA
+// not at all): what a resumed QA has already spent of its budget. An
+// interrupted step's partial time is not known and not counted; its
+// finished runs are kept, so it costs only its remaining runs again.
+func BudgetSpent(x *rundir.QAIndex) time.Duration {
+	walls := map[string]float64{}
+	for _, s := range x.Steps {
+		if s.Status == rundir.StepDone && !s.Reused && s.WallS > 0 {
+			walls[s.Started] = max(walls[s.Started], s.WallS)
+		}
+	}
+	var sum float64
+	for _, w := range walls {
+		sum += w
+	}
+	return time.Duration(sum * float64(time.Second))
+}
+
 // stepDeadline is when step name may no longer add adaptive work: the
 // budget's end less the planned wall time of the steps still to run after
 // it, that plan scaled by how far the finished steps overran theirs (a

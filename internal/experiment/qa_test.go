@@ -460,3 +460,21 @@ func TestStepDeadline(t *testing.T) {
 		t.Errorf("no budget: deadline %s, want none", got)
 	}
 }
+
+// A resumed QA has spent what its finished steps took: steps that ran
+// together once, reused and unfinished ones not at all.
+func TestBudgetSpent(t *testing.T) {
+	x := &rundir.QAIndex{Steps: []rundir.QAStep{
+		{Name: "saturation-baseline", Status: rundir.StepDone, Started: "t0", WallS: 300},
+		{Name: "saturation-candidate", Status: rundir.StepDone, Started: "t0", WallS: 310},
+		{Name: "steady", Status: rundir.StepDone, Started: "t1", WallS: 200},
+		{Name: "latency-emulation", Status: rundir.StepDone, Started: "t2", WallS: 90, Reused: true},
+		{Name: "rotate-baseline", Status: rundir.StepPending, Started: "t3", WallS: 50},
+	}}
+	if got, want := BudgetSpent(x), 510*time.Second; got != want {
+		t.Errorf("BudgetSpent = %s, want %s", got, want)
+	}
+	if got := BudgetSpent(&rundir.QAIndex{}); got != 0 {
+		t.Errorf("BudgetSpent of a QA with no finished step = %s", got)
+	}
+}
