@@ -69,7 +69,10 @@ func probe(ctx context.Context, path string, args ...string) (string, error) {
 		if pctx.Err() != nil {
 			return "", fmt.Errorf("no answer within 10s")
 		}
-		return "", fmt.Errorf("%w: %s", err, firstLine(strings.TrimSpace(stderr.String()+stdout.String())))
+		if said := firstLine(strings.TrimSpace(stderr.String() + stdout.String())); said != "" {
+			return "", fmt.Errorf("%w: %s", err, said)
+		}
+		return "", err
 	}
 	return stdout.String() + stderr.String(), nil
 }

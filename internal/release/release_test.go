@@ -267,8 +267,8 @@ func TestResolveFileRefusals(t *testing.T) {
 	if err := os.WriteFile(silent, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Resolve(ctx, "file:"+silent, ""); err == nil || !strings.Contains(err.Error(), "does not answer `version`") {
-		t.Errorf("binary failing version: %v", err)
+	if _, err := Resolve(ctx, "file:"+silent, ""); err == nil || !strings.Contains(err.Error(), "does not answer `version`") || strings.HasSuffix(err.Error(), ": ") {
+		t.Errorf("binary failing version silently: %v (want the exit status, no empty tail)", err)
 	}
 	chatty := filepath.Join(dir, "chatty")
 	if err := os.WriteFile(chatty, []byte("#!/bin/sh\necho hello\n"), 0o755); err != nil {
