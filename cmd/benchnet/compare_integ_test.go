@@ -203,7 +203,7 @@ func TestCompareGossip(t *testing.T) {
 	for _, j := range idx.Verdicts[0].Judgements {
 		got[j.Metric] = j
 	}
-	for _, metric := range experiment.GossipMetrics {
+	for _, metric := range judge.GossipMetrics {
 		if _, ok := got[metric.Key]; !ok {
 			t.Errorf("compare.json does not judge %s", metric.Key)
 		}

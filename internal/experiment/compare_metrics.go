@@ -24,31 +24,6 @@ func (chainMetrics) Resampling() string {
 	return "two-stage: runs, then blocks within each run (accounts for the accounts workload's inclusion); run values alone for peak mempool, RSS, CPU and other inclusion"
 }
 
-// RunFigures are one finished run's values of every judged metric of its
-// kind, read from its run directory alone, and the units inside the run
-// (blocks, messages) for a bootstrap within it.
-type RunFigures struct {
-	Dir    string
-	Values map[string]float64 // metric key -> value; a metric without data is absent
-	// Inner gives the run's units for metric key, the statistic recomputed
-	// from a resample of them; ok is false for a metric without a per-unit
-	// form (it is then judged over run values). Nil: none.
-	Inner  func(key string) (u judge.Units, ok bool)
-	Blocks []BlockFigures
-	// LatencyBlock is "H" or "H+1", the results' headline latency.
-	LatencyBlock string
-	Results      *rundir.Results
-}
-
-// BlockFigures is one block of the run's range: its committed run txs, the
-// interval to the next block, and those txs' latencies (sorted).
-type BlockFigures struct {
-	Height    int64
-	Txs       int
-	Sec       float64
-	Latencies []float64
-}
-
 // ReadRunFigures reads a run directory's results.json, txs.csv, blocks.csv
 // and metrics/proc.csv.
 func ReadRunFigures(path string) (*RunFigures, error) {
@@ -220,7 +195,7 @@ func blockUnits(blocks []BlockFigures, key string) (judge.Units, bool) {
 	for b := range blocks {
 		lists[b] = blocks[b].Latencies
 	}
-	pct := newPooled(lists).pct
+	pct := judge.NewPooled(lists).Pct
 	var stat func(idx []int) float64
 	switch key {
 	case "tps":
@@ -265,58 +240,4 @@ func blockUnits(blocks []BlockFigures, key string) (judge.Units, bool) {
 		return judge.Units{}, false
 	}
 	return judge.Units{N: n, Stat: stat}, n > 0
-}
-
-// pooled holds every unit's values sorted once, each with its unit, so a
-// resample's percentile needs no re-sorting: it weighs each unit by how
-// often it was drawn, and the nearest-rank percentile is where the
-// cumulative weight reaches the rank.
-type pooled struct {
-	vals  []float64
-	unit  []int
-	count []int // values per unit
-}
-
-func newPooled(lists [][]float64) *pooled {
-	type valOf struct {
-		v    float64
-		unit int
-	}
-	var all []valOf
-	p := &pooled{count: make([]int, len(lists))}
-	for u, l := range lists {
-		p.count[u] = len(l)
-		for _, v := range l {
-			all = append(all, valOf{v, u})
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].v < all[j].v })
-	p.vals, p.unit = make([]float64, len(all)), make([]int, len(all))
-	for i, a := range all {
-		p.vals[i], p.unit[i] = a.v, a.unit
-	}
-	return p
-}
-
-// pct is the statistic "nearest-rank percentile q of the drawn units' values".
-func (p *pooled) pct(q float64) func(idx []int) float64 {
-	return func(idx []int) float64 {
-		w := make([]int, len(p.count))
-		total := 0
-		for _, i := range idx {
-			w[i]++
-			total += p.count[i]
-		}
-		if total == 0 {
-			return math.NaN()
-		}
-		rank := max(1, int(math.Ceil(q/100*float64(total)-1e-9)))
-		cum := 0
-		for k, u := range p.unit {
-			if cum += w[u]; cum >= rank {
-				return p.vals[k]
-			}
-		}
-		return p.vals[len(p.vals)-1]
-	}
 }

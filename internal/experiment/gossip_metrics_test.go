@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,45 +37,6 @@ func gossipRun(t *testing.T, dir string, spec topology.Spec, seed uint64) {
 
 var ba2 = topology.Spec{Kind: topology.BarabasiAlbert, M: 2}
 
-// The per-message units recompute each figure exactly as the analysis
-// computed it from every delivery: on the identity resample they give
-// results.json's values (which are rounded to 3 decimals, MDR to 6).
-func TestGossipUnitsMatchAnalysis(t *testing.T) {
-	dir := t.TempDir()
-	gossipRun(t, dir, ba2, 7)
-	f, err := ReadGossipFigures(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Inner == nil {
-		t.Fatal("no per-message units")
-	}
-	if f.Values["mdr"] >= 100 {
-		t.Fatalf("the dropped host should cost deliveries: MDR %v", f.Values["mdr"])
-	}
-	for _, m := range GossipMetrics {
-		v, ok := f.Values[m.Key]
-		if !ok {
-			t.Errorf("%s: no run value", m.Key)
-			continue
-		}
-		u, ok := f.Inner(m.Key)
-		if strings.HasPrefix(m.Key, "host_") {
-			if ok {
-				t.Errorf("%s has per-message units; want run values only", m.Key)
-			}
-			continue
-		}
-		if !ok {
-			t.Errorf("%s: no per-message units", m.Key)
-			continue
-		}
-		if got := u.Observed(); math.Abs(got-v) > 1e-3*math.Max(1, math.Abs(v)) {
-			t.Errorf("%s: recomputed from the messages %v, results.json %v", m.Key, got, v)
-		}
-	}
-}
-
 func TestCompareDirsGossip(t *testing.T) {
 	root := t.TempDir()
 	mk := func(name string, spec topology.Spec, seed uint64) string {
@@ -99,8 +59,8 @@ func TestCompareDirsGossip(t *testing.T) {
 	if !strings.Contains(idx.Rule, "messages within each run") {
 		t.Errorf("rule %q does not say messages are resampled", idx.Rule)
 	}
-	if len(idx.Verdicts) != 1 || len(idx.Verdicts[0].Judgements) != len(GossipMetrics) {
-		t.Fatalf("verdicts %+v, want one variant judged on %d gossip metrics", idx.Verdicts, len(GossipMetrics))
+	if len(idx.Verdicts) != 1 || len(idx.Verdicts[0].Judgements) != len(judge.GossipMetrics) {
+		t.Fatalf("verdicts %+v, want one variant judged on %d gossip metrics", idx.Verdicts, len(judge.GossipMetrics))
 	}
 	byKey := map[string]judge.Judgement{}
 	for _, j := range idx.Verdicts[0].Judgements {

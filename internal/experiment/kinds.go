@@ -3,60 +3,29 @@ package experiment
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 )
 
-// NodeMetrics is what one node kind's runs expose to a comparison: the
-// metrics judged, how a finished run directory gives their values (and the
-// units inside a run the bootstrap redraws), and which manifest keys the
-// kind's variants exist to change. Each kind registers one (cometbft in
-// compare_metrics.go, gossipsub in gossip_metrics.go) and a comparison
-// takes the one of its runs' kind: compare itself names no metric.
-type NodeMetrics interface {
-	// Metrics are the judged quantities, in the order tables list them.
-	Metrics() []judge.Metric
-	// ReadFigures reads one finished run directory. An error leaves the
-	// run out of the verdicts (with a warning naming it).
-	ReadFigures(dir string) (*RunFigures, error)
-	// Unit names the units inside one run that the two-stage bootstrap
-	// redraws ("block", "message").
-	Unit() string
-	// Resampling says, for the rule text, what is resampled how.
-	Resampling() string
-	// VariantKey reports whether a dotted manifest path is one a variant
-	// of this kind exists to change: `compare DIR…` refuses runs whose
-	// manifests differ elsewhere.
-	VariantKey(path string) bool
-	// VariantKeys names those keys for a message.
-	VariantKeys() string
-}
+// A comparison's metrics are its runs' kind's (internal/figures): the
+// names here are figures' under the names experiment has always used.
+type (
+	NodeMetrics  = figures.NodeMetrics
+	RunFigures   = figures.Run
+	BlockFigures = figures.Block
+)
 
-var nodeMetrics = map[string]NodeMetrics{}
+// ErrInvalidRun: see figures.ErrInvalidRun.
+var ErrInvalidRun = figures.ErrInvalidRun
 
-// RegisterNodeMetrics adds a node kind's comparison metrics.
-func RegisterNodeMetrics(kind string, nm NodeMetrics) {
-	if _, dup := nodeMetrics[kind]; dup {
-		panic("experiment: node metrics registered twice: " + kind)
-	}
-	nodeMetrics[kind] = nm
-}
+// RegisterNodeMetrics adds a node kind's comparison metrics (figures.Register).
+func RegisterNodeMetrics(kind string, nm NodeMetrics) { figures.Register(kind, nm) }
 
-// NodeMetricsFor is kind's comparison metrics; "" is cometbft (compare.json
-// written before the kind was recorded).
-func NodeMetricsFor(kind string) (NodeMetrics, error) {
-	if kind == "" {
-		kind = manifest.KindCometBFT
-	}
-	nm, ok := nodeMetrics[kind]
-	if !ok {
-		return nil, fmt.Errorf("no comparison metrics for node kind %q", kind)
-	}
-	return nm, nil
-}
+// NodeMetricsFor is kind's comparison metrics (figures.For).
+func NodeMetricsFor(kind string) (NodeMetrics, error) { return figures.For(kind) }
 
 // MetricOf finds a metric of kind by key.
 func MetricOf(kind, key string) (judge.Metric, bool) {
@@ -74,14 +43,10 @@ func MetricOf(kind, key string) (judge.Metric, bool) {
 // AllMetricKeys lists every kind's metric keys (for --fail-on before the
 // kind is known), kinds in name order.
 func AllMetricKeys() []string {
-	kinds := make([]string, 0, len(nodeMetrics))
-	for k := range nodeMetrics {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
 	var out []string
-	for _, k := range kinds {
-		for _, m := range nodeMetrics[k].Metrics() {
+	for _, k := range figures.Kinds() {
+		nm, _ := figures.For(k)
+		for _, m := range nm.Metrics() {
 			if !slices.Contains(out, m.Key) {
 				out = append(out, m.Key)
 			}

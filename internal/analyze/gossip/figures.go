@@ -1,27 +1,26 @@
-package experiment
+package gossip
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-func init() { RegisterNodeMetrics(manifest.KindGossipsub, gossipMetrics{}) }
+func init() { figures.Register(manifest.KindGossipsub, gossipMetrics{}) }
 
-// GossipMetrics are what a gossip comparison judges (judge.GossipMetrics).
-var GossipMetrics = judge.GossipMetrics
-
+// gossipMetrics is what a gossip comparison judges (judge.GossipMetrics:
+// the Whiteblock report's figures), per message.
 type gossipMetrics struct{}
 
-func (gossipMetrics) Metrics() []judge.Metric                     { return GossipMetrics }
-func (gossipMetrics) ReadFigures(dir string) (*RunFigures, error) { return ReadGossipFigures(dir) }
-func (gossipMetrics) Unit() string                                { return "message" }
+func (gossipMetrics) Metrics() []judge.Metric                      { return judge.GossipMetrics }
+func (gossipMetrics) ReadFigures(dir string) (*figures.Run, error) { return ReadFigures(dir) }
+func (gossipMetrics) Unit() string                                 { return "message" }
 func (gossipMetrics) Resampling() string {
 	return "two-stage: runs, then messages within each run, each run's figure recomputed from its drawn messages' deliveries; run values alone for host CPU and RSS"
 }
@@ -51,11 +50,6 @@ func (gossipMetrics) VariantKeys() string {
 	return "[network] topology, m, degree, peers and link conditions, [gossipsub], [publish] rate"
 }
 
-// ErrInvalidRun marks a run its own analysis found invalid (the publisher
-// fell behind, the machine was saturated): it measured the machine, not
-// the protocol, and is never judged as a result.
-var ErrInvalidRun = errors.New("the run is marked invalid")
-
 // msgFigures is one message of a gossip run: its deliveries.
 type msgFigures struct {
 	expected, delivered int
@@ -65,10 +59,10 @@ type msgFigures struct {
 	dups                int
 }
 
-// ReadGossipFigures reads a gossip run directory's results.json (gossip
-// section) and deliveries.csv. An invalid run is an error wrapping
-// ErrInvalidRun.
-func ReadGossipFigures(path string) (*RunFigures, error) {
+// ReadFigures reads a gossip run directory's results.json (gossip section)
+// and deliveries.csv as a comparison judges them. An invalid run is an
+// error wrapping figures.ErrInvalidRun.
+func ReadFigures(path string) (*figures.Run, error) {
 	d, err := rundir.Open(path)
 	if err != nil {
 		return nil, err
@@ -82,9 +76,9 @@ func ReadGossipFigures(path string) (*RunFigures, error) {
 		return nil, fmt.Errorf("%s: results.json has no gossip section (not a gossip run, or analysed before the gossip analysis)", path)
 	}
 	if !res.Valid {
-		return nil, fmt.Errorf("%w: %s", ErrInvalidRun, strings.Join(res.Invalid, "; "))
+		return nil, fmt.Errorf("%w: %s", figures.ErrInvalidRun, strings.Join(res.Invalid, "; "))
 	}
-	f := &RunFigures{Dir: path, Results: res, Values: map[string]float64{}}
+	f := &figures.Run{Dir: path, Results: res, Values: map[string]float64{}}
 	set := func(k string, v float64, ok bool) {
 		if ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			f.Values[k] = v
@@ -175,7 +169,7 @@ func messageUnits(msgs []msgFigures) func(key string) (judge.Units, bool) {
 	for i, m := range msgs {
 		lists[i] = m.dissem
 	}
-	dissem := newPooled(lists)
+	dissem := judge.NewPooled(lists)
 	// Per message, its last delivery as a one-value list, so the pooled
 	// percentile over messages is the analysis' over last deliveries.
 	lastOf := make([][]float64, n)
@@ -184,7 +178,7 @@ func messageUnits(msgs []msgFigures) func(key string) (judge.Units, bool) {
 			lastOf[i] = []float64{m.lastMs}
 		}
 	}
-	last := newPooled(lastOf)
+	last := judge.NewPooled(lastOf)
 	ratio := func(num, den func(m *msgFigures) (float64, bool)) func(idx []int) float64 {
 		return func(idx []int) float64 {
 			var a, b float64
@@ -213,17 +207,17 @@ func messageUnits(msgs []msgFigures) func(key string) (judge.Units, bool) {
 			stat = ratio(func(m *msgFigures) (float64, bool) { return sum(m.dissem), true },
 				func(m *msgFigures) (float64, bool) { return float64(len(m.dissem)), true })
 		case "dissemination_p50":
-			stat = dissem.pct(50)
+			stat = dissem.Pct(50)
 		case "dissemination_p95":
-			stat = dissem.pct(95)
+			stat = dissem.Pct(95)
 		case "dissemination_p99":
-			stat = dissem.pct(99)
+			stat = dissem.Pct(99)
 		case "dissemination_max":
-			stat = dissem.pct(100)
+			stat = dissem.Pct(100)
 		case "last_delivery_avg":
 			stat = ratio(func(m *msgFigures) (float64, bool) { return m.lastMs, !math.IsNaN(m.lastMs) }, one)
 		case "last_delivery_p99":
-			stat = last.pct(99)
+			stat = last.Pct(99)
 		case "last_delivery_hop":
 			stat = ratio(func(m *msgFigures) (float64, bool) { return float64(m.lastHop), m.lastHop >= 0 }, one)
 		case "max_hop":

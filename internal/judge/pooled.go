@@ -1,0 +1,61 @@
+package judge
+
+import (
+	"math"
+	"sort"
+)
+
+// Pooled holds every unit's values sorted once, each with its unit, so a
+// resample's percentile needs no re-sorting: it weighs each unit by how
+// often it was drawn, and the nearest-rank percentile is where the
+// cumulative weight reaches the rank.
+type Pooled struct {
+	vals  []float64
+	unit  []int
+	count []int // values per unit
+}
+
+// NewPooled pools lists, one per unit.
+func NewPooled(lists [][]float64) *Pooled {
+	type valOf struct {
+		v    float64
+		unit int
+	}
+	var all []valOf
+	p := &Pooled{count: make([]int, len(lists))}
+	for u, l := range lists {
+		p.count[u] = len(l)
+		for _, v := range l {
+			all = append(all, valOf{v, u})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].v < all[j].v })
+	p.vals, p.unit = make([]float64, len(all)), make([]int, len(all))
+	for i, a := range all {
+		p.vals[i], p.unit[i] = a.v, a.unit
+	}
+	return p
+}
+
+// Pct is the statistic "nearest-rank percentile q of the drawn units' values".
+func (p *Pooled) Pct(q float64) func(idx []int) float64 {
+	return func(idx []int) float64 {
+		w := make([]int, len(p.count))
+		total := 0
+		for _, i := range idx {
+			w[i]++
+			total += p.count[i]
+		}
+		if total == 0 {
+			return math.NaN()
+		}
+		rank := max(1, int(math.Ceil(q/100*float64(total)-1e-9)))
+		cum := 0
+		for k, u := range p.unit {
+			if cum += w[u]; cum >= rank {
+				return p.vals[k]
+			}
+		}
+		return p.vals[len(p.vals)-1]
+	}
+}
