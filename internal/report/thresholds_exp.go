@@ -29,11 +29,12 @@ func runsThresholdSection(rule string, runs []thrRun, skipHarness bool) []block 
 			t.Rows = append(t.Rows, []string{r.label, "not judged", "the load generator could not keep up"})
 			continue
 		}
-		judged++
-		kind := "cometbft"
-		if res.Gossip != nil {
-			kind = "gossipsub"
+		kind, err := rundir.RunKind(r.dir)
+		if err != nil {
+			t.Rows = append(t.Rows, []string{r.label, "not judged", err.Error()})
+			continue
 		}
+		judged++
 		failed := judge.ThresholdsFailed(res.Thresholds, kind)
 		if len(failed) == 0 {
 			t.Rows = append(t.Rows, []string{r.label, "pass", "—"})
