@@ -1,5 +1,7 @@
 package judge
 
+import "sync"
+
 // GossipMetrics are what a gossip comparison judges (the Whiteblock
 // report's figures): each run's results.json gossip section gives the run
 // value, its deliveries.csv the messages the bootstrap redraws.
@@ -20,16 +22,51 @@ var GossipMetrics = []Metric{
 	{Key: "host_rss_max", Name: "host RSS max", Unit: "MiB", Better: LowerIsBetter},
 }
 
-// MetricsOf is the judged metrics of a node kind's runs ("cometbft",
-// "gossipsub"; "" is cometbft, compare.json written before the kind was
-// recorded); ok is false for a kind with none. Readers of records (the
-// report) take the metrics' names, units and directions from here.
-func MetricsOf(kind string) ([]Metric, bool) {
-	switch kind {
-	case "", "cometbft":
-		return Metrics, true
-	case "gossipsub":
-		return GossipMetrics, true
+// KindMetrics are a node kind's metrics: those its runs are judged on
+// (compare's verdicts, --fail-on) and those only a [thresholds] key may
+// name besides (outcomes, accounting shares).
+type KindMetrics struct {
+	Judged, ThresholdOnly []Metric
+}
+
+var (
+	kindsMu sync.Mutex
+	kinds   = map[string]KindMetrics{}
+)
+
+// The built-in kinds' tables are here; another kind registers its own from
+// its package's init.
+func init() {
+	RegisterKind("cometbft", KindMetrics{Judged: Metrics, ThresholdOnly: thresholdExtras})
+	RegisterKind("gossipsub", KindMetrics{Judged: GossipMetrics, ThresholdOnly: gossipThresholdExtras})
+}
+
+// RegisterKind makes kind's metrics known to MetricsOf, ThresholdMetrics
+// and the manifest's [thresholds] check.
+func RegisterKind(kind string, km KindMetrics) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if _, dup := kinds[kind]; dup {
+		panic("judge: kind " + kind + " registered twice")
 	}
-	return nil, false
+	kinds[kind] = km
+}
+
+func kindMetrics(kind string) (KindMetrics, bool) {
+	if kind == "" {
+		kind = "cometbft" // compare.json written before the kind was recorded
+	}
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	km, ok := kinds[kind]
+	return km, ok
+}
+
+// MetricsOf is the judged metrics of a node kind's runs ("" is cometbft,
+// compare.json written before the kind was recorded); ok is false for a
+// kind with none. Readers of records (the report) take the metrics' names,
+// units and directions from here.
+func MetricsOf(kind string) ([]Metric, bool) {
+	km, ok := kindMetrics(kind)
+	return km.Judged, ok
 }

@@ -30,14 +30,11 @@ var gossipThresholdExtras = []Metric{
 // kind: the kind's judged metrics (the keys of compare --fail-on) and the
 // outcome keys above.
 func ThresholdMetrics(kind string) []Metric {
-	ms, ok := MetricsOf(kind)
+	km, ok := kindMetrics(kind)
 	if !ok {
 		return nil
 	}
-	if kind == "gossipsub" {
-		return append(slices.Clone(ms), gossipThresholdExtras...)
-	}
-	return append(slices.Clone(ms), thresholdExtras...)
+	return append(slices.Clone(km.Judged), km.ThresholdOnly...)
 }
 
 // Condition is one parsed threshold.

@@ -76,3 +76,25 @@ func TestParseConditionUnits(t *testing.T) {
 		}
 	}
 }
+
+// A kind registered from outside judge (a third node kind's package) gets
+// its judged and threshold-only metrics, and only those.
+func TestRegisterKindThresholds(t *testing.T) {
+	RegisterKind("third-kind", KindMetrics{
+		Judged:        []Metric{{Key: "frames_per_s", Name: "frames/s", Unit: "frames/s", Better: HigherIsBetter}},
+		ThresholdOnly: []Metric{{Key: "halted", Name: "halted", Unit: "bool", Better: LowerIsBetter}},
+	})
+	t.Cleanup(func() { kindsMu.Lock(); delete(kinds, "third-kind"); kindsMu.Unlock() })
+	if ms, ok := MetricsOf("third-kind"); !ok || len(ms) != 1 || ms[0].Key != "frames_per_s" {
+		t.Errorf("MetricsOf(third-kind) = %v, %v", ms, ok)
+	}
+	if _, err := ParseCondition("third-kind", "halted", "== 0"); err != nil {
+		t.Errorf("threshold-only key of the kind: %v", err)
+	}
+	if _, err := ParseCondition("third-kind", "tps", "> 1"); err == nil || !strings.Contains(err.Error(), "unknown metric for third-kind nodes") {
+		t.Errorf("another kind's metric: %v", err)
+	}
+	if _, ok := MetricsOf("fourth-kind"); ok {
+		t.Error("an unregistered kind has metrics")
+	}
+}
