@@ -226,18 +226,23 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 		case GeneratorBound:
 			// A neighbour can starve the generator for one run: retry,
 			// and give up only when every repeat allowed was invalid.
-			if last.Runs >= s.MaxRepeats {
+			// Then the rates between the highest sustainable one and this
+			// one are still worth a probe (the ramp may have jumped far
+			// past what the generator can offer): bisect below it.
+			if last.Runs >= s.MaxRepeats && (st.Low == 0 || last.Rate <= st.Low*(1+s.Precision)) {
 				detail := fmt.Sprintf("at %g tx/s per connection %s", last.Rate, last.Why)
 				if st.Low > 0 {
 					detail += fmt.Sprintf(": saturation lies above %g tx/s per connection, beyond what the load generator can offer on this machine", st.Low)
 				}
 				return done(Inconclusive, detail)
 			}
-			if len(runs) >= s.Budget {
-				return done(Inconclusive, fmt.Sprintf("budget of %d runs spent", s.Budget))
+			if last.Runs < s.MaxRepeats {
+				if len(runs) >= s.Budget {
+					return done(Inconclusive, fmt.Sprintf("budget of %d runs spent", s.Budget))
+				}
+				st.Next = last.Rate
+				return st
 			}
-			st.Next = last.Rate
-			return st
 		case Undecided:
 			if last.Runs >= s.MaxRepeats {
 				detail := fmt.Sprintf("%g tx/s still undecided after %d repeats (%s)", last.Rate, last.Runs, last.Why)
@@ -267,8 +272,23 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 		}
 		return target, true
 	}
+	// genCap is the lowest rate given up as generator-bound: no probe at or
+	// above it can say anything about the network.
+	var genCap float64
+	var genWhy string
+	for _, p := range st.Probes {
+		if p.Decision == GeneratorBound && p.Runs >= s.MaxRepeats && (genCap == 0 || p.Rate < genCap) {
+			genCap, genWhy = p.Rate, p.Why
+		}
+	}
 	var next float64
 	switch {
+	case st.Low > 0 && genCap > 0 && (st.High == 0 || genCap < st.High):
+		if genCap <= st.Low*(1+s.Precision) {
+			return done(Inconclusive, fmt.Sprintf("saturation lies above %g tx/s per connection, beyond what the load generator can offer on this machine (at %g tx/s per connection %s)",
+				st.Low, genCap, genWhy))
+		}
+		next = math.Sqrt(st.Low * genCap)
 	case st.Low > 0 && st.High > 0:
 		if (st.High-st.Low)/st.Low <= s.Precision {
 			return done(Found, fmt.Sprintf("highest sustainable rate %g tx/s per connection; saturation lies in [%g, %g) tx/s (%.1f %% wide, each side decided at 95 %% confidence or clearly in one run)",
