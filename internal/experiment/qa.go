@@ -306,10 +306,13 @@ type QACost struct {
 	Note string
 }
 
-// upS: harness start, every node's home and process, two blocks (a
-// 4-node testnet's 30 s probe took ~41 s of wall here idle; with the 8-node
-// QA testbed while other helpers' tests ran, a 6 s probe ~43 s and a 12 s
-// steady run ~54 s: about 26 s of it up).
+// upS: harness start, every node's home and process, two blocks. Measured
+// idle on 2026-11-25 (`benchnet run --duration 5s --rate 100`, events.jsonl):
+// the 8-node QA testbed and the 4-node quickstart were both up in 2.9 s
+// (network up to ready) and the whole run took 13.4 s. Until seeds were
+// ready once they answer, every seeded testbed waited ~30 s for its seed's
+// crawl, which the old 4 + 2.5 s per node covered; the per-node part left
+// is kept for larger testbeds (homes and processes).
 func (c QACost) upS(nodes int) float64 {
 	if c.UpS > 0 {
 		return c.UpS
@@ -318,7 +321,7 @@ func (c QACost) upS(nodes int) float64 {
 	if rate <= 0 {
 		rate = 1
 	}
-	return 4 + 2.5*float64(nodes) + 2/rate
+	return 1 + 0.25*float64(nodes) + 2/rate
 }
 
 // overheadS: drain, harvest, analysis, report and down of one run.
