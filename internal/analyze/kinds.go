@@ -2,12 +2,9 @@ package analyze
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -28,20 +25,10 @@ type Kind struct {
 	Outputs []string
 }
 
-var (
-	kindsMu sync.Mutex
-	kinds   = map[string]Kind{}
-)
+var kinds = registry.New[Kind]("analysis for node kind")
 
 // Register makes kind's analysis available to Run; a kind registers once.
-func Register(kind string, k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if _, dup := kinds[kind]; dup {
-		panic("analyze: kind " + kind + " registered twice")
-	}
-	kinds[kind] = k
-}
+func Register(kind string, k Kind) { kinds.Register(kind, k) }
 
 func init() {
 	Register(manifest.KindCometBFT, Kind{
@@ -53,12 +40,9 @@ func init() {
 
 // For is the analysis of node kind kind.
 func For(kind string) (Kind, error) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	k, ok := kinds[kind]
-	if !ok {
-		return Kind{}, fmt.Errorf("no analysis for node kind %q in this binary (have %s; import internal/node/kinds)",
-			kind, strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
+	k, err := kinds.Lookup(kind)
+	if err != nil {
+		return Kind{}, fmt.Errorf("%w; import internal/node/kinds", err)
 	}
 	return k, nil
 }

@@ -10,9 +10,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/benchnet/benchnet/internal/registry"
 )
 
 // Config is one experiment's configuration.
@@ -22,29 +23,17 @@ type Config interface {
 	Validate() []error
 }
 
-var registry = map[string]func() Config{}
+var kinds = registry.New[func() Config]("experiment")
 
 // Register adds an experiment kind; new returns its config with defaults.
-func Register(kind string, new func() Config) {
-	if _, dup := registry[kind]; dup {
-		panic("experiment: kind registered twice: " + kind)
-	}
-	registry[kind] = new
-}
+func Register(kind string, new func() Config) { kinds.Register(kind, new) }
 
 // Kinds lists the registered experiment kinds.
-func Kinds() []string {
-	out := make([]string, 0, len(registry))
-	for k := range registry {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Kinds() []string { return kinds.Names() }
 
 // New returns a registered kind's config with its defaults.
 func New(kind string) (Config, error) {
-	f, ok := registry[kind]
+	f, ok := kinds.Get(kind)
 	if !ok {
 		return nil, fmt.Errorf("unknown experiment %q (known: %v)", kind, Kinds())
 	}

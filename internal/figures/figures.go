@@ -10,12 +10,10 @@ package figures
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -72,21 +70,11 @@ type NodeMetrics interface {
 	VariantKeys() string
 }
 
-var (
-	mu    sync.Mutex
-	kinds = map[string]NodeMetrics{}
-)
+var kinds = registry.New[NodeMetrics]("comparison metrics for node kind")
 
 // Register adds a node kind's comparison metrics; a kind's package calls
 // it from init.
-func Register(kind string, nm NodeMetrics) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := kinds[kind]; dup {
-		panic("figures: node metrics registered twice: " + kind)
-	}
-	kinds[kind] = nm
-}
+func Register(kind string, nm NodeMetrics) { kinds.Register(kind, nm) }
 
 // For is kind's comparison metrics; "" is cometbft (compare.json written
 // before the kind was recorded).
@@ -94,18 +82,12 @@ func For(kind string) (NodeMetrics, error) {
 	if kind == "" {
 		kind = manifest.KindCometBFT
 	}
-	mu.Lock()
-	nm, ok := kinds[kind]
-	mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("no comparison metrics for node kind %q (have %v; import internal/node/kinds)", kind, Kinds())
+	nm, err := kinds.Lookup(kind)
+	if err != nil {
+		return nil, fmt.Errorf("%w; import internal/node/kinds", err)
 	}
 	return nm, nil
 }
 
 // Kinds are the registered kinds, sorted.
-func Kinds() []string {
-	mu.Lock()
-	defer mu.Unlock()
-	return slices.Sorted(maps.Keys(kinds))
-}
+func Kinds() []string { return kinds.Names() }

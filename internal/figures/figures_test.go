@@ -20,7 +20,7 @@ func (fakeMetrics) VariantKeys() string              { return "" }
 // unregistered kind is an error naming what the binary has; "" is cometbft.
 func TestRegistry(t *testing.T) {
 	Register("fake-kind", fakeMetrics{})
-	t.Cleanup(func() { mu.Lock(); delete(kinds, "fake-kind"); mu.Unlock() })
+	t.Cleanup(func() { kinds.Unregister("fake-kind") })
 	if nm, err := For("fake-kind"); err != nil || nm.Unit() != "unit" {
 		t.Errorf("For(fake-kind) = %v, %v", nm, err)
 	}

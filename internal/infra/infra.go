@@ -13,13 +13,11 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"sort"
-	"strings"
-	"sync"
 
 	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/registry"
 )
 
 // Process is one process to run on a node's host.
@@ -202,34 +200,16 @@ func Machines(ctx context.Context, name string) ([]Machine, error) {
 // fault (network.subnet), not the machine's.
 var ErrSubnetInUse = errors.New("subnet in use")
 
-var (
-	kindsMu sync.Mutex
-	kinds   = map[string]Kind{}
-)
+var kinds = registry.New[Kind]("runner")
 
 // Register makes a runner available by name; runner packages call it from
 // init.
 func Register(name string, k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	kinds[name] = k
+	kinds.Register(name, k)
 	caps.Declare(name, k.Caps)
 }
 
-func lookup(name string) (Kind, error) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	k, ok := kinds[name]
-	if !ok {
-		known := make([]string, 0, len(kinds))
-		for n := range kinds {
-			known = append(known, n)
-		}
-		sort.Strings(known)
-		return Kind{}, fmt.Errorf("runner %q: not built in (have %s)", name, strings.Join(known, ", "))
-	}
-	return k, nil
-}
+func lookup(name string) (Kind, error) { return kinds.Lookup(name) }
 
 // New builds the runner called name.
 func New(name string, c Config) (Runner, error) {
@@ -303,16 +283,7 @@ func Leftovers(ctx context.Context, runID string) ([]string, error) {
 	return left, errors.Join(errs...)
 }
 
-func names() []string {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	names := make([]string, 0, len(kinds))
-	for n := range kinds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func names() []string { return kinds.Names() }
 
 // SweepAll runs every runner's Sweep: what benchnet created and no state
 // file records any more (`down --all`).

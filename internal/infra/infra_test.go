@@ -18,11 +18,9 @@ func TestCapsAndSweepAll(t *testing.T) {
 	Register("test-b", Kind{Sweep: func(context.Context) error { swept["b"] = true; return errors.New("boom") }})
 	Register("test-c", Kind{}) // nothing to sweep
 	t.Cleanup(func() {
-		kindsMu.Lock()
-		defer kindsMu.Unlock()
-		delete(kinds, "test-a")
-		delete(kinds, "test-b")
-		delete(kinds, "test-c")
+		for _, n := range []string{"test-a", "test-b", "test-c"} {
+			kinds.Unregister(n)
+		}
 	})
 	if c := Caps("test-a"); c.ConcurrentStarts != 4 || c.AutoLinks != "userspace" {
 		t.Errorf("Caps(test-a) = %+v", c)

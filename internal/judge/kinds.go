@@ -1,6 +1,6 @@
 package judge
 
-import "sync"
+import "github.com/benchnet/benchnet/internal/registry"
 
 // GossipMetrics are what a gossip comparison judges (the Whiteblock
 // report's figures): each run's results.json gossip section gives the run
@@ -29,10 +29,7 @@ type KindMetrics struct {
 	Judged, ThresholdOnly []Metric
 }
 
-var (
-	kindsMu sync.Mutex
-	kinds   = map[string]KindMetrics{}
-)
+var kinds = registry.New[KindMetrics]("metric tables for node kind")
 
 // The built-in kinds' tables are here; another kind registers its own from
 // its package's init.
@@ -43,23 +40,13 @@ func init() {
 
 // RegisterKind makes kind's metrics known to MetricsOf, ThresholdMetrics
 // and the manifest's [thresholds] check.
-func RegisterKind(kind string, km KindMetrics) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if _, dup := kinds[kind]; dup {
-		panic("judge: kind " + kind + " registered twice")
-	}
-	kinds[kind] = km
-}
+func RegisterKind(kind string, km KindMetrics) { kinds.Register(kind, km) }
 
 func kindMetrics(kind string) (KindMetrics, bool) {
 	if kind == "" {
 		kind = "cometbft" // compare.json written before the kind was recorded
 	}
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	km, ok := kinds[kind]
-	return km, ok
+	return kinds.Get(kind)
 }
 
 // MetricsOf is the judged metrics of a node kind's runs ("" is cometbft,

@@ -84,7 +84,7 @@ func TestRegisterKindThresholds(t *testing.T) {
 		Judged:        []Metric{{Key: "frames_per_s", Name: "frames/s", Unit: "frames/s", Better: HigherIsBetter}},
 		ThresholdOnly: []Metric{{Key: "halted", Name: "halted", Unit: "bool", Better: LowerIsBetter}},
 	})
-	t.Cleanup(func() { kindsMu.Lock(); delete(kinds, "third-kind"); kindsMu.Unlock() })
+	t.Cleanup(func() { kinds.Unregister("third-kind") })
 	if ms, ok := MetricsOf("third-kind"); !ok || len(ms) != 1 || ms[0].Key != "frames_per_s" {
 		t.Errorf("MetricsOf(third-kind) = %v, %v", ms, ok)
 	}

@@ -11,14 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -133,40 +131,24 @@ type Config struct {
 	Executable string
 }
 
-var (
-	kindsMu sync.Mutex
-	kinds   = map[string]func(Config) Driver{}
-)
+var drivers = registry.New[func(Config) Driver]("driver for node kind")
 
 // Register makes a node kind's driver available to New under its manifest
 // name; a driver package calls it from init. Importing
 // internal/node/kinds links in every kind.
-func Register(kind string, newDriver func(Config) Driver) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if _, dup := kinds[kind]; dup {
-		panic("node: kind " + kind + " registered twice")
-	}
-	kinds[kind] = newDriver
-}
+func Register(kind string, newDriver func(Config) Driver) { drivers.Register(kind, newDriver) }
 
 // New is a driver of the node kind the manifest names.
 func New(kind string, c Config) (Driver, error) {
-	kindsMu.Lock()
-	newDriver, ok := kinds[kind]
-	kindsMu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("no driver for node kind %q in this binary (have %s; import internal/node/kinds)", kind, strings.Join(Kinds(), ", "))
+	newDriver, err := drivers.Lookup(kind)
+	if err != nil {
+		return nil, fmt.Errorf("%w; import internal/node/kinds", err)
 	}
 	return newDriver(c), nil
 }
 
 // Kinds are the registered kinds' names, sorted.
-func Kinds() []string {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	return slices.Sorted(maps.Keys(kinds))
-}
+func Kinds() []string { return drivers.Names() }
 
 // ProcessNames are the names of node n's processes in the order they are
 // stopped: the node first, then what serves it (the reverse of their start

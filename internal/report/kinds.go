@@ -2,10 +2,8 @@ package report
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
+	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -20,36 +18,14 @@ type Kind struct {
 	Compare func(*rundir.CompareIndex) CompareView
 }
 
-var (
-	kindsMu sync.Mutex
-	kinds   = map[string]Kind{}
-)
+var kinds = registry.New[Kind]("report for node kind")
 
 // RegisterKind makes kind's reports the ones Render and RenderCompare use
 // for its runs; a kind's report package calls it from init.
-func RegisterKind(kind string, k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if _, dup := kinds[kind]; dup {
-		panic("report: kind " + kind + " registered twice")
-	}
-	kinds[kind] = k
-}
+func RegisterKind(kind string, k Kind) { kinds.Register(kind, k) }
 
 // kindOf is kind's registered reports, if any.
-func kindOf(kind string) (Kind, bool) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	k, ok := kinds[kind]
-	return k, ok
-}
-
-// registeredKinds are the kinds with reports of their own, sorted.
-func registeredKinds() []string {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	return slices.Sorted(maps.Keys(kinds))
-}
+func kindOf(kind string) (Kind, bool) { return kinds.Get(kind) }
 
 // CompareView is the part of a comparison's report that depends on the
 // runs' node kind.
@@ -83,5 +59,5 @@ func compareView(kind string, idx *rundir.CompareIndex) (CompareView, error) {
 	if kind == chainKind {
 		return &chainView{idx: idx, runs: map[string][]*run{}}, nil
 	}
-	return nil, fmt.Errorf("no report for node kind %q in this binary (have %s and %v; import internal/node/kinds)", kind, chainKind, registeredKinds())
+	return nil, fmt.Errorf("no report for node kind %q in this binary (have %s and %v; import internal/node/kinds)", kind, chainKind, kinds.Names())
 }

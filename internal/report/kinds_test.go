@@ -19,7 +19,7 @@ func TestRenderDispatchesOnKind(t *testing.T) {
 		renderedDir = runDir
 		return nil, errFake
 	}})
-	t.Cleanup(func() { kindsMu.Lock(); delete(kinds, "fake-kind"); kindsMu.Unlock() })
+	t.Cleanup(func() { kinds.Unregister("fake-kind") })
 
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, rundir.Plan), []byte(`{"kind":"fake-kind"}`), 0o644); err != nil {
