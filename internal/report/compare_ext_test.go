@@ -70,18 +70,7 @@ func TestRenderCompare(t *testing.T) {
 	golden := filepath.Join("testdata", "cmp1.compare.md")
 	testenv.Golden(t, golden, md)
 	// Re-rendering gives the same bytes, plots included.
-	before := map[string][]byte{}
-	for _, f := range files {
-		before[f], _ = os.ReadFile(f)
-	}
-	if _, err := report.RenderCompare(root); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if after, _ := os.ReadFile(f); !bytes.Equal(after, before[f]) {
-			t.Errorf("%s differs on re-render", f)
-		}
-	}
+	testenv.SameOnRerender(t, files, func() error { _, err := report.RenderCompare(root); return err })
 	html, _ := os.ReadFile(filepath.Join(root, report.CompareHTMLFile))
 	if !strings.Contains(string(html), "data:image/png;base64,") || strings.Count(string(html), "<img") != report.CompareFigureCount-1 {
 		t.Errorf("compare.html does not embed the %d plots", report.CompareFigureCount-1)

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/xml"
 	"fmt"
 	"os"
@@ -55,18 +54,7 @@ func TestRenderQAGolden(t *testing.T) {
 		t.Error("qa.html is not self-contained")
 	}
 	// Byte-identical on re-render.
-	before := map[string][]byte{}
-	for _, f := range written {
-		before[f], _ = os.ReadFile(f)
-	}
-	if _, err := RenderQA(dir); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range written {
-		if after, _ := os.ReadFile(f); !bytes.Equal(before[f], after) {
-			t.Errorf("%s changed on re-render", f)
-		}
-	}
+	testenv.SameOnRerender(t, written, func() error { _, err := RenderQA(dir); return err })
 }
 
 func TestQAJUnit(t *testing.T) {

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -95,4 +96,23 @@ func CopyDir(t testing.TB, src string) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// SameOnRerender reads files, calls render (which writes them again) and
+// fails t for each file whose bytes changed: a report must be a pure
+// function of its directory.
+func SameOnRerender(t testing.TB, files []string, render func() error) {
+	t.Helper()
+	before := map[string][]byte{}
+	for _, f := range files {
+		before[f], _ = os.ReadFile(f)
+	}
+	if err := render(); err != nil {
+		t.Fatalf("re-render: %v", err)
+	}
+	for _, f := range files {
+		if after, _ := os.ReadFile(f); !bytes.Equal(after, before[f]) {
+			t.Errorf("%s changed on re-render", f)
+		}
+	}
 }

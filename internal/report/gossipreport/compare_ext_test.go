@@ -1,7 +1,6 @@
 package gossipreport_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/report/gossipreport"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // A gossip series compared: the gossip metrics judged, the Whiteblock
@@ -43,16 +43,5 @@ func TestRenderCompareGossip(t *testing.T) {
 	if pngs := len(files) - 2; pngs != gossipreport.GossipFigureCount(idx) {
 		t.Errorf("wrote %d plots, want %d: %v", pngs, gossipreport.GossipFigureCount(idx), files)
 	}
-	before := map[string][]byte{}
-	for _, f := range files {
-		before[f], _ = os.ReadFile(f)
-	}
-	if _, err := report.RenderCompare(root); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if after, _ := os.ReadFile(f); !bytes.Equal(after, before[f]) {
-			t.Errorf("%s differs on re-render", f)
-		}
-	}
+	testenv.SameOnRerender(t, files, func() error { _, err := report.RenderCompare(root); return err })
 }

@@ -1,7 +1,6 @@
 package gossipreport
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -116,18 +115,7 @@ func TestRenderGossipGolden(t *testing.T) {
 		}
 	}
 	// Re-rendering gives the same bytes, plots included.
-	first := map[string][]byte{}
-	for _, p := range written {
-		first[p], _ = os.ReadFile(p)
-	}
-	if _, err := RenderGossip(dir, ""); err != nil {
-		t.Fatal(err)
-	}
-	for p, b := range first {
-		if again, _ := os.ReadFile(p); !bytes.Equal(again, b) {
-			t.Errorf("%s changed on re-render", filepath.Base(p))
-		}
-	}
+	testenv.SameOnRerender(t, written, func() error { _, err := RenderGossip(dir, ""); return err })
 	if pngs := len(written) - 2; pngs != len(GossipPlotTitles()) {
 		t.Errorf("%d plots written, want %d", pngs, len(GossipPlotTitles()))
 	}
