@@ -773,19 +773,6 @@ func dirsKind(vars []DirVariant, idx *CompareIndex) (NodeMetrics, error) {
 	return NodeMetricsFor(first)
 }
 
-// chainVariantKey reports whether a dotted manifest path is one a variant
-// of a CometBFT testnet exists to change.
-func chainVariantKey(path string) bool {
-	parts := strings.Split(path, ".")
-	switch {
-	case parts[0] == "name" || parts[0] == "genesis" || parts[0] == "variants":
-		return true
-	case parts[0] == "node" && len(parts) >= 3:
-		return parts[2] == "release" || parts[2] == "config" || parts[2] == "app"
-	}
-	return false
-}
-
 // manifestDiff lists the dotted paths where a and b differ, variant keys
 // left out.
 func manifestDiff(a, b map[string]any, variantKey func(string) bool) []string {

@@ -1,32 +1,35 @@
-package experiment
+package analyze
 
 import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-func init() { RegisterNodeMetrics(manifest.KindCometBFT, chainMetrics{}) }
+// CometBFT's judged figures are this package's, as its analysis is.
+func init() { figures.Register(manifest.KindCometBFT, chainMetrics{}) }
 
 // chainMetrics: a CometBFT run's figures are judge.Metrics, per block.
 type chainMetrics struct{}
 
-func (chainMetrics) Metrics() []judge.Metric                     { return judge.Metrics }
-func (chainMetrics) ReadFigures(dir string) (*RunFigures, error) { return ReadRunFigures(dir) }
-func (chainMetrics) Unit() string                                { return "block" }
-func (chainMetrics) VariantKey(path string) bool                 { return chainVariantKey(path) }
-func (chainMetrics) VariantKeys() string                         { return "releases, node config, app, genesis" }
+func (chainMetrics) Metrics() []judge.Metric                      { return judge.Metrics }
+func (chainMetrics) ReadFigures(dir string) (*figures.Run, error) { return ReadFigures(dir) }
+func (chainMetrics) Unit() string                                 { return "block" }
+func (chainMetrics) VariantKey(path string) bool                  { return chainVariantKey(path) }
+func (chainMetrics) VariantKeys() string                          { return "releases, node config, app, genesis" }
 func (chainMetrics) Resampling() string {
 	return "two-stage: runs, then blocks within each run (accounts for the accounts workload's inclusion); run values alone for peak mempool, RSS, CPU and other inclusion"
 }
 
-// ReadRunFigures reads a run directory's results.json, txs.csv, blocks.csv
-// and metrics/proc.csv.
-func ReadRunFigures(path string) (*RunFigures, error) {
+// ReadFigures reads a chain run directory's results.json, txs.csv,
+// blocks.csv and metrics/proc.csv as a comparison judges them.
+func ReadFigures(path string) (*figures.Run, error) {
 	d, err := rundir.Open(path)
 	if err != nil {
 		return nil, err
@@ -35,7 +38,7 @@ func ReadRunFigures(path string) (*RunFigures, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f := &RunFigures{Dir: path, Results: res, LatencyBlock: res.LatencyBlock, Values: map[string]float64{}}
+	f := &figures.Run{Dir: path, Results: res, LatencyBlock: res.LatencyBlock, Values: map[string]float64{}}
 	set := func(k string, v float64, ok bool) {
 		if ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			f.Values[k] = v
@@ -122,7 +125,7 @@ func procFigures(rows []rundir.Proc) (rssPeak, cpuSec float64) {
 	return rssPeak, cpuSec
 }
 
-func readBlockFigures(d *rundir.Dir, latencyBlock string) ([]BlockFigures, error) {
+func readBlockFigures(d *rundir.Dir, latencyBlock string) ([]figures.Block, error) {
 	blocks, _, err := rundir.BlocksCSV.ReadFile(rundir.BlocksCSV.Path(d))
 	if err != nil {
 		return nil, nil // no blocks: no per-block bootstrap
@@ -132,10 +135,10 @@ func readBlockFigures(d *rundir.Dir, latencyBlock string) ([]BlockFigures, error
 		return nil, nil
 	}
 	sort.Slice(blocks, func(i, j int) bool { return blocks[i].Height < blocks[j].Height })
-	byHeight := map[int64]*BlockFigures{}
-	var out []BlockFigures
+	byHeight := map[int64]*figures.Block{}
+	var out []figures.Block
 	for i := 0; i+1 < len(blocks); i++ {
-		out = append(out, BlockFigures{Height: blocks[i].Height, Sec: float64(blocks[i+1].TimeNs-blocks[i].TimeNs) / 1e9})
+		out = append(out, figures.Block{Height: blocks[i].Height, Sec: float64(blocks[i+1].TimeNs-blocks[i].TimeNs) / 1e9})
 	}
 	for i := range out {
 		byHeight[out[i].Height] = &out[i]
@@ -177,7 +180,7 @@ func readBlockFigures(d *rundir.Dir, latencyBlock string) ([]BlockFigures, error
 // blockUnits are the bootstrap units of one run for metric key: its blocks,
 // the statistic recomputed from the resampled ones. ok is false for a
 // metric that has no per-block form (peaks, RSS, CPU).
-func blockUnits(blocks []BlockFigures, key string) (judge.Units, bool) {
+func blockUnits(blocks []figures.Block, key string) (judge.Units, bool) {
 	if (key == "tps" || key == "blocks_per_min") && len(blocks) >= 5 {
 		// The first and last block of the load hold part of a block's
 		// txs over a whole interval: rate noise, not the chain's rate.
@@ -240,4 +243,17 @@ func blockUnits(blocks []BlockFigures, key string) (judge.Units, bool) {
 		return judge.Units{}, false
 	}
 	return judge.Units{N: n, Stat: stat}, n > 0
+}
+
+// chainVariantKey reports whether a dotted manifest path is one a variant
+// of a CometBFT testnet exists to change.
+func chainVariantKey(path string) bool {
+	parts := strings.Split(path, ".")
+	switch {
+	case parts[0] == "name" || parts[0] == "genesis" || parts[0] == "variants":
+		return true
+	case parts[0] == "node" && len(parts) >= 3:
+		return parts[2] == "release" || parts[2] == "config" || parts[2] == "app"
+	}
+	return false
 }
