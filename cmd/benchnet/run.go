@@ -205,7 +205,7 @@ drain, harvest, accounting and report, into a new run directory of its own
 			stopCollector()
 			if res != nil {
 				fmt.Fprintln(os.Stderr)
-				fmt.Fprint(os.Stderr, analyze.Summary(res))
+				fmt.Fprint(os.Stderr, analyze.SummaryOf(p.NodeKind(), res))
 			}
 			files, rerr := report.Render(dir.Path, "")
 			printOutcome(cmd, dir.Path, files)

@@ -47,6 +47,16 @@ func For(kind string) (Kind, error) {
 	return k, nil
 }
 
+// SummaryOf is the lines a run of kind prints at its end ("" for a kind
+// without an analysis in this binary).
+func SummaryOf(kind string, r *Results) string {
+	k, err := For(kind)
+	if err != nil || k.Summary == nil {
+		return ""
+	}
+	return k.Summary(r)
+}
+
 // Run analyses the run directory d with its kind's analysis (plan.json's
 // kind, rundir.RunKind) and returns the results and the kind.
 func Run(d *rundir.Dir) (*Results, Kind, error) {

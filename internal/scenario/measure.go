@@ -158,7 +158,7 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	if err := win.Harvest(fctx, dir, drain.record); err != nil {
 		return nil, err
 	}
-	res, err := analyze.Analyze(dir.Path)
+	res, _, err := analyze.Run(dir) // the kind's analysis, by plan.json's kind
 	if err != nil {
 		return nil, err
 	}

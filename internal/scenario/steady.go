@@ -165,7 +165,7 @@ func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Fa
 		stopCollector()
 		if res != nil {
 			fmt.Fprintln(opts.Log)
-			fmt.Fprint(opts.Log, analyze.Summary(res))
+			fmt.Fprint(opts.Log, analyze.SummaryOf(tn.Plan.NodeKind(), res))
 		}
 		return merr
 	})
