@@ -1,4 +1,4 @@
-// Command gossip benchmarks the gossip trace analysis (internal/analyze/gossip)
+// Command gossip benchmarks the gossip trace analysis (internal/kinds/gossipsub/analysis)
 // on a synthetic run directory of millions of delivery records.
 //
 //	go run ./bench/gossip -gen -dir /tmp/gossipbench      # write the run dir
@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze/gossip"
-	"github.com/benchnet/benchnet/internal/analyze/gossip/gossiptest"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis/gossiptest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/topology"
 )
@@ -52,7 +52,7 @@ func main() {
 		return
 	}
 	start := time.Now()
-	res, err := gossip.Run(&rundir.Dir{Path: *dir})
+	res, err := analysis.Run(&rundir.Dir{Path: *dir})
 	if err != nil {
 		log.Fatal(err)
 	}

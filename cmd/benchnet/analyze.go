@@ -14,8 +14,8 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/experiment"
-	"github.com/benchnet/benchnet/internal/harvest"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/harvest"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )

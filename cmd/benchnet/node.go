@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/app/accounts"
-	"github.com/benchnet/benchnet/internal/node/gossipsub"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub"
 )
 
 // newNodeCmd is the hidden `benchnet node gossipsub --config FILE`: the

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/collect"
-	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"

@@ -2,7 +2,7 @@ package main
 
 import (
 	// Every node kind's driver, for testnet.Up.
-	_ "github.com/benchnet/benchnet/internal/node/kinds"
+	_ "github.com/benchnet/benchnet/internal/kinds"
 
 	"context"
 	"fmt"

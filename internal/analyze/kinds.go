@@ -3,17 +3,16 @@ package analyze
 import (
 	"fmt"
 
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Kind is a node kind's analysis: how a finished run directory of that
-// kind becomes results.json, and the lines its run prints at the end. The
-// chain analysis (CometBFT's) is this package's own; another kind's
-// analysis registers from its package's init (internal/node/kinds links
+// kind becomes results.json, and the lines its run prints at the end. Each
+// kind registers its own from its package's init (internal/kinds links
 // every kind into a binary), so that the layers above (scenario, the
-// analyze command) ask for a run's kind and name no kind package.
+// analyze command) ask for a run's kind and name no kind package. The
+// chain analysis a tx chain's kind registers (Analyze, Summary) is here.
 type Kind struct {
 	// Analyze reads d, writes its derived files and results.json, and
 	// returns the results.
@@ -30,19 +29,11 @@ var kinds = registry.New[Kind]("analysis for node kind")
 // Register makes kind's analysis available to Run; a kind registers once.
 func Register(kind string, k Kind) { kinds.Register(kind, k) }
 
-func init() {
-	Register(manifest.KindCometBFT, Kind{
-		Analyze: func(d *rundir.Dir) (*Results, error) { return Analyze(d.Path) },
-		Summary: Summary,
-		Outputs: []string{rundir.TxsCSV.Name},
-	})
-}
-
 // For is the analysis of node kind kind.
 func For(kind string) (Kind, error) {
 	k, err := kinds.Lookup(kind)
 	if err != nil {
-		return Kind{}, fmt.Errorf("%w; import internal/node/kinds", err)
+		return Kind{}, fmt.Errorf("%w; import internal/kinds", err)
 	}
 	return k, nil
 }

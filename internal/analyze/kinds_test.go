@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	_ "github.com/benchnet/benchnet/internal/analyze/gossip" // registers gossipsub
+	_ "github.com/benchnet/benchnet/internal/kinds" // registers every kind's analysis
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 

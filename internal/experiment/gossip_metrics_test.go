@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze/gossip"
-	"github.com/benchnet/benchnet/internal/analyze/gossip/gossiptest"
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis/gossiptest"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/topology"
@@ -30,7 +30,7 @@ func gossipRun(t *testing.T, dir string, spec topology.Spec, seed uint64) {
 	if _, err := gossiptest.Write(dir, net, gossiptest.Schedule(n, 80, 20, 1_700_000_000_000_000_000, seed)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gossip.Run(&rundir.Dir{Path: dir}); err != nil {
+	if _, err := analysis.Run(&rundir.Dir{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -59,8 +59,8 @@ func TestCompareDirsGossip(t *testing.T) {
 	if !strings.Contains(idx.Rule, "messages within each run") {
 		t.Errorf("rule %q does not say messages are resampled", idx.Rule)
 	}
-	if len(idx.Verdicts) != 1 || len(idx.Verdicts[0].Judgements) != len(judge.GossipMetrics) {
-		t.Fatalf("verdicts %+v, want one variant judged on %d gossip metrics", idx.Verdicts, len(judge.GossipMetrics))
+	if len(idx.Verdicts) != 1 || len(idx.Verdicts[0].Judgements) != len(analysis.Metrics) {
+		t.Fatalf("verdicts %+v, want one variant judged on %d gossip metrics", idx.Verdicts, len(analysis.Metrics))
 	}
 	byKey := map[string]judge.Judgement{}
 	for _, j := range idx.Verdicts[0].Judgements {

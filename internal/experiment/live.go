@@ -6,9 +6,6 @@ package experiment
 // through package experiment; the records are rundir's now.)
 
 import (
-	// Every node kind's driver, for testnet.Up.
-	_ "github.com/benchnet/benchnet/internal/node/kinds"
-
 	"context"
 	"errors"
 	"io"

@@ -2,8 +2,8 @@
 // its values of every judged metric of its node kind, and the units inside
 // it a bootstrap redraws. Each node kind registers how its run directories
 // give them (a NodeMetrics) from its own package, beside its analysis:
-// CometBFT's from internal/analyze, gossipsub's from internal/analyze/gossip
-// (linked by internal/node/kinds). A comparison, a threshold or a QA takes the one of
+// CometBFT's from internal/analyze, gossipsub's from internal/kinds/gossipsub/analysis
+// (linked by internal/kinds). A comparison, a threshold or a QA takes the one of
 // its runs' kind and names no metric itself.
 package figures
 
@@ -84,7 +84,7 @@ func For(kind string) (NodeMetrics, error) {
 	}
 	nm, err := kinds.Lookup(kind)
 	if err != nil {
-		return nil, fmt.Errorf("%w; import internal/node/kinds", err)
+		return nil, fmt.Errorf("%w; import internal/kinds", err)
 	}
 	return nm, nil
 }

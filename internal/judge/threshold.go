@@ -13,19 +13,6 @@ import (
 // an operator and a value ("latency_p99 = \"< 2s\""). It is judged on one
 // run's figures after analysis; a failed one makes the run's exit code 3.
 
-// Threshold-only keys: outcomes of faults and shares of the accounting that
-// a comparison does not judge but a user may want to gate a run on.
-var thresholdExtras = []Metric{
-	{Key: "committed", Name: "committed share", Unit: "%", Better: HigherIsBetter},
-	{Key: "lost", Name: "lost txs", Unit: "txs", Better: LowerIsBetter},
-	{Key: "caught_up", Name: "every rotate cycle caught up", Unit: "bool", Better: HigherIsBetter},
-	{Key: "halted", Name: "chain halted past halt_limit", Unit: "bool", Better: LowerIsBetter},
-}
-
-var gossipThresholdExtras = []Metric{
-	{Key: "halted", Name: "halted past halt_limit", Unit: "bool", Better: LowerIsBetter},
-}
-
 // ThresholdMetrics is every metric a [thresholds] key may name for a node
 // kind: the kind's judged metrics (the keys of compare --fail-on) and the
 // outcome keys above.
@@ -54,6 +41,9 @@ var thresholdOps = []string{"<=", ">=", "==", "!=", "<", ">"}
 // for the outcome metrics, plain numbers otherwise.
 func ParseCondition(kind, key, text string) (Condition, error) {
 	ms := ThresholdMetrics(kind)
+	if len(ms) == 0 {
+		return Condition{}, fmt.Errorf("no metrics for %s nodes in this binary (have %v; import internal/kinds)", kindLabel(kind), kinds.Names())
+	}
 	i := slices.IndexFunc(ms, func(m Metric) bool { return m.Key == key })
 	if i < 0 {
 		keys := make([]string, len(ms))

@@ -24,37 +24,6 @@ type Metric struct {
 	Better Better `json:"-"`
 }
 
-// Metrics are the judged quantities, in the order tables list them.
-var Metrics = []Metric{
-	{"tps", "committed TPS", "tx/s", HigherIsBetter},
-	{"latency_avg", "latency avg", "ms", LowerIsBetter},
-	{"latency_p50", "latency p50", "ms", LowerIsBetter},
-	{"latency_p95", "latency p95", "ms", LowerIsBetter},
-	{"latency_p99", "latency p99", "ms", LowerIsBetter},
-	{"latency_max", "latency max", "ms", LowerIsBetter},
-	{"peak_mempool", "peak mempool", "txs", LowerIsBetter},
-	// inclusion: committed (accounts workload: included with code 0) / sent;
-	// ooo_inclusion: of the txs an out-of-order workload sent out of order.
-	{"inclusion", "inclusion", "%", HigherIsBetter},
-	{"ooo_inclusion", "out-of-order inclusion", "%", HigherIsBetter},
-	{"blocks_per_min", "blocks/min", "1/min", HigherIsBetter},
-	{"rss_peak", "RSS peak", "MiB", LowerIsBetter},
-	{"cpu_per_tx", "CPU per committed tx", "ms", LowerIsBetter},
-	// p2p_bytes_per_tx: results.json p2p.bytes_per_committed_tx (every
-	// node's p2p bytes sent over the load / committed txs; CometBFT v1's
-	// headline was bandwidth).
-	{"p2p_bytes_per_tx", "p2p bytes per committed tx", "B", LowerIsBetter},
-}
-
-// MetricByKey returns the metric named key.
-func MetricByKey(key string) (Metric, bool) {
-	i := slices.IndexFunc(Metrics, func(m Metric) bool { return m.Key == key })
-	if i < 0 {
-		return Metric{}, false
-	}
-	return Metrics[i], true
-}
-
 // Outcome is the judgement of one metric of one variant against the base.
 type Outcome string
 

@@ -2,17 +2,19 @@ package judge
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
 
 func mustMetric(t *testing.T, key string) Metric {
 	t.Helper()
-	m, ok := MetricByKey(key)
-	if !ok {
-		t.Fatalf("no metric %q", key)
+	ms, _ := MetricsOf("cometbft")
+	i := slices.IndexFunc(ms, func(m Metric) bool { return m.Key == key })
+	if i < 0 {
+		t.Fatalf("no CometBFT metric %q (have %v)", key, ms)
 	}
-	return m
+	return ms[i]
 }
 
 // Hand-made samples: per-run values of three or more repeats per side.

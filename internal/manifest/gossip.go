@@ -57,7 +57,7 @@ type Gossipsub struct {
 	ValidateQueue int `toml:"validate_queue" json:"validate_queue"`
 }
 
-// go-libp2p-pubsub v0.15.0's defaults (internal/node/gossipsub checks them
+// go-libp2p-pubsub v0.15.0's defaults (internal/kinds/gossipsub checks them
 // against the library) and the publish workload's.
 const (
 	DefaultGossipD             = 6

@@ -348,7 +348,7 @@ func pruneZeros(doc map[string]any) {
 
 // checkGenesisOverride rejects [genesis] keys and values that cannot be set
 // in a genesis.json; whether the release's genesis has the key is checked
-// when homes are generated (internal/node/cometbft).
+// when homes are generated (internal/kinds/cometbft).
 func checkGenesisOverride(key string, v any) error {
 	if key == "" || strings.ContainsAny(key, " \t\"'[]") {
 		return fmt.Errorf("%q is not a genesis key (want e.g. \"consensus_params.block.max_bytes\")", key)

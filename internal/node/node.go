@@ -135,14 +135,14 @@ var drivers = registry.New[func(Config) Driver]("driver for node kind")
 
 // Register makes a node kind's driver available to New under its manifest
 // name; a driver package calls it from init. Importing
-// internal/node/kinds links in every kind.
+// internal/kinds links in every kind.
 func Register(kind string, newDriver func(Config) Driver) { drivers.Register(kind, newDriver) }
 
 // New is a driver of the node kind the manifest names.
 func New(kind string, c Config) (Driver, error) {
 	newDriver, err := drivers.Lookup(kind)
 	if err != nil {
-		return nil, fmt.Errorf("%w; import internal/node/kinds", err)
+		return nil, fmt.Errorf("%w; import internal/kinds", err)
 	}
 	return newDriver(c), nil
 }

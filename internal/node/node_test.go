@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/benchnet/benchnet/internal/kinds"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
-	"github.com/benchnet/benchnet/internal/node/cometbft"
-	"github.com/benchnet/benchnet/internal/node/gossipsub"
-	_ "github.com/benchnet/benchnet/internal/node/kinds"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )

@@ -2,7 +2,7 @@
 // one sort (a node kind's driver, analysis, reports or judged figures, a
 // runner, an experiment kind) registered under a name by their package's
 // init and found by that name by the generic layers, which so import none
-// of them (internal/node/kinds and the runners' blank imports link them).
+// of them (internal/kinds and the runners' blank imports link them).
 package registry
 
 import (

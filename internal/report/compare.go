@@ -61,9 +61,6 @@ func RenderCompare(dir string) ([]string, error) {
 	return writeDoc("compare report", dir, CompareMarkdownFile, CompareHTMLFile, compareTitle(idx), blocks, pngs)
 }
 
-// chainKind is the kind whose reports live here.
-const chainKind = manifest.KindCometBFT
-
 // chainView: a CometBFT comparison (latency, mempool, throughput).
 type chainView struct {
 	idx  *rundir.CompareIndex

@@ -163,17 +163,26 @@ func (r *run) nsText(s string) string {
 	return s
 }
 
-func load(path string) (*run, error) {
+// checkRunDir fails with ErrNotRunDir unless path is a directory holding
+// any of a run's files.
+func checkRunDir(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotRunDir, err)
+		return fmt.Errorf("%w: %w", ErrNotRunDir, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotRunDir, path)
+		return fmt.Errorf("%w: %s is not a directory", ErrNotRunDir, path)
 	}
 	if !isRunDir(path) {
-		return nil, fmt.Errorf("%w: %s has none of %s, %s, %s, %s, %s", ErrNotRunDir, path,
+		return fmt.Errorf("%w: %s has none of %s, %s, %s, %s, %s", ErrNotRunDir, path,
 			rundir.Plan, rundir.Manifest, rundir.Events, rundir.TxsCSV.Name, rundir.ResultsFile)
+	}
+	return nil
+}
+
+func load(path string) (*run, error) {
+	if err := checkRunDir(path); err != nil {
+		return nil, err
 	}
 	dir, err := rundir.Open(path)
 	if err != nil {

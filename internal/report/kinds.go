@@ -7,9 +7,10 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// Kind is a node kind's own reports, registered by the kind's report
-// package (linked in by internal/node/kinds). A kind that registers none
-// gets the chain's (CometBFT's) run report and comparison, which live here.
+// Kind is a node kind's own reports, registered from the kind's package
+// (internal/kinds links every kind into a binary). The reports of a tx
+// chain's runs (RenderChain, ChainCompare) are here for a chain kind to
+// register; a kind with other measurements brings its own.
 type Kind struct {
 	// Render writes the report of one run of the kind into outDir (the
 	// run directory when ""), report.md first; see Render.
@@ -50,14 +51,17 @@ type CompareFigure struct {
 	Build             func() ([]byte, string, error)
 }
 
-// compareView is kind's view of a comparison: the registered one, or the
-// chain's for CometBFT.
+// compareView is kind's registered view of a comparison.
 func compareView(kind string, idx *rundir.CompareIndex) (CompareView, error) {
 	if k, ok := kindOf(kind); ok && k.Compare != nil {
 		return k.Compare(idx), nil
 	}
-	if kind == chainKind {
-		return &chainView{idx: idx, runs: map[string][]*run{}}, nil
-	}
-	return nil, fmt.Errorf("no report for node kind %q in this binary (have %s and %v; import internal/node/kinds)", kind, chainKind, kinds.Names())
+	return nil, fmt.Errorf("no comparison report for node kind %q in this binary (have %v; import internal/kinds)", kind, kinds.Names())
+}
+
+// ChainCompare is the comparison view of a tx chain's runs (latency,
+// mempool, throughput): a chain kind (CometBFT) registers it as its
+// Compare.
+func ChainCompare(idx *rundir.CompareIndex) CompareView {
+	return &chainView{idx: idx, runs: map[string][]*run{}}
 }

@@ -33,14 +33,27 @@ const (
 )
 
 // Render reads the run directory runDir and writes the report into outDir
-// (runDir when ""). It returns the paths written, report.md first. Only an
-// unreadable run directory or an unwritable output fails it.
+// (runDir when ""), with the reports its kind registered (plan.json's kind).
+// It returns the paths written, report.md first. Only an unreadable run
+// directory or an unwritable output fails it.
 func Render(runDir, outDir string) ([]string, error) {
-	if kind, err := rundir.RunKind(runDir); err == nil {
-		if k, ok := kindOf(kind); ok && k.Render != nil {
-			return k.Render(runDir, outDir)
-		}
+	if err := checkRunDir(runDir); err != nil {
+		return nil, err
 	}
+	kind, err := rundir.RunKind(runDir)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	k, ok := kindOf(kind)
+	if !ok || k.Render == nil {
+		return nil, fmt.Errorf("report: no run report for node kind %q in this binary (have %v; import internal/kinds)", kind, kinds.Names())
+	}
+	return k.Render(runDir, outDir)
+}
+
+// RenderChain is the run report of a tx chain (accounting, latency, blocks,
+// the nodes' metrics): a chain kind (CometBFT) registers it as its Render.
+func RenderChain(runDir, outDir string) ([]string, error) {
 	r, err := load(runDir)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,7 @@ package rundir
 
 // GossipResults is results.json's "gossip" section: the summary of a gossip
 // run, computed from published.csv, traces/*.csv, events.jsonl and
-// metrics/proc.csv (internal/analyze/gossip). Times are in ms.
+// metrics/proc.csv (internal/kinds/gossipsub/analysis). Times are in ms.
 type GossipResults struct {
 	Nodes    int `json:"nodes"`
 	Messages int `json:"messages"` // published messages (the MDR's denominator unit)

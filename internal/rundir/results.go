@@ -76,7 +76,7 @@ type Results struct {
 	Valid             bool         `json:"valid"`
 	Invalid           []string     `json:"invalid_reasons,omitempty"`
 	Nodes             []NodeResult `json:"nodes"`
-	// Gossip is set for gossip runs (internal/analyze/gossip).
+	// Gossip is set for gossip runs (internal/kinds/gossipsub/analysis).
 	Gossip *GossipResults `json:"gossip,omitempty"`
 	// Accounts is set for accounts workloads (accounts.go).
 	Accounts *AccountsResults `json:"accounts,omitempty"`

@@ -24,7 +24,7 @@
 //	results.json       summary of the run, with schema_version (analyze) [Results]; gossip runs: its "gossip" section [GossipResults]
 //	published.csv      gossip: every message the harness asked a host to publish (load) [Published, PublishedCSV]
 //	traces/<node>.csv  gossip: each host's own event trace (harvest) [GossipEvent, GossipTraceCSV]
-//	deliveries.csv     gossip: one row per (message, other host) with its end state (analyze/gossip) [Delivery, DeliveriesCSV]
+//	deliveries.csv     gossip: one row per (message, other host) with its end state (internal/kinds/gossipsub/analysis) [Delivery, DeliveriesCSV]
 //	heights.csv        every node's height and catching_up, polled during a run with faults (scenario) [HeightSample, HeightsCSV]
 //	faults.json        each perturbation's effect and each rotate cycle (analyze.FaultEffects) [FaultResults]
 //	metrics/           (collect) samples.csv.gz [Sample, SamplesCSV], proc.csv [Proc, ProcCSV],

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/analyze/gossip"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -138,7 +138,7 @@ func TestGossipPerturbKillRestart(t *testing.T) {
 	}
 
 	// The analysis blames the outage.
-	res, err := gossip.Run(d)
+	res, err := analysis.Run(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +155,14 @@ func TestGossipPerturbKillRestart(t *testing.T) {
 	// ~30 messages are published while gossip4 is down.
 	lostMin, lostMax := int(rate*downFor.Seconds())-8, int(rate*downFor.Seconds())+12
 	k := node["gossip4"]
-	if !k.Exited || k.Missing[gossip.ReasonHostExited] < lostMin || k.Missing[gossip.ReasonHostExited] > lostMax || k.Delivered != before+after {
-		t.Errorf("gossip4 (killed, restarted): %+v: want exited, %d to %d missing as %s, %d+%d delivered", k, lostMin, lostMax, gossip.ReasonHostExited, before, after)
+	if !k.Exited || k.Missing[analysis.ReasonHostExited] < lostMin || k.Missing[analysis.ReasonHostExited] > lostMax || k.Delivered != before+after {
+		t.Errorf("gossip4 (killed, restarted): %+v: want exited, %d to %d missing as %s, %d+%d delivered", k, lostMin, lostMax, analysis.ReasonHostExited, before, after)
 	}
 	for _, name := range []string{"gossip5", "gossip6", "gossip7"} {
 		nr := node[name]
-		lost := nr.Missing[gossip.ReasonNeverReached]
-		if nr.Exited || lost < lostMin || lost > lostMax || nr.Missing[gossip.ReasonHostExited] != 0 || nr.Delivered < count-lostMax {
-			t.Errorf("%s (behind the killed host): %+v: want %d to %d %s, the rest delivered", name, nr, lostMin, lostMax, gossip.ReasonNeverReached)
+		lost := nr.Missing[analysis.ReasonNeverReached]
+		if nr.Exited || lost < lostMin || lost > lostMax || nr.Missing[analysis.ReasonHostExited] != 0 || nr.Delivered < count-lostMax {
+			t.Errorf("%s (behind the killed host): %+v: want %d to %d %s, the rest delivered", name, nr, lostMin, lostMax, analysis.ReasonNeverReached)
 		}
 	}
 	if g.MDR >= 1 || g.MDR < 0.5 {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze/gossip"
-	"github.com/benchnet/benchnet/internal/node/gossipsub"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -88,7 +88,7 @@ func TestPublishOverLoopbackHosts(t *testing.T) {
 		t.Fatalf("publish summary %+v", sum)
 	}
 	stop()
-	res, err := gossip.Run(dir)
+	res, err := analysis.Run(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

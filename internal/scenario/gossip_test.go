@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze/gossip"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -225,7 +225,7 @@ func TestGossipHostKilled(t *testing.T) {
 	if err := <-killed; err != nil {
 		t.Fatalf("kill gossip2: %v", err)
 	}
-	res, err := gossip.Run(tn.Dir)
+	res, err := analysis.Run(tn.Dir)
 	if err != nil {
 		t.Fatalf("analysis: %v\n%s", err, log.String())
 	}
@@ -239,16 +239,16 @@ func TestGossipHostKilled(t *testing.T) {
 	}
 	k := node["gossip2"]
 	lost := k.Expected - k.Delivered
-	if !k.Exited || lost == 0 || lost == count || k.Missing[gossip.ReasonHostExited] != lost {
-		t.Errorf("gossip2 (killed): %+v: want exited, some but not all %d messages missing, all of them %s", k, count, gossip.ReasonHostExited)
+	if !k.Exited || lost == 0 || lost == count || k.Missing[analysis.ReasonHostExited] != lost {
+		t.Errorf("gossip2 (killed): %+v: want exited, some but not all %d messages missing, all of them %s", k, count, analysis.ReasonHostExited)
 	}
-	if g.Missing[gossip.ReasonHostExited] != lost {
-		t.Errorf("missing %v: want exactly gossip2's %d as %s", g.Missing, lost, gossip.ReasonHostExited)
+	if g.Missing[analysis.ReasonHostExited] != lost {
+		t.Errorf("missing %v: want exactly gossip2's %d as %s", g.Missing, lost, analysis.ReasonHostExited)
 	}
 	for _, name := range []string{"gossip3", "gossip4"} {
 		nr := node[name]
-		if nr.Exited || nr.Delivered == 0 || nr.Delivered >= count || nr.Missing[gossip.ReasonNeverReached] != count-nr.Delivered {
-			t.Errorf("%s (behind the killed host): %+v: want some but fewer than %d, the rest %s", name, nr, count, gossip.ReasonNeverReached)
+		if nr.Exited || nr.Delivered == 0 || nr.Delivered >= count || nr.Missing[analysis.ReasonNeverReached] != count-nr.Delivered {
+			t.Errorf("%s (behind the killed host): %+v: want some but fewer than %d, the rest %s", name, nr, count, analysis.ReasonNeverReached)
 		}
 	}
 	var sum rundir.LoadSummary

@@ -1,9 +1,6 @@
 package scenario
 
 import (
-	// Every node kind's driver, for testnet.Up.
-	_ "github.com/benchnet/benchnet/internal/node/kinds"
-
 	"context"
 	"errors"
 	"fmt"

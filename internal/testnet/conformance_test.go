@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/cometrpc"
 	"github.com/benchnet/benchnet/internal/infra/docker"
 	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/infra/swarm/swarmtest"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"

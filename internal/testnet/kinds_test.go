@@ -2,5 +2,5 @@ package testnet
 
 import (
 	// Every node kind's driver, for Up (the package itself imports none).
-	_ "github.com/benchnet/benchnet/internal/node/kinds"
+	_ "github.com/benchnet/benchnet/internal/kinds"
 )

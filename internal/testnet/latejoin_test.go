@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/testenv"
 )

@@ -62,7 +62,7 @@ type Options struct {
 
 // DriverFor is the driver of p's node kind: opts.Driver, or the kind's
 // registered one (node.New; a binary links the kinds in with
-// internal/node/kinds).
+// internal/kinds).
 func DriverFor(p *plan.Testnet, opts Options) (node.Driver, error) {
 	if opts.Driver != nil {
 		return opts.Driver, nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 
-	"github.com/benchnet/benchnet/internal/cometrpc"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testenv"

@@ -1,0 +1,18 @@
+package cometbft
+
+import (
+	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// A CometBFT run is analysed as a tx chain: the accounting of every sent
+// tx against the harvested blocks, latencies, block statistics
+// (analyze.Analyze), and it prints the chain summary at its end.
+func init() {
+	analyze.Register(manifest.KindCometBFT, analyze.Kind{
+		Analyze: func(d *rundir.Dir) (*analyze.Results, error) { return analyze.Analyze(d.Path) },
+		Summary: analyze.Summary,
+		Outputs: []string{rundir.TxsCSV.Name},
+	})
+}
