@@ -15,7 +15,6 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
-	"github.com/benchnet/benchnet/internal/kinds/cometbft/harvest"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -53,11 +52,18 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if k, err := rundir.RunKind(d.Path); err != nil {
+			kind, err := rundir.RunKind(d.Path)
+			if err != nil {
 				return err
-			} else if k != manifest.KindCometBFT {
-				// Another kind's run (a gossip run: its hosts' traces
-				// against published.csv) needs no harvest first.
+			}
+			ak, err := analyze.For(kind)
+			if err != nil {
+				return err
+			}
+			if ak.Recover == nil {
+				// A kind whose analysis reads only the harness's files
+				// (a gossip run: its hosts' traces against published.csv)
+				// needs no harvest first.
 				return analyzeDir(cmd, d)
 			}
 			for _, f := range []string{rundir.Plan, rundir.SentCSV.Name} {
@@ -81,7 +87,7 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 					reason = "re-harvested offline on request (--reharvest)"
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "harvesting %s offline from the nodes' stores (%s)\n", dir, reason)
-				if _, err := harvest.Offline(cmd.Context(), d.Path, reason, cmd.ErrOrStderr()); err != nil {
+				if err := ak.Recover(cmd.Context(), d.Path, reason, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
 			}

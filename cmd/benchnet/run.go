@@ -19,6 +19,7 @@ import (
 	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -159,8 +160,10 @@ drain, harvest, accounting and report, into a new run directory of its own
 			if err != nil {
 				return fmt.Errorf("manifest of %s: %w", up, err)
 			}
-			if m.Kind() != manifest.KindCometBFT {
-				return usageError{fmt.Errorf("%s is a %s testnet: 'load' sends CometBFT txs; run its [publish] workload with 'benchnet run'", up, m.Kind())}
+			if d, err := node.New(m.Kind(), node.Config{}); err != nil {
+				return err
+			} else if _, ok := d.(node.TxChain); !ok {
+				return usageError{fmt.Errorf("%s is a %s testnet: 'load' sends txs to a chain; run its workload with 'benchnet run'", up, m.Kind())}
 			}
 			if err := lf.apply(cmd, m); err != nil {
 				return err

@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -22,6 +24,12 @@ type Kind struct {
 	// Outputs are the files Analyze writes besides results.json, for the
 	// "wrote …" line.
 	Outputs []string
+	// Recover, when set, rebuilds from the nodes' stores what a run that
+	// was killed before its own harvest lacks (CometBFT: the blocks, read
+	// offline), saying why in reason; the analyze command calls it when
+	// the run has no harvest.json. A kind whose analysis needs only the
+	// harness's own files (gossip: the hosts' traces) sets none.
+	Recover func(ctx context.Context, dir, reason string, log io.Writer) error
 }
 
 var kinds = registry.New[Kind]("analysis for node kind")

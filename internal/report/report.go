@@ -81,7 +81,8 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{Level: 1, Text: r.title(), ID: ""})
-	add(ThresholdSection(r.results, "cometbft")...)
+	kind, _ := rundir.RunKind(r.dir.Path) // Render read it already
+	add(ThresholdSection(r.results, kind)...)
 	add(r.headlineSection()...)
 	add(r.accounting()...)
 	add(r.summary()...)
