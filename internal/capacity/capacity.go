@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/registry"
 )
 
 // Profile is what one idle node of a release costs.
@@ -34,35 +34,14 @@ type Profile struct {
 	Measured time.Time `json:"measured,omitzero"`
 }
 
-// The cost model, calibrated on this 2-core machine (issue 14): a node's CPU
-// is a fixed idle part, a part per peer connection, and a part per height it
-// processes, which grows with the validators whose votes it handles. Fitted
-// to the quickstart (4 validators, ~0.05 cores a node at ~0.9 blocks/s) and
-// two 64-node testnets with the large timeouts: 62 validators and 2 seeds
-// over PEX (~0.2 blocks/s) and a full mesh on a single-node swarm (2016
-// links: ready in 261 s, 0.042 blocks/s, load average 204). Large defaults slow consensus down (timeout_commit 2s), so a
-// testnet that would need more cores than the machine has at the nominal
-// block rate still fits when the rate the machine can sustain is above
-// MinRate: a slower chain, stated before up, rather than a refusal.
-const (
-	CPUFixed     = 0.01    // cores per node, no consensus
-	CPUPerPeer   = 0.00025 // cores per node per peer (pings, gossip bookkeeping)
-	CPUPerHeight = 0.0397  // core-seconds per node per height, plus
-	CPUPerVote   = 0.00107 // core-seconds per node per height per validator
-	RSSPerPeer   = 1 << 20 // bytes per node per peer
-	// MinRate is the slowest chain (blocks/s) a testnet may be predicted to
-	// make on this machine and still be started.
-	MinRate = 0.1
-	// quickstartCPU is what the model predicts for a quickstart node; a
-	// measured profile scales the model by measured/quickstartCPU (a faster
-	// or slower machine than the one it was fitted on).
-	quickstartCPU = CPUFixed + 3*CPUPerPeer + 0.9*(CPUPerHeight+4*CPUPerVote)
-)
+// MinRate is the slowest chain (blocks/s) a testnet may be predicted to
+// make on this machine and still be started: a model's default floor.
+const MinRate = 0.1
 
-// runnerRSS is memory per node outside the node's process, as the runner
+// RunnerRSS is memory per node outside the node's process, as the runner
 // declares it (measured with the quickstart: a container's shim, a swarm
-// task's port proxies).
-func runnerRSS(runner string) int64 {
+// task's port proxies): a model adds it per node.
+func RunnerRSS(runner string) int64 {
 	r, _ := caps.Of(runner)
 	return r.NodeOverheadRSS
 }
@@ -162,49 +141,53 @@ type Estimate struct {
 	Runner       string
 	CPU          float64 // cores at the rate below
 	RSS          int64   // bytes
-	Nominal      float64 // blocks/s the consensus timeouts allow (gossip: the publish rate)
+	Nominal      float64 // the rate the testnet asks for (blocks/s its timeouts allow, a publish rate)
 	Rate         float64 // what the machine can sustain (<= Nominal)
-	Unit         string  // of the rates: "blocks/s" or "msg/s"
+	Unit         string  // of the rates: "blocks/s", "msg/s"
 	Sources      []string
-	// per-node sums the rate is solved from: cores = fixed + perRate*rate
-	fixed, perRate float64
-	// share of the machine's cores the nodes may use (the rest is the
-	// harness's); minRate: the slowest sustainable rate that is started.
-	share, minRate float64
+	// NominalIs names Nominal in the one-line estimate ("timeouts allow");
+	// Advice is what a refusal suggests besides fewer nodes.
+	NominalIs, Advice string
+	// The per-node sums the rate is solved from: cores = Fixed + PerRate*rate.
+	Fixed, PerRate float64
+	// Share of the machine's cores the nodes may use (the rest is the
+	// harness's); MinRate: the slowest sustainable rate that is started.
+	Share, MinRate float64
 }
 
-// A model is a node kind's cost on this machine.
-type model func(p *plan.Testnet, runner string) Estimate
-
-// models holds one cost model per node kind.
-var models = map[string]model{
-	manifest.KindCometBFT:  needConsensus,
-	manifest.KindGossipsub: needGossip,
+// Model is a node kind's cost on this machine, registered by the kind.
+type Model struct {
+	// Need estimates what p needs under runner at its nominal rate.
+	Need func(p *plan.Testnet, runner string) Estimate
+	// LargeDefaults, when set, gives a testnet of Large nodes or more of
+	// the kind (nodes in all, seeds of them) what keeps it alive on few
+	// cores, changing m; it returns one line per change.
+	LargeDefaults func(m *manifest.Manifest, nodes, seeds int) []string
 }
 
-// DefaultMaxPEXPeers is CometBFT's max_num_outbound_peers, the peers a node
-// of the seeds topology ends up with when the testnet is large.
-const DefaultMaxPEXPeers = 10
+var models = registry.New[Model]("capacity model for node kind")
+
+// Register makes kind's cost model the one Need and LargeDefaults use; a
+// kind registers once, from its package's init.
+func Register(kind string, m Model) { models.Register(kind, m) }
 
 // Need estimates what p needs under runner ("" = local) with its kind's
-// model; the rate is solved for a machine by Fit (Check calls it).
+// model; the rate is solved for a machine by Fit (Check calls it). A kind
+// without a model in this binary gets an estimate that says so and fits.
 func Need(p *plan.Testnet, runner string) Estimate {
-	return models[p.NodeKind()](p, runner)
+	m, err := models.Lookup(p.NodeKind())
+	if err != nil {
+		return Estimate{Nodes: len(p.Nodes), Runner: runner, Share: 1, Sources: []string{err.Error() + "; import internal/kinds"}}
+	}
+	return m.Need(p, runner)
 }
 
-// needConsensus is CometBFT's model: the block rate the machine sustains.
-func needConsensus(p *plan.Testnet, runner string) Estimate {
-	e := Estimate{Nodes: len(p.Nodes), Runner: runner, Unit: "blocks/s", share: 1, minRate: MinRate}
-	seen := map[string]bool{}
-	// A link is a pair of nodes, whichever of them dials: a node's peers
-	// are its degree in that undirected graph.
+// PeerLinks counts p's links (a pair of nodes, whichever of them dials)
+// and each node's peers: its degree in that undirected graph.
+func PeerLinks(p *plan.Testnet) (links int, degree map[string]int) {
 	pairs := map[[2]string]bool{}
-	degree := map[string]int{}
-	validators := 0
+	degree = map[string]int{}
 	for _, n := range p.Nodes {
-		if n.Role == "validator" {
-			validators++
-		}
 		for _, q := range n.PersistentPeers {
 			k := [2]string{min(n.Name, q), max(n.Name, q)}
 			if !pairs[k] {
@@ -214,58 +197,18 @@ func needConsensus(p *plan.Testnet, runner string) Estimate {
 			}
 		}
 	}
-	pexLinks := 0
-	e.Nominal = 0
-	for _, n := range p.Nodes {
-		peers := degree[n.Name]
-		if peers == 0 && len(n.Seeds) > 0 {
-			peers = min(len(p.Nodes)-1, DefaultMaxPEXPeers)
-			pexLinks += peers
-		}
-		prof := Lookup(n.Release.String())
-		if !seen[prof.Release] {
-			seen[prof.Release] = true
-			src := "default"
-			if !prof.Measured.IsZero() {
-				src = fmt.Sprintf("measured %s on %d nodes", prof.Measured.Format(time.DateOnly), prof.Nodes)
-			}
-			e.Sources = append(e.Sources, fmt.Sprintf("%s: %.3f cores, %d MiB per idle quickstart node (%s)", prof.Release, prof.CPU, prof.RSS>>20, src))
-		}
-		speed := min(max(prof.CPU/quickstartCPU, 0.25), 8)
-		e.fixed += speed * (CPUFixed + float64(peers)*CPUPerPeer)
-		e.perRate += speed * (CPUPerHeight + float64(validators)*CPUPerVote)
-		e.RSS += max(prof.RSS+int64((float64(peers)-prof.Peers)*RSSPerPeer), prof.RSS/2) + runnerRSS(runner)
-		if r := nominalRate(n); e.Nominal == 0 || r < e.Nominal {
-			e.Nominal = r
-		}
-	}
-	e.Links = len(pairs) + pexLinks/2
-	e.Rate = e.Nominal
-	e.CPU = e.fixed + e.perRate*e.Rate
-	return e
+	return len(pairs), degree
 }
 
-// nominalRate is the block rate a node's timeouts allow when CPU is not
-// short: a height takes about timeout_commit plus 0.2 s of rounds.
-func nominalRate(n *plan.Node) float64 {
-	commit := time.Second // CometBFT's default
-	if v, ok := n.Config["consensus.timeout_commit"]; ok {
-		if d, err := time.ParseDuration(fmt.Sprint(v)); err == nil {
-			commit = d
-		}
-	}
-	return 1 / (commit.Seconds() + 0.2)
-}
-
-// Fit solves the block rate the machine sustains: the nominal one when
+// Fit solves the rate the machine sustains: the nominal one when
 // its cores suffice, else what the cores left after the fixed costs buy.
 func (e Estimate) Fit(m Machine) Estimate {
-	cores := float64(m.Cores) * e.share
+	cores := float64(m.Cores) * e.Share
 	e.Rate = e.Nominal
-	if e.fixed+e.perRate*e.Nominal > cores && e.perRate > 0 {
-		e.Rate = max(0, (cores-e.fixed)/e.perRate)
+	if e.Fixed+e.PerRate*e.Nominal > cores && e.PerRate > 0 {
+		e.Rate = max(0, (cores-e.Fixed)/e.PerRate)
 	}
-	e.CPU = e.fixed + e.perRate*e.Rate
+	e.CPU = e.Fixed + e.PerRate*e.Rate
 	return e
 }
 
@@ -280,13 +223,13 @@ func Check(e Estimate, m Machine) error {
 	f := e.Fit(m)
 	memCap := int64(float64(m.MemAvail) * Headroom)
 	var why []string
-	if f.Rate < f.minRate {
+	if f.Rate < f.MinRate {
 		on := fmt.Sprintf("%d cores", m.Cores)
-		if f.share < 1 {
-			on = fmt.Sprintf("%.0f%% of %s (the rest is the harness's)", f.share*100, on)
+		if f.Share < 1 {
+			on = fmt.Sprintf("%.0f%% of %s (the rest is the harness's)", f.Share*100, on)
 		}
 		why = append(why, fmt.Sprintf("%.2f cores for the fixed costs and %.4f core-seconds per unit of rate: %.3f %s on %s < %.3g",
-			f.fixed, f.perRate, f.Rate, f.Unit, on, f.minRate))
+			f.Fixed, f.PerRate, f.Rate, f.Unit, on, f.MinRate))
 	}
 	if e.RSS > memCap {
 		why = append(why, fmt.Sprintf("memory %d MiB > %d MiB (%.0f%% of %d MiB available)", e.RSS>>20, memCap>>20, Headroom*100, m.MemAvail>>20))
@@ -294,20 +237,20 @@ func Check(e Estimate, m Machine) error {
 	if len(why) == 0 {
 		return nil
 	}
-	advice := "a sparser topology (topology = \"seeds\" or \"random\"), a container runner on more machines"
-	if e.Unit == "msg/s" {
-		advice = "a lower publish rate (publish.rate, --rate)"
+	advice := "use fewer nodes"
+	if e.Advice != "" {
+		advice += ", " + e.Advice
 	}
-	return fmt.Errorf("testnet does not fit on this machine: %d nodes, %d links need %s (%s); use fewer nodes, %s, or --force",
+	return fmt.Errorf("testnet does not fit on this machine: %d nodes, %d links need %s (%s); %s, or --force",
 		e.Nodes, e.Links, strings.Join(why, " and "), strings.Join(e.Sources, "; "), advice)
 }
 
 // String is the one-line estimate printed before up (after Fit: with the
-// block rate this machine sustains).
+// rate this machine sustains).
 func (e Estimate) String() string {
 	s := fmt.Sprintf("%d nodes, %d links: about %.2f cores and %d MiB, %.2f %s", e.Nodes, e.Links, e.CPU, e.RSS>>20, e.Rate, e.Unit)
 	if e.Rate < e.Nominal*0.99 {
-		s += fmt.Sprintf(" (%s %.2f; CPU-bound here)", map[bool]string{true: "timeouts allow", false: "publish rate"}[e.Unit == "blocks/s"], e.Nominal)
+		s += fmt.Sprintf(" (%s %.2f; CPU-bound here)", e.NominalIs, e.Nominal)
 	}
 	return s
 }
@@ -359,11 +302,10 @@ func Measure(rel string, pids []int, peers float64, window time.Duration) (Profi
 // Large is the node count from which a testnet gets the large defaults.
 const Large = 32
 
-// LargeDefaults gives a testnet of Large nodes or more what keeps it
-// alive on few cores, for every value the manifest does not set itself: a
-// sparse topology instead of the full mesh (random, or seeds when there are
-// seed nodes) and slower consensus (timeout_propose 10s, timeout_commit
-// 2s). It returns one line per change, to be stated before up.
+// LargeDefaults gives a testnet of Large nodes or more what its kind's
+// model says keeps it alive on few cores (CometBFT: a sparse topology and
+// slower consensus), for every value the manifest does not set itself. It
+// returns one line per change, to be stated before up.
 func LargeDefaults(m *manifest.Manifest) []string {
 	nodes, seeds := 0, 0
 	for _, g := range m.Node {
@@ -372,83 +314,9 @@ func LargeDefaults(m *manifest.Manifest) []string {
 			seeds += g.Count
 		}
 	}
-	if nodes < Large || m.Kind() != manifest.KindCometBFT {
-		// Gossip hosts have no consensus timeouts, and their topology is
-		// the experiment (Whiteblock's series 11 is a full mesh).
+	model, ok := models.Get(m.Kind())
+	if nodes < Large || !ok || model.LargeDefaults == nil {
 		return nil
 	}
-	var notes []string
-	if m.Network.Topology == "full" && !m.Has("network.topology") {
-		m.Network.Topology = "random"
-		if seeds > 0 {
-			m.Network.Topology = "seeds"
-		}
-		notes = append(notes, fmt.Sprintf("network.topology = %q (not a full mesh: %d nodes)", m.Network.Topology, nodes))
-	}
-	for _, name := range m.GroupNames() {
-		g := m.Node[name]
-		for key, v := range map[string]string{"consensus.timeout_propose": "10s", "consensus.timeout_commit": "2s"} {
-			if _, ok := g.Config[key]; ok {
-				continue
-			}
-			if g.Config == nil {
-				g.Config = map[string]any{}
-			}
-			g.Config[key] = v
-			notes = append(notes, fmt.Sprintf("node.%s.config.%q = %q", name, key, v))
-		}
-	}
-	sort.Strings(notes)
-	return notes
-}
-
-// The gossipsub host's model, fitted on this machine to 95 hosts (seed 42,
-// 1000 B messages; issue 12): Barabási–Albert m = 2, 6, 12 at 10 msg/s
-// (0.57, 0.89, 0.92 % of a core per host) and the full mesh at 5 msg/s
-// (1.16 %). A host costs a fixed part, a part per connection (heartbeats,
-// IHAVE), and a part per message and mesh link, the mesh being at most
-// Dhi links whatever the degree.
-const (
-	GossipCPUFixed   = 0.0041    // cores per host
-	GossipCPUPerPeer = 0.000058  // cores per host per connection
-	GossipCPUPerLink = 0.0000342 // core-seconds per message per mesh link
-	GossipDhi        = 12        // go-libp2p-pubsub's default Dhi
-	// GossipShare of the cores may go to the hosts: the harness (publisher,
-	// collector, and the link emulator when links are impaired) needs the
-	// rest, or the publish lag invalidates the run.
-	GossipShare = 0.75
-)
-
-// needGossip is the gossipsub host's model: the publish rate (messages/s
-// over the network) the machine sustains against the manifest's.
-func needGossip(p *plan.Testnet, runner string) Estimate {
-	e := Estimate{Nodes: len(p.Nodes), Runner: runner, Unit: "msg/s", share: GossipShare}
-	pairs := map[[2]string]bool{}
-	degree := map[string]int{}
-	for _, n := range p.Nodes {
-		for _, q := range n.PersistentPeers {
-			k := [2]string{min(n.Name, q), max(n.Name, q)}
-			if !pairs[k] {
-				pairs[k] = true
-				degree[n.Name]++
-				degree[q]++
-			}
-		}
-	}
-	prof := Lookup(plan.GossipRelease.String())
-	e.Sources = append(e.Sources, fmt.Sprintf("%s: %d MiB per host (%s)", prof.Release, prof.RSS>>20, map[bool]string{true: "default", false: "measured"}[prof.Measured.IsZero()]))
-	for _, n := range p.Nodes {
-		peers := degree[n.Name]
-		e.fixed += GossipCPUFixed + float64(peers)*GossipCPUPerPeer
-		e.perRate += float64(min(peers, GossipDhi)) * GossipCPUPerLink
-		e.RSS += prof.RSS + runnerRSS(runner)
-	}
-	e.Links = len(pairs)
-	if p.Publish != nil {
-		e.Nominal = p.Publish.Rate
-	}
-	e.minRate = e.Nominal
-	e.Rate = e.Nominal
-	e.CPU = e.fixed + e.perRate*e.Rate
-	return e
+	return model.LargeDefaults(m, nodes, seeds)
 }

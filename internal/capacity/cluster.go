@@ -31,14 +31,14 @@ func NeedMachines(e Estimate, size Machine, zones map[string]int) (Machines, err
 		return Machines{}, fmt.Errorf("machine size %+v: want cores and memory above 0", size)
 	}
 	m := Machines{Size: size, ByZone: map[string]int{}}
-	m.CPU = e.fixed + e.perRate*e.Nominal
+	m.CPU = e.Fixed + e.PerRate*e.Nominal
 	m.RSS = e.RSS
 	if e.Nodes > 0 {
 		m.PerNode.CPU = m.CPU / float64(e.Nodes)
 		m.PerNode.RSS = m.RSS / int64(e.Nodes)
 	}
 	count := func(nodes int) int {
-		cpu := m.PerNode.CPU * float64(nodes) / (float64(size.Cores) * e.share)
+		cpu := m.PerNode.CPU * float64(nodes) / (float64(size.Cores) * e.Share)
 		mem := float64(m.PerNode.RSS) * float64(nodes) / (float64(size.MemAvail) * Headroom)
 		return max(1, int(math.Ceil(max(cpu, mem)-1e-9)))
 	}

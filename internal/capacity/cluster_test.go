@@ -22,7 +22,7 @@ func TestParseSize(t *testing.T) {
 // per zone when zones place nodes, and at least one machine per zone.
 func TestNeedMachines(t *testing.T) {
 	// 100 nodes, 0.1 cores and 100 MiB each at the nominal rate.
-	e := Estimate{Nodes: 100, Nominal: 1, fixed: 2, perRate: 8, RSS: 100 * (100 << 20), share: 1}
+	e := Estimate{Nodes: 100, Nominal: 1, Fixed: 2, PerRate: 8, RSS: 100 * (100 << 20), Share: 1}
 	for _, tc := range []struct {
 		name  string
 		size  Machine
