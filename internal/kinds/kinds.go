@@ -1,20 +1,22 @@
 // Package kinds links every node kind into a binary: import it for its
-// side effect, and node.New finds each kind's driver by its manifest name,
-// analyze.Run each kind's analysis and report.Render each kind's reports
-// by the run's kind. The testnet, the scenarios, the analyze command and
-// the reports import no kind, so that they stay the same for all.
+// side effect (cmd/benchnet does; a test file does for the tests that
+// start testnets or read runs through the registries). Each kind is one
+// folder here and registers, from its own package's init, everything the
+// frame asks of it by the run's kind (plan.json's): its driver and
+// measurement (node.Register), cost model (capacity.Register), analysis
+// (analyze.Register), run report and comparison view
+// (report.RegisterKind), judged figures (figures.Register) and metric
+// tables (judge.RegisterKind). No package outside internal/kinds imports
+// one (imports_test.go): adding a kind is a folder and a line below.
 package kinds
 
 import (
-	// Each registers its driver with node.Register.
+	// CometBFT and Tendermint releases: driver, the tx window, cost model,
+	// figures, metric tables, and the tx-chain analysis and report of
+	// internal/analyze and internal/report registered as its own.
 	_ "github.com/benchnet/benchnet/internal/kinds/cometbft"
+
+	// Our go-libp2p gossipsub host: driver and cost model; its trace
+	// analysis, figures and metric tables; its run report and comparison.
 	_ "github.com/benchnet/benchnet/internal/kinds/gossipsub"
-
-	// Each registers its analysis with analyze.Register (CometBFT's is
-	// analyze's own).
-	_ "github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
-
-	// Each registers its run report and comparison view with
-	// report.RegisterKind (CometBFT's are report's own).
-	_ "github.com/benchnet/benchnet/internal/kinds/gossipsub/gossipreport"
 )
