@@ -10,7 +10,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
+	gossipmetrics "github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -204,7 +204,7 @@ func TestCompareGossip(t *testing.T) {
 	for _, j := range idx.Verdicts[0].Judgements {
 		got[j.Metric] = j
 	}
-	for _, metric := range analysis.Metrics {
+	for _, metric := range gossipmetrics.Metrics {
 		if _, ok := got[metric.Key]; !ok {
 			t.Errorf("compare.json does not judge %s", metric.Key)
 		}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -182,6 +183,7 @@ func TestDownEndsForegroundUp(t *testing.T) {
 	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	u := foregroundUp(t, bin, zonesManifest(t, "10.213.228.0/24"), testenv.OutputDir(t))
+	checkStatus(t, bin, u.runDir)
 
 	start := time.Now()
 	downOut, err := exec.Command(bin, "down", u.runDir).CombinedOutput()
@@ -284,5 +286,36 @@ func TestExecdCommandsHaveAPackage(t *testing.T) {
 	}
 	if !slices.Contains(testCommands, "ping") {
 		t.Errorf("setup --tests does not install ping: %v", testCommands)
+	}
+}
+
+// checkStatus: `benchnet status RUN_DIR` of a live CometBFT testnet shows
+// the columns its driver gives (node.Statuser) and, for every node, a
+// height it reached, that it is not catching up, and no error.
+func checkStatus(t *testing.T, bin, runDir string) {
+	t.Helper()
+	out, err := exec.Command(bin, "status", runDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchnet status: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("status printed no node rows:\n%s", out)
+	}
+	if head := strings.Fields(lines[1]); strings.Join(head, " ") != "NODE ADDRESS HEIGHT PEERS MEMPOOL CATCHING_UP PID RSS ERROR" {
+		t.Fatalf("status header %q:\n%s", lines[1], out)
+	}
+	for _, row := range lines[2:] {
+		f := strings.Fields(row)
+		if len(f) < 8 {
+			t.Errorf("status row %q: want every column and no error", row)
+			continue
+		}
+		if h, err := strconv.Atoi(f[2]); err != nil || h < 1 {
+			t.Errorf("status row %q: height %q, want one the node reached", row, f[2])
+		}
+		if f[5] != "false" {
+			t.Errorf("status row %q: catching_up %q, want false", row, f[5])
+		}
 	}
 }

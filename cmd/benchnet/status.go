@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"text/tabwriter"
 
@@ -13,7 +15,7 @@ import (
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
-	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
+	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -22,7 +24,7 @@ import (
 func newStatusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status [RUN_DIR...]",
-		Short: "Per node: height, peers, mempool size, catching_up, pid, RSS",
+		Short: "Per node: what its kind tells (CometBFT: height, peers, mempool size, catching_up; gossipsub: peers, topic, published), pid, RSS",
 		Example: `  benchnet status
   benchnet status runs/20261123-101500-quickstart`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,10 +52,11 @@ func newStatusCmd() *cobra.Command {
 	}
 }
 
+// nodeStatus is one node's row: the values of its kind's status columns
+// ("-" for one it could not get) and what failed.
 type nodeStatus struct {
-	height, peers, mempool string
-	catchingUp             string
-	err                    string
+	values []string
+	err    string
 }
 
 func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
@@ -69,20 +72,31 @@ func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
 	_ = testnet.ReachFromState(&t, dir.Join(rundir.State)) // where the runner published the nodes
 	// A container runner's nodes: memory and CPU as their cgroups count it.
 	usage, _ := infra.NodeUsage(ctx, dir.Join(rundir.State))
+	// The kind says what of a running node it can tell (node.Statuser):
+	// CometBFT's height, peers, mempool and catching_up from its RPC.
+	d, err := node.New(t.NodeKind(), node.Config{})
+	if err != nil {
+		return fmt.Errorf("status of %s: %w", path, err)
+	}
+	sd, _ := d.(node.Statuser)
+	var cols []string
+	if sd != nil {
+		cols = sd.StatusColumns()
+	}
 	sts := make([]nodeStatus, len(t.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range t.Nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sts[i] = queryNode(ctx, n)
+			sts[i] = queryNode(ctx, sd, n, len(cols))
 		}()
 	}
 	wg.Wait()
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "%s  %s\n", t.Name, dir.Path)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NODE\tADDRESS\tHEIGHT\tPEERS\tMEMPOOL\tCATCHING_UP\tPID\tRSS\tERROR")
+	fmt.Fprintln(w, strings.Join(slices.Concat([]string{"NODE", "ADDRESS"}, cols, []string{"PID", "RSS", "ERROR"}), "\t"))
 	for i, n := range t.Nodes {
 		s := sts[i]
 		pid, rss := "-", "-"
@@ -93,26 +107,24 @@ func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
 		if u, ok := usage[n.Name]; ok {
 			rss = fmt.Sprintf("%.0fMiB cgroup, %.1f%% cpu", float64(u.MemBytes)/(1<<20), u.CPUPercent)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Addr, s.height, s.peers, s.mempool, s.catchingUp, pid, rss, s.err)
+		fmt.Fprintln(w, strings.Join(slices.Concat([]string{n.Name, n.Addr.String()}, s.values, []string{pid, rss, s.err}), "\t"))
 	}
 	return w.Flush()
 }
 
-func queryNode(ctx context.Context, n *plan.Node) nodeStatus {
-	c := cometrpc.New(n.RPCURL())
-	s := nodeStatus{height: "-", peers: "-", mempool: "-", catchingUp: "-"}
-	st, err := c.Status(ctx)
+// queryNode asks running node n for its kind's status values (ncols of
+// them; none for a kind that tells nothing).
+func queryNode(ctx context.Context, sd node.Statuser, n *plan.Node, ncols int) nodeStatus {
+	s := nodeStatus{values: slices.Repeat([]string{"-"}, ncols)}
+	if sd == nil {
+		return s
+	}
+	v, err := sd.Status(ctx, n)
 	if err != nil {
 		s.err = err.Error()
 		return s
 	}
-	s.height, s.catchingUp = strconv.FormatInt(st.Height, 10), strconv.FormatBool(st.CatchingUp)
-	if p, err := c.Peers(ctx); err == nil {
-		s.peers = strconv.Itoa(p)
-	}
-	if m, err := c.MempoolSize(ctx); err == nil {
-		s.mempool = strconv.Itoa(m)
-	}
+	copy(s.values, v)
 	return s
 }
 

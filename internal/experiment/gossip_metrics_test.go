@@ -11,6 +11,7 @@ import (
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis/gossiptest"
+	gossipmetrics "github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/topology"
@@ -59,8 +60,8 @@ func TestCompareDirsGossip(t *testing.T) {
 	if !strings.Contains(idx.Rule, "messages within each run") {
 		t.Errorf("rule %q does not say messages are resampled", idx.Rule)
 	}
-	if len(idx.Verdicts) != 1 || len(idx.Verdicts[0].Judgements) != len(analysis.Metrics) {
-		t.Fatalf("verdicts %+v, want one variant judged on %d gossip metrics", idx.Verdicts, len(analysis.Metrics))
+	if len(idx.Verdicts) != 1 || len(idx.Verdicts[0].Judgements) != len(gossipmetrics.Metrics) {
+		t.Fatalf("verdicts %+v, want one variant judged on %d gossip metrics", idx.Verdicts, len(gossipmetrics.Metrics))
 	}
 	byKey := map[string]judge.Judgement{}
 	for _, j := range idx.Verdicts[0].Judgements {

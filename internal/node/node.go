@@ -112,6 +112,14 @@ type Drained interface {
 	Record(grace, bound time.Duration, interrupted bool) *rundir.Drain
 }
 
+// Statuser is implemented by the drivers whose running nodes can say how
+// they are doing, for `benchnet status`: the kind names its columns, and
+// Status gives node n's values in that order ("-" for one it cannot get).
+type Statuser interface {
+	StatusColumns() []string
+	Status(ctx context.Context, n *plan.Node) ([]string, error)
+}
+
 // Describer is implemented by the drivers that can say, before anything
 // starts, what p's nodes will run: one line each (`benchnet plan`).
 type Describer interface {

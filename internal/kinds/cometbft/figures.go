@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/metrics"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -15,10 +16,10 @@ import (
 // CometBFT's judged figures: what a comparison of its runs judges, per block.
 func init() { figures.Register(manifest.KindCometBFT, chainMetrics{}) }
 
-// chainMetrics: a CometBFT run's figures are judge.Metrics, per block.
+// chainMetrics: a CometBFT run's figures are metrics.Metrics, per block.
 type chainMetrics struct{}
 
-func (chainMetrics) Metrics() []judge.Metric                      { return Metrics }
+func (chainMetrics) Metrics() []judge.Metric                      { return metrics.Metrics }
 func (chainMetrics) ReadFigures(dir string) (*figures.Run, error) { return ReadFigures(dir) }
 func (chainMetrics) Unit() string                                 { return "block" }
 func (chainMetrics) VariantKey(path string) bool                  { return chainVariantKey(path) }

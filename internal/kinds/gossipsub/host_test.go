@@ -157,6 +157,14 @@ func TestLineOfHostsOnLoopback(t *testing.T) {
 	if resp, err := http.Post(ControlURL(p.Nodes[0])+"/publish?id=short&size=1000", "", nil); err != nil || resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("bad publish: %v %v", resp.Status, err)
 	}
+	// What `benchnet status` shows (node.Statuser): neighbours connected
+	// of those planned, and the messages each host published.
+	for i, want := range [][2]string{{"1/1", "1"}, {"2/2", "0"}} {
+		v, err := d.Status(ctx, p.Nodes[i])
+		if err != nil || len(v) != len(d.StatusColumns()) || v[0] != want[0] || v[2] != want[1] {
+			t.Errorf("status of %s: %q %v, want peers %s and published %s", p.Nodes[i].Name, v, err, want[0], want[1])
+		}
+	}
 	time.Sleep(time.Second)
 	stop()
 

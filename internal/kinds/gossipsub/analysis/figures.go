@@ -8,17 +8,18 @@ import (
 
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func init() { figures.Register(manifest.KindGossipsub, gossipMetrics{}) }
 
-// gossipMetrics is what a gossip comparison judges (Metrics:
+// gossipMetrics is what a gossip comparison judges (metrics.Metrics:
 // the Whiteblock report's figures), per message.
 type gossipMetrics struct{}
 
-func (gossipMetrics) Metrics() []judge.Metric                      { return Metrics }
+func (gossipMetrics) Metrics() []judge.Metric                      { return metrics.Metrics }
 func (gossipMetrics) ReadFigures(dir string) (*figures.Run, error) { return ReadFigures(dir) }
 func (gossipMetrics) Unit() string                                 { return "message" }
 func (gossipMetrics) Resampling() string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis/gossiptest"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/topology"
 )
@@ -39,7 +40,7 @@ func TestGossipUnitsMatchAnalysis(t *testing.T) {
 	if f.Values["mdr"] >= 100 {
 		t.Fatalf("the dropped host should cost deliveries: MDR %v", f.Values["mdr"])
 	}
-	for _, m := range Metrics {
+	for _, m := range metrics.Metrics {
 		v, ok := f.Values[m.Key]
 		if !ok {
 			t.Errorf("%s: no run value", m.Key)

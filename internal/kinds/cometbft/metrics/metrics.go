@@ -1,4 +1,7 @@
-package cometbft
+// Package metrics is what the CometBFT kind lets a comparison judge and a
+// [thresholds] table name: its metric tables, registered with judge. It is
+// a leaf, so that the manifest's tests get the tables without the driver.
+package metrics
 
 import (
 	"github.com/benchnet/benchnet/internal/judge"

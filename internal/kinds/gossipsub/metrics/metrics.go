@@ -1,4 +1,7 @@
-package analysis
+// Package metrics is what the gossipsub kind lets a comparison judge and a
+// [thresholds] table name: its metric tables, registered with judge. It is
+// a leaf, so that the manifest's tests get the tables without the host.
+package metrics
 
 import (
 	"github.com/benchnet/benchnet/internal/judge"
