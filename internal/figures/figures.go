@@ -1,10 +1,10 @@
 // Package figures is what a finished run gives the experiments to judge:
 // its values of every judged metric of its node kind, and the units inside
 // it a bootstrap redraws. Each node kind registers how its run directories
-// give them (a NodeMetrics) from its own package, beside its analysis:
-// CometBFT's from internal/analyze, gossipsub's from internal/kinds/gossipsub/analysis
-// (linked by internal/kinds). A comparison, a threshold or a QA takes the one of
-// its runs' kind and names no metric itself.
+// give them (a NodeMetrics) from its own package under internal/kinds
+// (CometBFT's figures.go, gossipsub's analysis/figures.go). A comparison, a
+// threshold or a QA takes the one of its runs' kind and names no metric
+// itself.
 package figures
 
 import (

@@ -14,8 +14,8 @@ import (
 // run's figures after analysis; a failed one makes the run's exit code 3.
 
 // ThresholdMetrics is every metric a [thresholds] key may name for a node
-// kind: the kind's judged metrics (the keys of compare --fail-on) and the
-// outcome keys above.
+// kind: the kind's judged metrics (the keys of compare --fail-on) and its
+// threshold-only keys (outcomes of faults, shares of the accounting).
 func ThresholdMetrics(kind string) []Metric {
 	km, ok := kindMetrics(kind)
 	if !ok {

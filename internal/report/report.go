@@ -81,7 +81,10 @@ func (r *run) build() ([]block, map[string][]byte, error) {
 	var bs []block
 	add := func(b ...block) { bs = append(bs, b...) }
 	add(heading{Level: 1, Text: r.title(), ID: ""})
-	kind, _ := rundir.RunKind(r.dir.Path) // Render read it already
+	kind := "" // judge reads "" as cometbft: a run with no plan.json
+	if r.plan != nil {
+		kind = r.plan.NodeKind()
+	}
 	add(ThresholdSection(r.results, kind)...)
 	add(r.headlineSection()...)
 	add(r.accounting()...)
