@@ -19,8 +19,8 @@ func copyDir(t *testing.T, src, dst string) {
 func TestCompareExitCodes(t *testing.T) {
 	tmp := t.TempDir()
 	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
-	copyDir(t, "../../internal/report/testdata/run1", a)
-	copyDir(t, "../../internal/report/testdata/run1", b)
+	copyDir(t, "../../internal/kinds/cometbft/chainreport/testdata/run1", a)
+	copyDir(t, "../../internal/kinds/cometbft/chainreport/testdata/run1", b)
 	bad := filepath.Join(tmp, "bad.toml")
 	if err := os.WriteFile(bad, []byte("[node.validator]\ncount = 2\n[variants.a]\n[variants.b]\nnode.validator.release = \"v1\"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,7 @@ import (
 // kind becomes results.json, and the lines its run prints at the end. Each
 // kind registers its own from its package's init (internal/kinds links
 // every kind into a binary), so that the layers above (scenario, the
-// analyze command) ask for a run's kind and name no kind package. The
-// chain analysis a tx chain's kind registers (Analyze, Summary) is here.
+// analyze command) ask for a run's kind and name no kind package.
 type Kind struct {
 	// Analyze reads d, writes its derived files and results.json, and
 	// returns the results.

@@ -14,14 +14,14 @@ import (
 // over the run's measured window (linkem/lateness.json).
 type LinkemLateness = rundir.LinkLateness
 
-// checkLinks certifies the emulated links as loadStats certifies the load:
+// CheckLinks certifies the emulated links as loadStats certifies the load:
 // when the userspace switch left a lateness record, the window from the
 // start of the load to the drained mempools is checked against the
 // emulator's bound, linkem/lateness.json is written, and a miss marks the
 // latency results invalid (throughput and accounting stand: a late link
 // delays txs, it does not lose them). Without a record (netem, no
 // emulation) the fields stay absent.
-func checkLinks(dir string, res *Results) error {
+func CheckLinks(dir string, res *Results) error {
 	d, err := rundir.Open(dir)
 	if err != nil {
 		return err
@@ -66,8 +66,8 @@ func measuredWindow(events []rundir.Event) (from, to time.Time, window string) {
 	return from, to, window
 }
 
-// latencyRow is the summary's "latency valid" row, only when checked.
-func latencyRow(r *Results) (value, note string, ok bool) {
+// LatencyRow is the summary's "latency valid" row, only when checked.
+func LatencyRow(r *Results) (value, note string, ok bool) {
 	if r.LatencyValid == nil || r.Linkem == nil {
 		return "", "", false
 	}

@@ -51,11 +51,11 @@ func Summarize(values []float64) Stats {
 		std = math.Sqrt(ss / float64(n-1))
 	}
 	return Stats{
-		N: n, Avg: round3(mean), Std: round3(std), Min: round3(s[0]),
-		P50: round3(Percentile(s, 50)), P95: round3(Percentile(s, 95)), P99: round3(Percentile(s, 99)),
-		Max: round3(s[n-1]),
+		N: n, Avg: Round3(mean), Std: Round3(std), Min: Round3(s[0]),
+		P50: Round3(Percentile(s, 50)), P95: Round3(Percentile(s, 95)), P99: Round3(Percentile(s, 99)),
+		Max: Round3(s[n-1]),
 	}
 }
 
-// round3 keeps three decimals: microseconds for values in milliseconds.
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+// Round3 keeps three decimals: microseconds for values in milliseconds.
+func Round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -18,7 +18,7 @@ import (
 func thrRun(t *testing.T) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "run1")
-	if out, err := exec.Command("cp", "-r", "../report/testdata/run1", dst).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-r", "../kinds/cometbft/chainreport/testdata/run1", dst).CombinedOutput(); err != nil {
 		t.Fatalf("copy: %v: %s", err, out)
 	}
 	return dst
@@ -116,7 +116,7 @@ func TestRunsThresholdError(t *testing.T) {
 	root := t.TempDir()
 	mk := func(name, conds string, harnessInvalid bool) string {
 		dir := filepath.Join(root, name)
-		if out, err := exec.Command("cp", "-r", "../report/testdata/run1", dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command("cp", "-r", "../kinds/cometbft/chainreport/testdata/run1", dir).CombinedOutput(); err != nil {
 			t.Fatalf("copy: %v: %s", err, out)
 		}
 		_, _ = ApplyThresholds(dir, thrManifest(t, conds))

@@ -12,8 +12,7 @@ package kinds
 
 import (
 	// CometBFT and Tendermint releases: driver, the tx window, cost model,
-	// figures, metric tables, and the tx-chain analysis and report of
-	// internal/analyze and internal/report registered as its own.
+	// figures, metric tables, its tx-chain analysis and its reports.
 	_ "github.com/benchnet/benchnet/internal/kinds/cometbft"
 
 	// Our go-libp2p gossipsub host: driver and cost model; its trace

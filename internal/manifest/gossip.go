@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/registry"
 )
 
 // Node kinds: what a group's nodes run. Every group of a testnet has the
@@ -15,8 +17,25 @@ const (
 	KindGossipsub = "gossipsub"
 )
 
-// Kinds are the node kinds a group may name.
-var Kinds = []string{KindCometBFT, KindGossipsub}
+// kinds are the node kinds this binary links: each kind registers its
+// name from the leaf package that also holds its metric tables
+// (internal/kinds/<kind>/metrics), so a new kind adds no name here.
+var kinds = registry.New[struct{}]("node kind")
+
+// RegisterKind makes name a kind a group may name (from the kind's init).
+func RegisterKind(name string) { kinds.Register(name, struct{}{}) }
+
+// Kinds are the node kinds a group may name: the registered ones, and
+// always KindCometBFT, the kind of a group that names none (so a binary
+// or test that links no kind still reads a plain manifest).
+func Kinds() []string {
+	names := kinds.Names()
+	if !slices.Contains(names, KindCometBFT) {
+		names = append([]string{KindCometBFT}, names...)
+		slices.Sort(names)
+	}
+	return names
+}
 
 // Publish is the [publish] table: the gossip lab's workload. The harness
 // asks hosts to publish Count messages network-wide at Rate, message i at
@@ -148,8 +167,8 @@ func (m *Manifest) validateKinds(add func(string, string, ...any)) (gossip bool)
 	for _, name := range m.GroupNames() {
 		g := m.Node[name]
 		f := "node." + name
-		if !slices.Contains(Kinds, g.Kind) {
-			add(f+".kind", "%q: want one of %s", g.Kind, strings.Join(Kinds, ", "))
+		if known := Kinds(); !slices.Contains(known, g.Kind) {
+			add(f+".kind", "%q: want one of %s", g.Kind, strings.Join(known, ", "))
 			continue
 		}
 		switch {

@@ -14,21 +14,16 @@ type (
 	para    = page.Para
 	table   = page.Table
 	code    = page.Code
-	details = page.Details
 	image   = page.Image
 	noData  = page.NoData
 )
 
-func fmtMs(v float64) string                         { return page.Ms(v) }
-func fmtF(v float64, prec int) string                { return page.F(v, prec) }
-func itoa(i int) string                              { return page.Itoa(i) }
-func dashIfEmpty(s string) string                    { return page.DashIfEmpty(s) }
-func inlineMd(s string) string                       { return page.InlineMd(s) }
-func markdown(blocks []block) []byte                 { return page.Markdown(blocks) }
-func htmlDoc(title string, blocks []block) []byte    { return page.HTML(title, blocks) }
-func sortedKeys[V any](m map[string]V) []string      { return page.SortedKeys(m) }
-func percentile(sorted []float64, p float64) float64 { return page.Percentile(sorted, p) }
-func newPlot(title, x, y string) *plot.Plot          { return page.NewPlot(title, x, y) }
+func fmtMs(v float64) string                      { return page.Ms(v) }
+func fmtF(v float64, prec int) string             { return page.F(v, prec) }
+func dashIfEmpty(s string) string                 { return page.DashIfEmpty(s) }
+func markdown(blocks []block) []byte              { return page.Markdown(blocks) }
+func htmlDoc(title string, blocks []block) []byte { return page.HTML(title, blocks) }
+func newPlot(title, x, y string) *plot.Plot       { return page.NewPlot(title, x, y) }
 func addLegend(p *plot.Plot, name string, thumb ...plot.Thumbnailer) {
 	page.AddLegend(p, name, thumb...)
 }
@@ -44,3 +39,5 @@ const (
 	plotW = page.W
 	plotH = page.H
 )
+
+func fmtG(v float64) string { return page.G(v) }

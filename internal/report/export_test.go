@@ -4,7 +4,7 @@ package report
 // experiment (it imports report through scenario, so report's own tests
 // cannot).
 var (
-	CopyDir            = copyDir
-	SoakBlocks         = soakBlocks
-	CompareFigureCount = len(compareFigures)
+	CopyDir    = copyDir
+	SoakBlocks = soakBlocks
+	ChainRun   = chainRun
 )

@@ -3,21 +3,52 @@ package report
 import (
 	"fmt"
 
+	"gonum.org/v1/plot"
+
 	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Kind is a node kind's own reports, registered from the kind's package
-// (internal/kinds links every kind into a binary). The reports of a tx
-// chain's runs (RenderChain, ChainCompare) are here for a chain kind to
-// register; a kind with other measurements brings its own.
+// (internal/kinds links every kind into a binary): the report of one run,
+// its part of a comparison, and the figures of one run that an
+// experiment's report shows side by side (the QA's panels).
 type Kind struct {
 	// Render writes the report of one run of the kind into outDir (the
 	// run directory when ""), report.md first; see Render.
 	Render func(runDir, outDir string) ([]string, error)
+	// Zoomed, when set, renders the run's report into outDir with its time
+	// plots zoomed (benchnet report --xrange/--yrange); see RenderZoomed.
+	Zoomed func(runDir, outDir string, z Zoom) ([]string, error)
 	// Compare is the kind's part of a comparison's report.
 	Compare func(*rundir.CompareIndex) CompareView
+	// View loads one run for the figures an experiment's report shows of
+	// it (nil: the kind offers none).
+	View func(runDir string) (RunView, error)
+	// SideBySide names the figures of View the QA report shows baseline |
+	// candidate | candidate with latency emulation, in order.
+	SideBySide []string
+	// SoakPlots are the plots of the run report a soak report shows after
+	// its fit, in order.
+	SoakPlots []PlotRef
 }
+
+// PlotRef names one plot of a run report: its file under plots/ (without
+// .png) and its title.
+type PlotRef struct{ File, Title string }
+
+// RunView is one loaded run of a kind, for the reports above one run.
+type RunView interface {
+	// Figure draws the run's figure name (one of the kind's SideBySide,
+	// or FigureHeights) with its title; p is nil when the run has no data
+	// for it, ok false when the kind has no such figure.
+	Figure(name string) (p *plot.Plot, title string, ok bool)
+}
+
+// FigureHeights is the figure of every node's height over time that a
+// chain kind's RunView draws for a run with faults or rotating nodes (the
+// QA's rotating step).
+const FigureHeights = "heights"
 
 var kinds = registry.New[Kind]("report for node kind")
 
@@ -59,9 +90,16 @@ func compareView(kind string, idx *rundir.CompareIndex) (CompareView, error) {
 	return nil, fmt.Errorf("no comparison report for node kind %q in this binary (have %v; import internal/kinds)", kind, kinds.Names())
 }
 
-// ChainCompare is the comparison view of a tx chain's runs (latency,
-// mempool, throughput): a chain kind (CometBFT) registers it as its
-// Compare.
-func ChainCompare(idx *rundir.CompareIndex) CompareView {
-	return &chainView{idx: idx, runs: map[string][]*run{}}
+// runView loads runDir with its kind's registered view.
+func runView(runDir string) (RunView, Kind, error) {
+	kind, err := rundir.RunKind(runDir)
+	if err != nil {
+		return nil, Kind{}, err
+	}
+	k, ok := kindOf(kind)
+	if !ok || k.View == nil {
+		return nil, Kind{}, fmt.Errorf("no run view for node kind %q in this binary (have %v; import internal/kinds)", kind, kinds.Names())
+	}
+	v, err := k.View(runDir)
+	return v, k, err
 }

@@ -24,10 +24,6 @@ const (
 	QAHTMLFile     = "qa.html"
 )
 
-// qaSideBySide are the QA metric plots shown baseline | candidate |
-// candidate with LE, in the seeds' order.
-var qaSideBySide = []string{"latency_per_block", "mempool_size", "peers", "rounds", "blocks_per_minute", "txs_per_minute", "block_size", "rss", "cpu", "load1"}
-
 // A QA directory is known by its qa.json (benchnet report DIR).
 func init() {
 	RegisterDir(rundir.QAFile, "qa", func(dir, _ string) ([]string, error) { return RenderQA(dir) })
@@ -178,11 +174,12 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		add(verdictTable(le.CompareIndex))
 	}
 	add(heading{Level: 3, Text: "QA metric plots, side by side", ID: "plots"})
-	panels := make([]*run, 3)
+	panels := make([]RunView, 3)
 	var which [3]string
-	panels[0], which[0] = qaRun(steady, rundir.QABaseline)
-	panels[1], which[1] = qaRun(steady, rundir.QACandidate)
-	panels[2], which[2] = qaRun(le, rundir.QACandidate)
+	var kind Kind
+	panels[0], which[0] = qaRun(steady, rundir.QABaseline, &kind)
+	panels[1], which[1] = qaRun(steady, rundir.QACandidate, &kind)
+	panels[2], which[2] = qaRun(le, rundir.QACandidate, &kind)
 	labels := []string{"baseline", "candidate", "candidate, LE"}
 	var shown []string
 	for i, w := range which {
@@ -191,29 +188,32 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		}
 	}
 	add(para{Text: fmt.Sprintf("Each row: baseline | candidate | candidate with latency emulation, on shared axes. Each panel is the build's run with the median H+1 latency p50 (%s); every run's own report has the rest.", dashIfEmpty(strings.Join(shown, ", ")))})
-	for _, name := range qaSideBySide {
-		f, ok := figureByName(name)
-		if !ok {
-			continue
-		}
-		var ps []*plot.Plot
-		any := false
-		for i, r := range panels {
-			var p *plot.Plot
-			if r != nil {
-				p, _ = f.build(r)
+	for _, name := range kind.SideBySide {
+		ps := make([]*plot.Plot, len(panels))
+		title, any := "", false
+		for i, v := range panels {
+			if v == nil {
+				continue
 			}
-			if p == nil {
-				p = plot.New()
-				p.Title.Text = labels[i] + ": no data"
-			} else {
-				any = true
-				p.Title.Text = labels[i] + ": " + f.title
+			p, t, ok := v.Figure(name)
+			if ok {
+				title = t
 			}
-			ps = append(ps, p)
+			if p != nil {
+				ps[i], any = p, true
+			}
 		}
 		if !any {
 			continue
+		}
+		for i, p := range ps {
+			if p == nil {
+				p = plot.New()
+				p.Title.Text = labels[i] + ": no data"
+				ps[i] = p
+			} else {
+				p.Title.Text = labels[i] + ": " + title
+			}
 		}
 		shareAxes(ps)
 		png, err := tilePNG(ps)
@@ -222,8 +222,8 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		}
 		file := "qa_" + name + ".png"
 		pngs[file] = png
-		add(heading{Level: 4, Text: f.title, ID: ""})
-		add(image{Alt: f.title + ", side by side", File: PlotsDir + "/" + file, PNG: png})
+		add(heading{Level: 4, Text: title, ID: ""})
+		add(image{Alt: title + ", side by side", File: PlotsDir + "/" + file, PNG: png})
 	}
 
 	// Rotating nodes.
@@ -235,12 +235,13 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 			add(noData{Reason: "not run"})
 			continue
 		}
-		r, err := load(rundir.StepPath(dir, s))
+		path := rundir.StepPath(dir, s)
+		d, err := openRun(path)
 		if err != nil {
 			add(noData{Reason: err.Error()})
 			continue
 		}
-		f, err := r.dir.ReadFaults()
+		f, err := d.ReadFaults()
 		if err != nil {
 			add(noData{Reason: "no " + rundir.FaultsFile})
 			continue
@@ -253,14 +254,16 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		if s.Note != "" {
 			add(para{Text: s.Note + "."})
 		}
-		if p, _ := plotHeights(r); p != nil {
-			png, err := renderPNG(p)
-			if err != nil {
-				return nil, nil, err
+		if v, _, err := runView(path); err == nil {
+			if p, _, _ := v.Figure(FigureHeights); p != nil {
+				png, err := renderPNG(p)
+				if err != nil {
+					return nil, nil, err
+				}
+				file := "qa_heights_" + b + ".png"
+				pngs[file] = png
+				add(image{Alt: "Heights, " + b, File: PlotsDir + "/" + file, PNG: png})
 			}
-			file := "qa_heights_" + b + ".png"
-			pngs[file] = png
-			add(image{Alt: "Heights, " + b, File: PlotsDir + "/" + file, PNG: png})
 		}
 	}
 
@@ -342,13 +345,14 @@ type qaCmp struct {
 // qaRun is the build's representative run for the side-by-side panels: of
 // its finished runs, the one with the median H+1 latency p50 (the lower
 // median of an even count; ties by repeat), so that a panel shows neither
-// the best nor the worst repeat. It also says which ("repeat 2 of 3").
-func qaRun(c *qaCmp, build string) (*run, string) {
+// the best nor the worst repeat, loaded with its kind's view (whose
+// reports it sets in kind). It also says which ("repeat 2 of 3").
+func qaRun(c *qaCmp, build string, kind *Kind) (RunView, string) {
 	if c == nil {
 		return nil, ""
 	}
 	type cand struct {
-		r      *run
+		path   string
 		repeat int
 		p50    float64
 	}
@@ -357,11 +361,16 @@ func qaRun(c *qaCmp, build string) (*run, string) {
 		if r.Variant != build || r.Status != rundir.RunDone {
 			continue
 		}
-		ld, err := load(r.RunPath(c.dir))
-		if err != nil || ld.results == nil {
+		path := r.RunPath(c.dir)
+		d, err := openRun(path)
+		if err != nil {
 			continue
 		}
-		cs = append(cs, cand{ld, r.Repeat, ld.results.Latency.P50})
+		res, err := d.ReadResults()
+		if err != nil {
+			continue
+		}
+		cs = append(cs, cand{path, r.Repeat, res.Latency.P50})
 	}
 	if len(cs) == 0 {
 		return nil, ""
@@ -373,16 +382,29 @@ func qaRun(c *qaCmp, build string) (*run, string) {
 		return cs[i].repeat < cs[j].repeat
 	})
 	m := cs[(len(cs)-1)/2]
-	return m.r, fmt.Sprintf("repeat %d of %d", m.repeat, len(cs))
+	v, k, err := runView(m.path)
+	if err != nil {
+		return nil, ""
+	}
+	*kind = k
+	return v, fmt.Sprintf("repeat %d of %d", m.repeat, len(cs))
 }
 
-func figureByName(name string) (figure, bool) {
-	for _, f := range figures {
-		if f.name == name {
-			return f, true
-		}
+// openRun opens a run directory of a step, as a run's report would.
+func openRun(path string) (*rundir.Dir, error) {
+	if err := CheckRunDir(path); err != nil {
+		return nil, err
 	}
-	return figure{}, false
+	return rundir.Open(path)
+}
+
+// secOrNever is a time in seconds, or "never" for a negative one (a node
+// that never caught up).
+func secOrNever(v float64) string {
+	if v < 0 {
+		return "never"
+	}
+	return fmtF(v, 1)
 }
 
 // shareAxes gives the panels one x and one y range (the union of those

@@ -88,7 +88,7 @@ func QAJUnit(dir string) ([]byte, error) {
 				if len(q.FailOn) > 0 && !contains(q.FailOn, j.Metric) {
 					continue
 				}
-				addCase(step.class, j.Metric, j.Verdict, fmt.Sprintf("%s → %s (%+.2f %%): %s", cmpNum(j.Base), cmpNum(j.Variant), j.DeltaPct, j.Reason))
+				addCase(step.class, j.Metric, j.Verdict, fmt.Sprintf("%s → %s (%+.2f %%): %s", CmpNum(j.Base), CmpNum(j.Variant), j.DeltaPct, j.Reason))
 			}
 		}
 	}

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
-	"gonum.org/v1/plot"
 )
 
 // qaDir is the hand-made QA directory with run1 as every compare run.
@@ -19,7 +20,7 @@ func qaDir(t *testing.T) string {
 	dir := copyDir(t, "testdata/qa1")
 	for _, step := range []string{"steady", "le"} {
 		for _, r := range []string{"b1", "c1"} {
-			run := copyDir(t, "testdata/run1")
+			run := copyDir(t, chainRun)
 			dst := filepath.Join(dir, "steps", step, "runs", r)
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				t.Fatal(err)
@@ -120,7 +121,7 @@ func TestQARunMedian(t *testing.T) {
 	idx := &rundir.CompareIndex{}
 	for i, p50 := range []float64{1300, 700, 900} {
 		name := fmt.Sprintf("b%d", i+1)
-		src := copyDir(t, "testdata/run1")
+		src := copyDir(t, chainRun)
 		if err := os.Rename(src, filepath.Join(root, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -138,11 +139,12 @@ func TestQARunMedian(t *testing.T) {
 	idx.Runs = append(idx.Runs,
 		rundir.CompareRun{Variant: rundir.QABaseline, Repeat: 4, Status: "failed", RunDir: "b1"},
 		rundir.CompareRun{Variant: rundir.QACandidate, Repeat: 1, Status: rundir.RunDone, RunDir: "b2"})
-	r, which := qaRun(&qaCmp{CompareIndex: idx, dir: root}, rundir.QABaseline)
-	if r == nil || which != "repeat 3 of 3" || r.results.Latency.P50 != 900 {
+	var kind Kind
+	r, which := qaRun(&qaCmp{CompareIndex: idx, dir: root}, rundir.QABaseline, &kind)
+	if r == nil || which != "repeat 3 of 3" || len(kind.SideBySide) == 0 {
 		t.Fatalf("median run: %v %q", r != nil, which)
 	}
-	if r, which := qaRun(&qaCmp{CompareIndex: idx, dir: root}, "nobody"); r != nil || which != "" {
+	if r, which := qaRun(&qaCmp{CompareIndex: idx, dir: root}, "nobody", &kind); r != nil || which != "" {
 		t.Errorf("a build without runs: %v %q", r != nil, which)
 	}
 }

@@ -64,14 +64,19 @@ func RenderSoak(runDir string) ([]string, error) {
 	add(heading{Level: 3, Text: "1. Committed tx/s per second, with the fit", ID: ""})
 	add(image{Alt: "Committed tx/s per second", File: PlotsDir + "/soak_tps.png", PNG: png})
 	add(para{Text: "Dots: txs committed per 1 s of block time; line: the fitted a + b·exp(−t/τ); dashed (when it decays): the floor a."})
-	for i, f := range []struct{ file, title string }{{"mempool_size", "Mempool size"}, {"rss", "Resident memory per node"}} {
-		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+2, f.title), ID: ""})
-		b, err := os.ReadFile(filepath.Join(runDir, PlotsDir, f.file+".png"))
+	var also []PlotRef
+	if kind, err := rundir.RunKind(runDir); err == nil {
+		k, _ := kindOf(kind)
+		also = k.SoakPlots
+	}
+	for i, f := range also {
+		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+2, f.Title), ID: ""})
+		b, err := os.ReadFile(filepath.Join(runDir, PlotsDir, f.File+".png"))
 		if err != nil {
-			add(noData{Reason: "the run report's " + f.file + ".png is missing: run `benchnet report` on this directory"})
+			add(noData{Reason: "the run report's " + f.File + ".png is missing: run `benchnet report` on this directory"})
 			continue
 		}
-		add(image{Alt: f.title, File: PlotsDir + "/" + f.file + ".png", PNG: b})
+		add(image{Alt: f.Title, File: PlotsDir + "/" + f.File + ".png", PNG: b})
 	}
 	md, htmlPath := filepath.Join(runDir, SoakMarkdownFile), filepath.Join(runDir, SoakHTMLFile)
 	if err := rundir.WriteAtomic(md, markdown(bs)); err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 func TestRenderSoak(t *testing.T) {
-	dir := report.CopyDir(t, "testdata/run1")
+	dir := report.CopyDir(t, report.ChainRun)
 	if _, err := report.Render(dir, ""); err != nil { // the run report's mempool and RSS plots
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestRenderSoakVariants(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(root, "runs", v)
-		if out, err := exec.Command("cp", "-r", "testdata/run1", dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command("cp", "-r", report.ChainRun, dir).CombinedOutput(); err != nil {
 			t.Fatalf("cp: %v %s", err, out)
 		}
 		if v == "info" {

@@ -419,9 +419,9 @@ func series(x *rundir.SweepIndex, xy func(p judge.Point) (float64, float64, bool
 	return conns, out
 }
 
-// plotPoints gives a search's cells a grid of (c, rate) points, for the
+// PlotPoints gives a search's cells a grid of (c, rate) points, for the
 // plots.
-func plotPoints(x *rundir.SweepIndex) *rundir.SweepIndex {
+func PlotPoints(x *rundir.SweepIndex) *rundir.SweepIndex {
 	if x.Grid != nil {
 		return x
 	}
@@ -432,7 +432,7 @@ func plotPoints(x *rundir.SweepIndex) *rundir.SweepIndex {
 }
 
 func plotSweepThroughput(x *rundir.SweepIndex) (*plot.Plot, string) {
-	x = plotPoints(x)
+	x = PlotPoints(x)
 	conns, s := series(x, func(p judge.Point) (float64, float64, bool) { return p.Offered, p.TPS.Mean, p.TPS.N > 0 })
 	if len(conns) == 0 {
 		return nil, "no cell with a valid load finished"
@@ -470,7 +470,7 @@ func plotSweepThroughput(x *rundir.SweepIndex) (*plot.Plot, string) {
 }
 
 func plotSweepLatency(x *rundir.SweepIndex) (*plot.Plot, string) {
-	x = plotPoints(x)
+	x = PlotPoints(x)
 	conns, p50 := series(x, func(p judge.Point) (float64, float64, bool) { return p.TPS.Mean, p.P50Ms.Mean, p.P50Ms.N > 0 })
 	_, p99 := series(x, func(p judge.Point) (float64, float64, bool) { return p.TPS.Mean, p.P99Ms.Mean, p.P99Ms.N > 0 })
 	if len(conns) == 0 {

@@ -37,15 +37,12 @@ func sweepScatter(dir string, x *rundir.SweepIndex) ([]block, map[string][]byte,
 		if err != nil {
 			continue
 		}
-		r := &run{dir: d}
-		if r.loadJSON() != nil || r.loadTxs() != nil {
+		txs, err := headlineLatencies(d)
+		if err != nil {
 			continue
 		}
 		cells++
-		for _, t := range r.txs {
-			if t.state != "committed" || !t.hasLatency {
-				continue
-			}
+		for _, t := range txs {
 			if origin == 0 || t.sentNs < origin {
 				origin = t.sentNs
 			}
@@ -96,4 +93,31 @@ func sweepScatter(dir string, x *rundir.SweepIndex) ([]block, map[string][]byte,
 		image{Alt: "Latency against send time over every cell", File: PlotsDir + "/" + sweepScatterFile, PNG: png},
 	}
 	return bs, map[string][]byte{sweepScatterFile: png}, nil
+}
+
+// sentLatency is a committed tx's send time and headline latency.
+type sentLatency struct {
+	sentNs  int64
+	latency float64 // ms
+}
+
+// headlineLatencies are the committed txs of a run with a headline latency
+// (txs.csv, of block H or H+1 as results.json names it; H without one).
+func headlineLatencies(d *rundir.Dir) ([]sentLatency, error) {
+	h1 := false
+	if res, err := d.ReadResults(); err == nil {
+		h1 = res.LatencyBlock == "H+1"
+	}
+	rows, _, err := rundir.TxsCSV.ReadFile(rundir.TxsCSV.Path(d))
+	var out []sentLatency
+	for _, t := range rows {
+		lat, ok := t.LatencyMs, t.HasLatency
+		if h1 {
+			lat, ok = t.LatencyNextMs, t.HasNext
+		}
+		if t.State == rundir.StateCommitted && ok {
+			out = append(out, sentLatency{t.SentNs, lat})
+		}
+	}
+	return out, err
 }

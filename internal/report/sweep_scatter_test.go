@@ -24,7 +24,7 @@ func TestSweepScatter(t *testing.T) {
 	if blocks, _, err := sweepScatter(dir, x); err != nil || blocks != nil {
 		t.Fatalf("no cell directories: %v, %d blocks", err, len(blocks))
 	}
-	run1 := copyDir(t, filepath.Join("testdata", "run1"))
+	run1 := copyDir(t, chainRun)
 	var done []int
 	for i, c := range x.Cells {
 		if c.Status == rundir.CellDone {
@@ -56,14 +56,19 @@ func TestSweepScatter(t *testing.T) {
 	if err != nil || len(blocks) == 0 || len(pngs[sweepScatterFile]) == 0 {
 		t.Fatalf("scatter: %v, %d blocks", err, len(blocks))
 	}
-	// Twice run1's committed txs with a latency, over two cells.
-	r, err := load(run1)
+	// Twice run1's committed txs with a headline latency, over two cells.
+	d := &rundir.Dir{Path: run1}
+	res, err := d.ReadResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	txs, _, err := rundir.TxsCSV.ReadFile(rundir.TxsCSV.Path(d))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := 0
-	for _, tx := range r.txs {
-		if tx.state == "committed" && tx.hasLatency {
+	for _, tx := range txs {
+		if tx.State == "committed" && (tx.HasNext && res.LatencyBlock == "H+1" || tx.HasLatency && res.LatencyBlock != "H+1") {
 			want++
 		}
 	}

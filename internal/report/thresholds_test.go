@@ -15,7 +15,7 @@ import (
 // opens its report with them, before the headline; the section is golden
 // (testdata/thresholds.section.md), and the re-render is byte-identical.
 func TestThresholdSection(t *testing.T) {
-	dir := copyDir(t, "testdata/run1")
+	dir := copyDir(t, chainRun)
 	d := &rundir.Dir{Path: dir}
 	res, err := d.ReadResults()
 	if err != nil {
@@ -66,7 +66,7 @@ func TestThresholdSection(t *testing.T) {
 // not judged, the verdict counting the judged runs only.
 func TestRunsThresholdSection(t *testing.T) {
 	mk := func(tps string, harness bool) string {
-		dir := copyDir(t, "testdata/run1")
+		dir := copyDir(t, chainRun)
 		d := &rundir.Dir{Path: dir}
 		res, err := d.ReadResults()
 		if err != nil {

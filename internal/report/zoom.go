@@ -73,18 +73,22 @@ func ParseRange(axis, s string) (Range, error) {
 	return r, nil
 }
 
+// TimeAxis begins the X label of every time plot a run report draws: the
+// plots Zoom applies to.
+const TimeAxis = "time since start (s)"
+
 // nanMin and nanMax mark an open end (the data's).
 const (
 	nanMin = -1e308
 	nanMax = 1e308
 )
 
-func (z Zoom) active() bool { return z.X.Set || z.Y.Set }
+func (z Zoom) Active() bool { return z.X.Set || z.Y.Set }
 
-// apply sets a time plot's axes to the zoom; other plots (the latency
+// Apply sets a time plot's axes to the zoom; other plots (the latency
 // distribution) are left alone. It reports whether it changed p.
-func (z Zoom) apply(p *plot.Plot) bool {
-	if !strings.HasPrefix(p.X.Label.Text, timeAxis) {
+func (z Zoom) Apply(p *plot.Plot) bool {
+	if !strings.HasPrefix(p.X.Label.Text, TimeAxis) {
 		return false
 	}
 	changed := false
@@ -109,8 +113,8 @@ func (z Zoom) apply(p *plot.Plot) bool {
 	return changed
 }
 
-// zoomNote is the line the report opens its plots with when zoomed.
-func (z Zoom) note() string {
+// Note is the line the report opens its plots with when zoomed.
+func (z Zoom) Note() string {
 	var parts []string
 	if z.X.Set {
 		parts = append(parts, "time axes "+z.X.Text)
@@ -123,23 +127,4 @@ func (z Zoom) note() string {
 		parts = append(parts, what+" "+z.Y.Text)
 	}
 	return "**Zoomed** (`benchnet report --xrange/--yrange`): " + strings.Join(parts, ", ") + "; the run directory's own report shows the whole run."
-}
-
-// RenderZoomed renders a run's report with its time plots zoomed into
-// outDir, which must not be the run directory: the run's own report stays
-// the whole run, byte-identical to what the run wrote.
-func RenderZoomed(runDir, outDir string, z Zoom) ([]string, error) {
-	if outDir == "" {
-		return nil, fmt.Errorf("report: a zoomed report needs an output directory (-o), the run directory keeps the whole run's")
-	}
-	r, err := load(runDir)
-	if err != nil {
-		return nil, err
-	}
-	r.zoom = z
-	blocks, pngs, err := r.build()
-	if err != nil {
-		return nil, err
-	}
-	return writeDoc("report", outDir, MarkdownFile, HTMLFile, r.title(), blocks, pngs)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
+
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
@@ -71,7 +73,7 @@ func TestNodeDiesMidLoad(t *testing.T) {
 	if !ok {
 		t.Fatal("the victim was never killed")
 	}
-	summary := analyze.Summary(res)
+	summary := analysis.Summary(res)
 	t.Logf("summary:\n%s", summary)
 
 	a := res.Accounting

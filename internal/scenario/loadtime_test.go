@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
+
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -54,7 +56,7 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 	dataDir := filepath.Join(home, "data")
 	text := runTool(t, ctx, reportBin, "--database-type", backend, "--data-dir", dataDir)
 	t.Logf("loadtime report (%s):\n%s", backend, text)
-	rep, err := analyze.ParseLoadtimeReport(text)
+	rep, err := analysis.ParseLoadtimeReport(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 	// Our run's txs carry RunUUID(run id); the warm-up's carry the warm-up
 	// run id's, so the report lists them as a separate experiment.
 	ours, warm := uuidString(load.RunUUID(runID)), uuidString(load.RunUUID(runID+"-warmup"))
-	var exp *analyze.LoadtimeStats
+	var exp *analysis.LoadtimeStats
 	for i, e := range rep.Experiments {
 		switch e.ID {
 		case ours:
@@ -109,11 +111,11 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 		}
 		theirs[r["tx_hash"]] = d
 	}
-	in, err := analyze.Load(out.RunDir)
+	in, err := analysis.Load(out.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rows, err := analyze.Compute(in)
+	_, rows, err := analysis.Compute(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 	sub.LatencyBlock, sub.Latency = "H+1", analyze.Summarize(restricted)
 	t.Logf("H+1 mean over the same %d txs: ours %.6f ms (exact %.6f ms), report's %.6f ms; all %d of ours: %.3f ms",
 		len(restricted), sub.Latency.Avg, float64(sum)/float64(max(len(mine), 1))/1e6, float64(exp.Avg)/1e6, res.Latency.N, res.Latency.Avg)
-	if err := analyze.CrossCheckLoadtime(&sub, *exp, time.Millisecond); err != nil {
+	if err := analysis.CrossCheckLoadtime(&sub, *exp, time.Millisecond); err != nil {
 		t.Error(err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/chainreport"
+
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -157,8 +159,8 @@ func checkReport(t *testing.T, dir string, listed []string) {
 		}
 	}
 	t.Logf("report: %d plots", len(pngs))
-	if len(pngs) != len(report.PlotTitles()) {
-		t.Errorf("%d plot files, the report has %d plots", len(pngs), len(report.PlotTitles()))
+	if len(pngs) != len(chainreport.PlotTitles()) {
+		t.Errorf("%d plot files, the report has %d plots", len(pngs), len(chainreport.PlotTitles()))
 	}
 
 	// What a reader sees: the HTML in a real browser, every plot loaded.
@@ -173,7 +175,7 @@ func checkReport(t *testing.T, dir string, listed []string) {
 	if err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	for _, title := range report.PlotTitles() {
+	for _, title := range chainreport.PlotTitles() {
 		var w, h int
 		if _, err := fmt.Sscanf(sizes[title], "%dx%d", &w, &h); err != nil || w == 0 || h == 0 {
 			t.Errorf("in Chromium, plot %q rendered as %q", title, sizes[title])

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/chainreport"
+
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
@@ -90,7 +92,7 @@ func runNamespaced(t *testing.T, subnet, ns string, edits map[string]map[string]
 	}
 
 	// Every plot has data: the data they are drawn from, not a PNG.
-	empty, err := report.EmptyPlots(out.RunDir)
+	empty, err := chainreport.EmptyPlots(out.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func runNamespaced(t *testing.T, subnet, ns string, edits map[string]map[string]
 		t.Errorf("plot %q has no data: %s", title, why)
 	}
 	sort.Strings(titles)
-	t.Logf("%d plots, %d without data %v", len(report.PlotTitles()), len(empty), titles)
+	t.Logf("%d plots, %d without data %v", len(chainreport.PlotTitles()), len(empty), titles)
 	md, _ := os.ReadFile(filepath.Join(out.RunDir, report.MarkdownFile))
 	if want := "The rate of " + ns + "_consensus_height over 60 s"; !strings.Contains(string(md), want) {
 		t.Errorf("report.md lacks %q", want)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/harvest"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -12,12 +13,12 @@ import (
 
 // A CometBFT run is analysed as a tx chain: the accounting of every sent
 // tx against the harvested blocks, latencies, block statistics
-// (analyze.Analyze), and it prints the chain summary at its end. A run
+// (internal/kinds/cometbft/analysis), and it prints the chain summary at its end. A run
 // killed before its harvest is recovered from the nodes' block stores.
 func init() {
 	analyze.Register(manifest.KindCometBFT, analyze.Kind{
-		Analyze: func(d *rundir.Dir) (*analyze.Results, error) { return analyze.Analyze(d.Path) },
-		Summary: analyze.Summary,
+		Analyze: func(d *rundir.Dir) (*analyze.Results, error) { return analysis.Analyze(d.Path) },
+		Summary: analysis.Summary,
 		Outputs: []string{rundir.TxsCSV.Name},
 		Recover: func(ctx context.Context, dir, reason string, log io.Writer) error {
 			_, err := harvest.Offline(ctx, dir, reason, log)

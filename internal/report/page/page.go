@@ -228,3 +228,7 @@ func Write(what, outDir, mdName, htmlName, title string, blocks []Block, pngs ma
 	}
 	return written, nil
 }
+
+// G is v in the shortest form that reads back exactly ('g', no exponent
+// for the sizes reports show).
+func G(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
+
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -186,7 +188,7 @@ func TestHarvest(t *testing.T) {
 
 	// The harvested directory analyzes: a=1 committed (+1 duplicate), b=2
 	// committed, c=3 rejected by execution, d=4 lost.
-	r, err := analyze.Analyze(dir)
+	r, err := analysis.Analyze(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
+
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -122,7 +123,7 @@ func offlineRealStore(t *testing.T, rel plan.Release, bin string) {
 	if hi.From <= 1 {
 		t.Errorf("range starts at %d: the blocks before warmup_done were not skipped", hi.From)
 	}
-	r, err := analyze.Analyze(dir)
+	r, err := analysis.Analyze(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func offlineRealStore(t *testing.T, rel plan.Release, bin string) {
 	if r.Recovered == nil || r.Recovered.Method != InspectMethod {
 		t.Errorf("results.json recovery = %+v", r.Recovered)
 	}
-	if s := analyze.Summary(r); !strings.Contains(s, "recovered") {
+	if s := analysis.Summary(r); !strings.Contains(s, "recovered") {
 		t.Errorf("summary does not say recovered:\n%s", s)
 	}
 	// No inspect is left behind.

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
+
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 
 	"github.com/benchnet/benchnet/internal/analyze"
@@ -107,11 +109,11 @@ func runRealNode(t *testing.T, bin string) {
 	if _, err := Harvest(ctx, "http://"+rpc, from, st.Height, dir); err != nil {
 		t.Fatal(err)
 	}
-	res, err := analyze.Analyze(dir)
+	res, err := analysis.Analyze(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("\n%s", analyze.Summary(res))
+	t.Logf("\n%s", analysis.Summary(res))
 	want := analyze.Accounting{Sent: 30, Committed: 27, Rejected: 3}
 	if res.Accounting != want {
 		t.Errorf("accounting = %+v, want %+v", res.Accounting, want)

@@ -424,7 +424,7 @@ func (a *analysis) finish(emit func(*rundir.Delivery) error) error {
 			g.MDR = round6(float64(g.Delivered) / float64(g.Expected))
 		}
 		if g.Delivered > 0 {
-			g.Duplicates = round3(g.Duplicates / float64(g.Delivered))
+			g.Duplicates = analyze.Round3(g.Duplicates / float64(g.Delivered))
 		}
 		if ps, ok := procs[g.Name]; ok {
 			g.Proc = *ps
@@ -465,7 +465,7 @@ func machineBusy(host []rundir.Host, pub []rundir.Published) float64 {
 	if first == nil || last == first || last.CPUTotalSeconds <= first.CPUTotalSeconds {
 		return 0
 	}
-	return round3(100 * (last.CPUBusySeconds - first.CPUBusySeconds) / (last.CPUTotalSeconds - first.CPUTotalSeconds))
+	return analyze.Round3(100 * (last.CPUBusySeconds - first.CPUBusySeconds) / (last.CPUTotalSeconds - first.CPUTotalSeconds))
 }
 
 // depth of node v in the message's first-delivery tree (publisher 0), or -1
@@ -527,8 +527,8 @@ func publishStats(pub []rundir.Published) rundir.PublishStats {
 		m.Add(&rundir.Sent{Seq: p.Seq, Intended: p.Intended, SentAt: p.SentAt, Ack: p.Ack, Result: p.Result})
 	}
 	lc, _ := m.Summary("publish", 0, 0)
-	ps.TargetRate, ps.Achieved = round3(lc.TargetRate), round3(lc.Achieved)
-	ps.LagP50Ms, ps.LagP99Ms, ps.LagMaxMs = round3(lc.LagP50Ms), round3(lc.LagP99Ms), round3(lc.LagMaxMs)
+	ps.TargetRate, ps.Achieved = analyze.Round3(lc.TargetRate), analyze.Round3(lc.Achieved)
+	ps.LagP50Ms, ps.LagP99Ms, ps.LagMaxMs = analyze.Round3(lc.LagP50Ms), analyze.Round3(lc.LagP99Ms), analyze.Round3(lc.LagMaxMs)
 	return ps
 }
 
@@ -588,10 +588,10 @@ func procStats(rows []rundir.Proc) map[string]*rundir.ProcStats {
 			s.CPUMaxPct = max(s.CPUMaxPct, 100*dc/dt)
 		}
 		if span > 0 {
-			s.CPUAvgPct = round3(100 * cpu / span)
+			s.CPUAvgPct = analyze.Round3(100 * cpu / span)
 		}
-		s.CPUMaxPct = round3(s.CPUMaxPct)
-		s.RSSMaxMB, s.RSSAvgMB = round3(s.RSSMaxMB), round3(rss/float64(len(ps))/(1<<20))
+		s.CPUMaxPct = analyze.Round3(s.CPUMaxPct)
+		s.RSSMaxMB, s.RSSAvgMB = analyze.Round3(s.RSSMaxMB), analyze.Round3(rss/float64(len(ps))/(1<<20))
 		out[name] = s
 	}
 	return out
@@ -601,6 +601,6 @@ func procStats(rows []rundir.Proc) map[string]*rundir.ProcStats {
 // percentiles and rounding for delivery times as for tx latencies.
 func summarize(v []float64) rundir.Stats { return analyze.Summarize(v) }
 
-func ms(ns int64) float64      { return float64(ns) / 1e6 }
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -130,7 +131,7 @@ func nodeOutages(d []outage, end int64) []rundir.Outage {
 		if !ro.Undone {
 			ro.EndNs = max(end, o.start)
 		}
-		ro.Sec = round3(float64(ro.EndNs-ro.StartNs) / 1e9)
+		ro.Sec = analyze.Round3(float64(ro.EndNs-ro.StartNs) / 1e9)
 		r = append(r, ro)
 	}
 	return r
@@ -146,7 +147,7 @@ func downSec(o []rundir.Outage) (float64, bool) {
 			s, down = s+x.Sec, true
 		}
 	}
-	return round3(s), down
+	return analyze.Round3(s), down
 }
 
 // runEnd is the later of events.jsonl's last event and the last

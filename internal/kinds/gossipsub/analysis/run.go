@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -76,7 +77,7 @@ func durationSec(in *Input) float64 {
 	for _, p := range in.Published {
 		lo, hi = min(lo, p.Intended), max(hi, p.Intended)
 	}
-	return round3(float64(hi-lo) / 1e9)
+	return analyze.Round3(float64(hi-lo) / 1e9)
 }
 
 func baseName(p string) string { return filepath.Base(p) }

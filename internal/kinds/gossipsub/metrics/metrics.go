@@ -1,4 +1,5 @@
-// Package metrics is what the gossipsub kind lets a comparison judge and a
+// Package metrics is the gossipsub kind's vocabulary: its name (which the
+// manifest accepts once registered) and what it lets a comparison judge and a
 // [thresholds] table name: its metric tables, registered with judge. It is
 // a leaf, so that the manifest's tests get the tables without the host.
 package metrics
@@ -9,6 +10,7 @@ import (
 )
 
 func init() {
+	manifest.RegisterKind(manifest.KindGossipsub)
 	judge.RegisterKind(manifest.KindGossipsub, judge.KindMetrics{Judged: Metrics, ThresholdOnly: thresholdOnly})
 }
 
