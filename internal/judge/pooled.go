@@ -2,7 +2,7 @@ package judge
 
 import (
 	"math"
-	"sort"
+	"slices"
 )
 
 // Pooled holds every unit's values sorted once, each with its unit, so a
@@ -29,7 +29,17 @@ func NewPooled(lists [][]float64) *Pooled {
 			all = append(all, valOf{v, u})
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].v < all[j].v })
+	// A stable sort keeps equal values in unit order, so the pooled
+	// order, and every percentile drawn from it, is reproducible.
+	slices.SortStableFunc(all, func(a, b valOf) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
 	p.vals, p.unit = make([]float64, len(all)), make([]int, len(all))
 	for i, a := range all {
 		p.vals[i], p.unit[i] = a.v, a.unit
@@ -50,6 +60,18 @@ func (p *Pooled) Pct(q float64) func(idx []int) float64 {
 			return math.NaN()
 		}
 		rank := max(1, int(math.Ceil(q/100*float64(total)-1e-9)))
+		if 2*rank > total {
+			// A high percentile is nearer the top: walk down from it to the
+			// same value, the lowest whose cumulative weight reaches rank.
+			cum := total // the weight of vals[0..k]
+			for k := len(p.unit) - 1; k >= 0; k-- {
+				below := cum - w[p.unit[k]]
+				if below < rank {
+					return p.vals[k]
+				}
+				cum = below
+			}
+		}
 		cum := 0
 		for k, u := range p.unit {
 			if cum += w[u]; cum >= rank {

@@ -195,11 +195,14 @@ func blockUnits(blocks []figures.Block, key string) (judge.Units, bool) {
 		}
 		return
 	}
-	lists := make([][]float64, n)
-	for b := range blocks {
-		lists[b] = blocks[b].Latencies
+	// The pooled latencies are sorted once, and only for a percentile.
+	pct := func(q float64) func(idx []int) float64 {
+		lists := make([][]float64, n)
+		for b := range blocks {
+			lists[b] = blocks[b].Latencies
+		}
+		return judge.NewPooled(lists).Pct(q)
 	}
-	pct := judge.NewPooled(lists).Pct
 	var stat func(idx []int) float64
 	switch key {
 	case "tps":
@@ -213,13 +216,18 @@ func blockUnits(blocks []figures.Block, key string) (judge.Units, bool) {
 			return 60 * float64(len(idx)) / sec
 		}
 	case "latency_avg":
+		// Each block's sum once: a resample adds n sums, not every tx.
+		sum := make([]float64, n)
+		for b := range blocks {
+			for _, l := range blocks[b].Latencies {
+				sum[b] += l
+			}
+		}
 		stat = func(idx []int) float64 {
 			var s float64
 			var c int
 			for _, i := range idx {
-				for _, l := range blocks[i].Latencies {
-					s += l
-				}
+				s += sum[i]
 				c += len(blocks[i].Latencies)
 			}
 			return s / float64(c)
