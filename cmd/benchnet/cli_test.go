@@ -77,7 +77,7 @@ var (
 )
 
 // benchnetBinary builds the CLI once per test process.
-func benchnetBinary(t *testing.T) string {
+func benchnetBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "benchnet-bin-")

@@ -104,10 +104,7 @@ func tail(s string, n int) string {
 // Fail, within the budget; the report, the JUnit file and the exit code
 // agree with qa.json.
 func TestQAQuickSameRelease(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a QA on real nodes takes about 10 minutes")
-	}
-	testenv.NeedRoot(t)
+	testenv.NeedRoot(t) // a QA on real nodes: about 10 minutes
 	m := qaTestManifests(t, "10.213.241.0/24", "10.213.242.0/24", "")
 	out := testenv.OutputDir(t)
 	junit := filepath.Join(t.TempDir(), "qa.xml")
@@ -159,10 +156,7 @@ func TestQAQuickSameRelease(t *testing.T) {
 // rotating nodes are left out to keep one hold of the lock short; the
 // tree build is part of it.
 func TestQARegressionLocalTree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a QA on real nodes takes about 10 minutes")
-	}
-	testenv.NeedRoot(t)
+	testenv.NeedRoot(t) // a QA on real nodes: about 10 minutes
 	tree := copyCometBFTTree(t, t.TempDir())
 	commit := commitTree(t, tree)
 	patchBlockSleep(t, tree, 2*time.Second)

@@ -31,9 +31,6 @@ func TestQAExitCodes(t *testing.T) {
 // Bad input is refused before anything starts, naming the flag; the plan
 // is printed first and a budget it cannot fit refuses it with both numbers.
 func TestQAFlagsAndPlan(t *testing.T) {
-	if testing.Short() {
-		t.Skip("resolves tags on the module proxy (cached)")
-	}
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -19,14 +19,19 @@ import (
 
 var readyRe = regexp.MustCompile(`ready: \d+ nodes .* in ([0-9.]+m?s|[0-9]+m[0-9.]+s)`)
 
-// TestSwarmReadyTimes measures time to ready of N validators on one engine
-// of a 3-engine swarm (every node in the manager's zone) and spread over
-// all three, then `down`. A measurement, not a check: it runs only with
-// BENCHNET_SWARM_MEASURE set to the sizes, e.g. "16,32" (minutes per size).
-func TestSwarmReadyTimes(t *testing.T) {
-	sizes := os.Getenv("BENCHNET_SWARM_MEASURE")
+// BenchmarkSwarmReadyTimes measures time to ready of N validators on one
+// engine of a 3-engine swarm (every node in the manager's zone) and spread
+// over all three, then `down`: a measurement, not a test (minutes per size;
+// root and docker). BENCHNET_SWARM_SIZES sets the sizes ("16" when unset):
+//
+//	BENCHNET_INTEGRATION=1 BENCHNET_SWARM_SIZES=16,32 go test ./cmd/benchnet -run '^$' -bench SwarmReadyTimes -benchtime 1x
+//
+// Each size and engine count reports ready_s (as `up` printed it), up_s
+// (up's whole wall time) and down_s.
+func BenchmarkSwarmReadyTimes(t *testing.B) {
+	sizes := os.Getenv("BENCHNET_SWARM_SIZES")
 	if sizes == "" {
-		t.Skip("a measurement: set BENCHNET_SWARM_MEASURE=16,32,64")
+		sizes = "16"
 	}
 	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
@@ -38,7 +43,7 @@ func TestSwarmReadyTimes(t *testing.T) {
 	for i, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
-			t.Fatalf("BENCHNET_SWARM_MEASURE: %q", s)
+			t.Fatalf("BENCHNET_SWARM_SIZES: %q", s)
 		}
 		for j, zones := range []string{`["z0"]`, `["z0", "z1", "z2"]`} {
 			m := fmt.Sprintf(`name = "ready%d"
@@ -81,7 +86,12 @@ engines = [%s]
 			ready := "?"
 			if mm := readyRe.FindStringSubmatch(string(b)); mm != nil {
 				ready = mm[1]
+				if d, err := time.ParseDuration(ready); err == nil {
+					t.ReportMetric(d.Seconds(), fmt.Sprintf("ready_s/%dv-%s", n, strings.ReplaceAll(engines, " ", "")))
+				}
 			}
+			t.ReportMetric(upTook.Seconds(), fmt.Sprintf("up_s/%dv-%s", n, strings.ReplaceAll(engines, " ", "")))
+			t.ReportMetric(downTook.Seconds(), fmt.Sprintf("down_s/%dv-%s", n, strings.ReplaceAll(engines, " ", "")))
 			t.Logf("MEASURE %d validators on %s: ready in %s (up %s in all), down %s", n, engines, ready,
 				upTook.Round(time.Millisecond), downTook.Round(time.Millisecond))
 		}

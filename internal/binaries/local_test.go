@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/release"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // TestEnsureLocal builds a small source tree shaped like CometBFT's (module
@@ -16,7 +17,7 @@ import (
 // file: reference, and refuses a tree that changed after its check.
 func TestEnsureLocal(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go toolchain")
+		testenv.Skip(t, "no go toolchain")
 	}
 	t.Setenv("BENCHNET_CACHE", t.TempDir())
 	ctx := context.Background()

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // runnerPkgs are the runner packages under internal/infra. Each must reach
@@ -50,7 +52,7 @@ func TestSiblingImportsDetects(t *testing.T) {
 
 func TestNoRunnerImportsSibling(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go tool not on PATH")
+		testenv.Skip(t, "go tool not on PATH")
 	}
 	for _, r := range runnerPkgs {
 		t.Run(r, func(t *testing.T) {
@@ -76,7 +78,7 @@ func TestNoRunnerImportsSibling(t *testing.T) {
 // registers them, cmd/benchnet composes).
 func TestAskersImportNoRunner(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go tool not on PATH")
+		testenv.Skip(t, "go tool not on PATH")
 	}
 	for _, pkg := range []string{"manifest", "capacity", "plan"} {
 		out, err := exec.Command("go", "list", "-deps", "../"+pkg).Output()

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 const (
@@ -23,7 +25,7 @@ var linkers = []string{mod + "cmd/", mod + "bench/", kinds}
 // a package under internal/kinds and one line in kinds.go.
 func TestGenericPackagesReachNoKind(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go tool not on PATH")
+		testenv.Skip(t, "go tool not on PATH")
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"...").Output()
 	if err != nil {

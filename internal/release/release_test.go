@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 func TestParse(t *testing.T) {
@@ -109,7 +111,7 @@ func miniTree(t *testing.T, module, flavour string) string {
 
 func TestTreeHash(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go toolchain")
+		testenv.Skip(t, "no go toolchain")
 	}
 	ctx := context.Background()
 	dir := miniTree(t, "example.com/fork", "cometbft")
@@ -168,7 +170,7 @@ func TestTreeHash(t *testing.T) {
 
 func TestInspectTreeFlavourAndRefusals(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go toolchain")
+		testenv.Skip(t, "no go toolchain")
 	}
 	ctx := context.Background()
 	tm, err := InspectTree(ctx, miniTree(t, "github.com/tendermint/tendermint", "tendermint"))
@@ -217,7 +219,7 @@ func TestGoWork(t *testing.T) {
 
 func TestGitState(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
+		testenv.Skip(t, "no git")
 	}
 	ctx := context.Background()
 	dir := miniTree(t, "example.com/fork", "cometbft")
@@ -297,7 +299,7 @@ func TestResolveFileRefusals(t *testing.T) {
 
 func TestIsStatic(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go toolchain")
+		testenv.Skip(t, "no go toolchain")
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main.go")

@@ -43,7 +43,7 @@ type TxRow struct {
 // and returns the results. It fails only on unreadable input or a broken
 // accounting identity (a bug); a run that measured nothing is returned with
 // Valid=false and its reasons.
-func Analyze(dir string) (*Results, error) {
+func Analyze(dir string) (*rundir.Results, error) {
 	in, err := Load(dir)
 	if err != nil {
 		return nil, err
@@ -121,8 +121,8 @@ func Load(dir string) (*Input, error) {
 }
 
 // Compute matches sent txs to committed ones and summarizes the run.
-func Compute(in *Input) (*Results, []TxRow, error) {
-	res := &Results{RunID: in.RunID, Config: config(in.Plan), LatencyBlock: "H", Valid: true}
+func Compute(in *Input) (*rundir.Results, []TxRow, error) {
+	res := &rundir.Results{RunID: in.RunID, Config: config(in.Plan), LatencyBlock: "H", Valid: true}
 	if in.Plan != nil && in.Plan.Load.LatencyBlock == "H+1" {
 		res.LatencyBlock = "H+1"
 	}
@@ -373,8 +373,8 @@ func sentCount(sent []rundir.Sent) int {
 	return n
 }
 
-func blockStats(blocks []rundir.Block, inRange func(int64) bool) BlockStats {
-	var bs BlockStats
+func blockStats(blocks []rundir.Block, inRange func(int64) bool) rundir.BlockStats {
+	var bs rundir.BlockStats
 	var txs, size float64
 	var first, last rundir.Block
 	for _, b := range blocks {
@@ -407,7 +407,7 @@ func blockStats(blocks []rundir.Block, inRange func(int64) bool) BlockStats {
 // loadStats certifies the generator per connection from sent.csv, with the
 // generator's own definition of the limits (load.ConnMeter): send errors
 // count as attempts (the generator did try them).
-func loadStats(rows []TxRow, invalid func(string, ...any)) []ConnStats {
+func loadStats(rows []TxRow, invalid func(string, ...any)) []rundir.ConnStats {
 	type key struct {
 		node string
 		conn int
@@ -430,13 +430,13 @@ func loadStats(rows []TxRow, invalid func(string, ...any)) []ConnStats {
 		}
 		return keys[i].conn < keys[j].conn
 	})
-	var out []ConnStats
+	var out []rundir.ConnStats
 	for _, k := range keys {
 		lc, why := by[k].Summary(k.node, k.conn, 0)
 		if why != "" {
 			invalid("load: %s", why)
 		}
-		out = append(out, ConnStats{Node: k.node, Conn: k.conn, Sent: lc.Attempted - lc.Errors, Errors: lc.Errors,
+		out = append(out, rundir.ConnStats{Node: k.node, Conn: k.conn, Sent: lc.Attempted - lc.Errors, Errors: lc.Errors,
 			TargetRate: analyze.Round3(lc.TargetRate), Achieved: analyze.Round3(lc.Achieved), LagP99Ms: analyze.Round3(lc.LagP99Ms), LagMaxMs: analyze.Round3(lc.LagMaxMs)})
 	}
 	return out
@@ -444,7 +444,7 @@ func loadStats(rows []TxRow, invalid func(string, ...any)) []ConnStats {
 
 // nodeResults lists every plan node (or every node seen, without a plan)
 // with what it was sent, its peak mempool and whether it died.
-func nodeResults(in *Input, rows []TxRow) ([]NodeResult, int) {
+func nodeResults(in *Input, rows []TxRow) ([]rundir.NodeResult, int) {
 	var names []string
 	seen := map[string]bool{}
 	add := func(n string) {
@@ -480,10 +480,10 @@ func nodeResults(in *Input, rows []TxRow) ([]NodeResult, int) {
 			exited[e.Node] = e.Detail
 		}
 	}
-	out := make([]NodeResult, 0, len(names))
+	out := make([]rundir.NodeResult, 0, len(names))
 	for _, n := range names {
 		d, ok := exited[n]
-		out = append(out, NodeResult{Name: n, Sent: sent[n], PeakMempool: peak[n], Exited: ok, Detail: d})
+		out = append(out, rundir.NodeResult{Name: n, Sent: sent[n], PeakMempool: peak[n], Exited: ok, Detail: d})
 	}
 	return out, total
 }

@@ -21,11 +21,11 @@ import (
 func TestAnalyze(t *testing.T) {
 	cases := []struct {
 		name    string
-		acc     Accounting
+		acc     rundir.Accounting
 		valid   bool
 		reason  string // substring of one invalid reason
 		tps     float64
-		latency Stats // headline; zero fields are not checked
+		latency rundir.Stats // headline; zero fields are not checked
 		states  string
 		peak    int
 	}{
@@ -33,36 +33,36 @@ func TestAnalyze(t *testing.T) {
 			// Sent at 1, 101, 201, 301 ms; blocks 10 @500, 11 @1500, 12 @2500 ms.
 			// H+1 latencies: 1499, 1399, 2299, 2199 ms. Sample std: deviations
 			// ±450, ±350 → sqrt(650000/3) = 465.475.
-			name: "all_committed", acc: Accounting{Sent: 4, Committed: 4}, valid: true,
+			name: "all_committed", acc: rundir.Accounting{Sent: 4, Committed: 4}, valid: true,
 			tps:     4, // 4 txs over 1.000 s (block 10 to 11)
-			latency: Stats{N: 4, Avg: 1849, Std: 465.475, Min: 1399, P50: 1499, P95: 2299, P99: 2299, Max: 2299},
+			latency: rundir.Stats{N: 4, Avg: 1849, Std: 465.475, Min: 1399, P50: 1499, P95: 2299, P99: 2299, Max: 2299},
 			states:  "committed committed committed committed", peak: 2,
 		},
 		{
 			// seq1 committed twice (duplicate); seq3 DeliverTx code 5; seq6
 			// send error that reached block 21; FFFF is a warm-up tx.
-			name: "mixed", acc: Accounting{Sent: 6, Committed: 3, Rejected: 2, Lost: 1, Duplicates: 1, SendErrors: 2, SendErrorsCommitted: 1},
+			name: "mixed", acc: rundir.Accounting{Sent: 6, Committed: 3, Rejected: 2, Lost: 1, Duplicates: 1, SendErrors: 2, SendErrorsCommitted: 1},
 			valid: true, tps: 1.5, // 3 txs over block 20 (1 s) to 22 (3 s)
 			// H latencies: 1000−2, 1000−3, 3000−602 ms.
-			latency: Stats{N: 3, Min: 997, P50: 998, Max: 2398},
+			latency: rundir.Stats{N: 3, Min: 997, P50: 998, Max: 2398},
 			states:  "committed committed rejected rejected lost send_error send_error committed", peak: 7,
 		},
 		{
-			name: "lost_truncated", acc: Accounting{Sent: 3, Committed: 2, Lost: 1}, valid: false,
-			reason: "last line cut", tps: 2, latency: Stats{N: 2, Min: 499, Max: 1299},
+			name: "lost_truncated", acc: rundir.Accounting{Sent: 3, Committed: 2, Lost: 1}, valid: false,
+			reason: "last line cut", tps: 2, latency: rundir.Stats{N: 2, Min: 499, Max: 1299},
 			states: "committed lost committed",
 		},
 		{
-			name: "empty", acc: Accounting{Sent: 2, Lost: 2}, valid: false, reason: "no blocks harvested",
+			name: "empty", acc: rundir.Accounting{Sent: 2, Lost: 2}, valid: false, reason: "no blocks harvested",
 			states: "lost lost",
 		},
 		{
-			name: "one_block", acc: Accounting{Sent: 2, Committed: 2}, valid: false, reason: "TPS needs two block timestamps",
-			latency: Stats{N: 2, Min: 1299, Max: 1399}, states: "committed committed",
+			name: "one_block", acc: rundir.Accounting{Sent: 2, Committed: 2}, valid: false, reason: "TPS needs two block timestamps",
+			latency: rundir.Stats{N: 2, Min: 1299, Max: 1399}, states: "committed committed",
 		},
 		{
 			// Lag 40·i ms: p99 = 360 ms (load.ConnMeter: one reason per connection).
-			name: "lagging", acc: Accounting{Sent: 10, Committed: 10}, valid: false, reason: "fell behind",
+			name: "lagging", acc: rundir.Accounting{Sent: 10, Committed: 10}, valid: false, reason: "fell behind",
 			tps:    10, // 10 txs over blocks 40 @1 s to 41 @2 s
 			states: strings.TrimSpace(strings.Repeat("committed ", 10)),
 		},
@@ -70,9 +70,9 @@ func TestAnalyze(t *testing.T) {
 			// Ctrl-C after 8 of 20 txs; the bounded drain gave up with 3 txs
 			// in the mempool: they are pending, not lost. seq4 was refused
 			// by v1.0.1 with JSON-RPC code -32603.
-			name: "interrupted", acc: Accounting{Sent: 8, Committed: 4, Rejected: 1, Pending: 3}, valid: false,
+			name: "interrupted", acc: rundir.Accounting{Sent: 8, Committed: 4, Rejected: 1, Pending: 3}, valid: false,
 			reason: "3 txs pending: the interrupted run stopped waiting for the mempools after 15.0 s",
-			tps:    4, latency: Stats{N: 4, Min: 1399, Max: 2299},
+			tps:    4, latency: rundir.Stats{N: 4, Min: 1399, Max: 2299},
 			states: "committed committed committed committed rejected pending pending pending",
 		},
 	}
@@ -135,7 +135,7 @@ func TestAnalyzeMixedDetails(t *testing.T) {
 	if res.LatencyOther.N != 2 {
 		t.Errorf("H+1 latencies = %d, want 2", res.LatencyOther.N)
 	}
-	want := map[string]NodeResult{
+	want := map[string]rundir.NodeResult{
 		"validator0": {Name: "validator0", Sent: 3, PeakMempool: 7},
 		"validator1": {Name: "validator1", Sent: 3, PeakMempool: 3, Exited: true, Detail: "exit status 2"},
 	}
@@ -147,7 +147,7 @@ func TestAnalyzeMixedDetails(t *testing.T) {
 	if len(res.Load) != 2 || res.Load[0].Errors != 1 || res.Load[0].Sent != 3 || res.Load[0].LagMaxMs != 2 {
 		t.Errorf("load = %+v", res.Load)
 	}
-	if res.BlockStats != (BlockStats{FirstHeight: 20, LastHeight: 22, Blocks: 3, AvgTxs: 2.333, MaxTxs: 3, AvgBlockSec: 1, AvgSizeBytes: 800}) {
+	if res.BlockStats != (rundir.BlockStats{FirstHeight: 20, LastHeight: 22, Blocks: 3, AvgTxs: 2.333, MaxTxs: 3, AvgBlockSec: 1, AvgSizeBytes: 800}) {
 		t.Errorf("block stats = %+v", res.BlockStats)
 	}
 }
@@ -185,12 +185,12 @@ func TestDrainDecidesLost(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		drain *rundir.Drain
-		acc   Accounting
+		acc   rundir.Accounting
 	}{
-		{"cut short", &rundir.Drain{Interrupted: true, WaitedSec: 15, BoundSec: 15, GraceSec: 30}, Accounting{Sent: 8, Committed: 4, Rejected: 1, Pending: 3}},
-		{"full grace", &rundir.Drain{Complete: true, WaitedSec: 30, BoundSec: 30, GraceSec: 30}, Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
-		{"interrupted but emptied", &rundir.Drain{Complete: true, Empty: true, Interrupted: true, WaitedSec: 1.2, BoundSec: 15, GraceSec: 30}, Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
-		{"no drain recorded", nil, Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
+		{"cut short", &rundir.Drain{Interrupted: true, WaitedSec: 15, BoundSec: 15, GraceSec: 30}, rundir.Accounting{Sent: 8, Committed: 4, Rejected: 1, Pending: 3}},
+		{"full grace", &rundir.Drain{Complete: true, WaitedSec: 30, BoundSec: 30, GraceSec: 30}, rundir.Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
+		{"interrupted but emptied", &rundir.Drain{Complete: true, Empty: true, Interrupted: true, WaitedSec: 1.2, BoundSec: 15, GraceSec: 30}, rundir.Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
+		{"no drain recorded", nil, rundir.Accounting{Sent: 8, Committed: 4, Rejected: 1, Lost: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyDir(t, filepath.Join("testdata", "interrupted"))
@@ -296,16 +296,16 @@ func TestPercentile(t *testing.T) {
 	if !math.IsNaN(analyze.Percentile(nil, 50)) {
 		t.Error("analyze.Percentile(nil) is not NaN")
 	}
-	if s := analyze.Summarize(nil); s != (Stats{}) {
+	if s := analyze.Summarize(nil); s != (rundir.Stats{}) {
 		t.Errorf("analyze.Summarize(nil) = %+v", s)
 	}
 	// Mean 5.5; sample variance of 1..10 = 82.5/9 → std 3.028.
-	if s := analyze.Summarize([]float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}); s != (Stats{N: 10, Avg: 5.5, Std: 3.028, Min: 1, P50: 5, P95: 10, P99: 10, Max: 10}) {
+	if s := analyze.Summarize([]float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}); s != (rundir.Stats{N: 10, Avg: 5.5, Std: 3.028, Min: 1, P50: 5, P95: 10, P99: 10, Max: 10}) {
 		t.Errorf("analyze.Summarize(1..10) = %+v", s)
 	}
 }
 
-func checkStats(t *testing.T, got, want Stats) {
+func checkStats(t *testing.T, got, want rundir.Stats) {
 	t.Helper()
 	for _, f := range []struct {
 		name      string

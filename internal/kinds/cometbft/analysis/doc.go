@@ -7,18 +7,3 @@
 // directory; the kind registers it (analyze.Register), and a kind that
 // commits txs the same way (a CometBFT fork, another ABCI app) can too.
 package analysis
-
-import (
-	"github.com/benchnet/benchnet/internal/rundir"
-)
-
-// The result types are the run directory's (results.json).
-type (
-	Results    = rundir.Results
-	Accounting = rundir.Accounting
-	Stats      = rundir.Stats
-	BlockStats = rundir.BlockStats
-	ConnStats  = rundir.ConnStats
-	NodeResult = rundir.NodeResult
-	Drain      = rundir.Drain
-)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Cross-checking against CometBFT's own tool.
@@ -137,7 +139,7 @@ func ParseLoadtimeReport(out string) (*LoadtimeReport, error) {
 // they differ otherwise. Counts must agree too: report counts every loadtime
 // tx of the chain except those of the store's last two blocks; we count
 // committed run txs with a known H+1 time, so compare over the same blocks.
-func CrossCheckLoadtime(r *Results, lt LoadtimeStats, tolerance time.Duration) error {
+func CrossCheckLoadtime(r *rundir.Results, lt LoadtimeStats, tolerance time.Duration) error {
 	ours := r.Latency
 	if r.LatencyBlock != "H+1" {
 		ours = r.LatencyOther

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // reportOut is the output format of test/loadtime/cmd/report (its Printf
@@ -47,13 +49,13 @@ func TestCrossCheckLoadtime(t *testing.T) {
 	lt := LoadtimeStats{ValidTxs: 3, Avg: 1100023411 * time.Nanosecond}
 	cases := []struct {
 		name string
-		r    Results
+		r    rundir.Results
 		ok   bool
 	}{
-		{"H+1 headline agrees", Results{LatencyBlock: "H+1", Latency: Stats{N: 3, Avg: 1100.4}}, true},
-		{"H headline, other agrees", Results{LatencyBlock: "H", LatencyOther: Stats{N: 3, Avg: 1099.2}, Latency: Stats{N: 3, Avg: 90}}, true},
-		{"off by 1.5 ms", Results{LatencyBlock: "H+1", Latency: Stats{N: 3, Avg: 1101.6}}, false},
-		{"count differs", Results{LatencyBlock: "H+1", Latency: Stats{N: 4, Avg: 1100}}, false},
+		{"H+1 headline agrees", rundir.Results{LatencyBlock: "H+1", Latency: rundir.Stats{N: 3, Avg: 1100.4}}, true},
+		{"H headline, other agrees", rundir.Results{LatencyBlock: "H", LatencyOther: rundir.Stats{N: 3, Avg: 1099.2}, Latency: rundir.Stats{N: 3, Avg: 90}}, true},
+		{"off by 1.5 ms", rundir.Results{LatencyBlock: "H+1", Latency: rundir.Stats{N: 3, Avg: 1101.6}}, false},
+		{"count differs", rundir.Results{LatencyBlock: "H+1", Latency: rundir.Stats{N: 4, Avg: 1100}}, false},
 	}
 	for _, tc := range cases {
 		if err := CrossCheckLoadtime(&tc.r, lt, time.Millisecond); (err == nil) != tc.ok {

@@ -287,7 +287,7 @@ func AtCapacity(p *plan.Testnet, mempool []rundir.MempoolSample, from, to int64)
 }
 
 // runViews fills results.json's run-level views from the run directory.
-func runViews(dir string, in *Input, res *Results) error {
+func runViews(dir string, in *Input, res *rundir.Results) error {
 	res.Blocks = blockEntries(in)
 	if bs := res.BlockStats; bs.AvgBlockSec > 0 {
 		res.PerSecond = PerSecondStats(in.Blocks, 60/bs.AvgBlockSec)
@@ -354,7 +354,7 @@ func blockEntries(in *Input) []rundir.BlockEntry {
 }
 
 // runViewRows adds the run-level views to the printed summary.
-func runViewRows(r *Results, row func(k, v, note string)) {
+func runViewRows(r *rundir.Results, row func(k, v, note string)) {
 	if ps := r.PerSecond; ps != nil {
 		row("txs/sec", fmt.Sprintf("%.1f", ps.Txs.Avg), fmt.Sprintf("tm-bench: avg, stddev %.1f, max %.0f over %d s", ps.Txs.Std, ps.Txs.Max, ps.Seconds))
 		row("blocks/sec", fmt.Sprintf("%.3f", ps.Blocks.Avg), fmt.Sprintf("tm-bench: avg, stddev %.3f, max %.0f", ps.Blocks.Std, ps.Blocks.Max))

@@ -6,11 +6,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Summary renders the results as the plain, aligned table printed at the end
 // of a run, in the spirit of the CometBFT QA and Initia tables.
-func Summary(r *Results) string {
+func Summary(r *rundir.Results) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	a := r.Accounting
@@ -84,7 +85,7 @@ func Summary(r *Results) string {
 	}
 	for _, l := range []struct {
 		name string
-		s    Stats
+		s    rundir.Stats
 	}{{r.LatencyBlock + " (headline)", r.Latency}, {other, r.LatencyOther}} {
 		if l.s.N == 0 {
 			fmt.Fprintf(w, "%s\t0\t-\t-\t-\t-\t-\t-\t-\t\n", l.name)
@@ -108,7 +109,7 @@ func Summary(r *Results) string {
 	return strings.Join(lines, "\n")
 }
 
-func drainState(d *Drain) string {
+func drainState(d *rundir.Drain) string {
 	if d.Complete {
 		return "complete"
 	}
@@ -117,7 +118,7 @@ func drainState(d *Drain) string {
 
 // drainNote says how the wait for the mempools ended, and so what lost
 // means in this run.
-func drainNote(d *Drain) string {
+func drainNote(d *rundir.Drain) string {
 	var s string
 	switch {
 	case d.Empty:
