@@ -28,12 +28,10 @@ resource named with benchnet's prefix, state file or not. The run directories
 stay.`,
 		Example: `  benchnet down
   benchnet down runs/20261123-101500-quickstart
+  benchnet down runs/20261123-101500-quickstart/state.json
   benchnet down --all`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var states []string
-			for _, a := range args {
-				states = append(states, filepath.Join(a, rundir.State))
-			}
+			states := statePaths(args)
 			if len(args) == 0 {
 				active, err := proctable.ActiveRuns()
 				if err != nil {
@@ -70,4 +68,18 @@ stay.`,
 	}
 	c.Flags().BoolVar(&all, "all", false, "also remove leftovers with benchnet's prefix that no state file records")
 	return c
+}
+
+// statePaths are the state files of down's arguments: a run directory, or
+// its state.json itself (as messages print it).
+func statePaths(args []string) []string {
+	var states []string
+	for _, a := range args {
+		if filepath.Base(a) == rundir.State {
+			states = append(states, a)
+			continue
+		}
+		states = append(states, filepath.Join(a, rundir.State))
+	}
+	return states
 }
