@@ -2,8 +2,9 @@
 // Driver per node kind (cometbft, gossipsub) tells the testnet which
 // binaries to get, how to write the nodes' homes, which processes to start
 // on each node's host and when a node is ready. The testnet, the runners
-// and the collectors stay the same for every kind; the workload and the
-// analysis are chosen by the plan's kind above it (scenario).
+// and the collectors stay the same for every kind; the workload follows
+// the capabilities a driver implements (TxChain, Publisher), and the
+// analysis and reports are what the kind registered (docs/kinds.md).
 package node
 
 import (

@@ -1,7 +1,7 @@
 package rundir
 
 // AccountsResults is the per-account accounting of an accounts workload
-// (results.json "accounts"; internal/analyze/accounts.go computes it).
+// (results.json "accounts"; internal/kinds/cometbft/analysis/accounts.go computes it).
 type AccountsResults struct {
 	Order         string `json:"order"`
 	Accounts      int    `json:"accounts"`
