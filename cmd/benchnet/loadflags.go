@@ -59,7 +59,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 func (f *loadFlags) apply(cmd *cobra.Command, m *manifest.Manifest) error {
 	set := map[string]bool{}
 	cmd.Flags().Visit(func(fl *pflag.Flag) { set[fl.Name] = true })
-	if m.Kind() == manifest.KindGossipsub {
+	if m.Publishes() {
 		return f.applyPublish(set, m)
 	}
 	l := &m.Load

@@ -111,6 +111,11 @@ func (m *Manifest) Kind() string {
 	return KindCometBFT
 }
 
+// Publishes reports whether the testnet's workload is its [publish] table
+// (messages its hosts publish) rather than [load] (txs): the flags that
+// override a workload go to the one it has.
+func (m *Manifest) Publishes() bool { return m.Kind() == KindGossipsub }
+
 // applyGossipDefaults fills in the [publish] and [gossipsub] tables of a
 // gossipsub testnet (a CometBFT manifest keeps them empty, so its plan does
 // not change).

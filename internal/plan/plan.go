@@ -180,9 +180,15 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 		Topology: m.Network.Topology, Network: m.Network, Load: m.Load,
 		Genesis: m.Genesis,
 	}
-	if m.Kind() == manifest.KindGossipsub {
+	// The kind is recorded unless it is the default one, which plans have
+	// always left out ("" reads as cometbft), so every later stage learns
+	// it from plan.json.
+	if k := m.Kind(); k != manifest.KindCometBFT {
+		t.Kind = k
+	}
+	if m.Publishes() {
 		pub, gs := m.Publish, m.Gossipsub
-		t.Kind, t.Publish, t.Gossipsub = manifest.KindGossipsub, &pub, &gs
+		t.Publish, t.Gossipsub = &pub, &gs
 	}
 	if p := m.ZonesPath(); p != "" {
 		// The emulator opens the CSV the manifest named, from wherever it runs.
