@@ -331,7 +331,11 @@ func (r *run) eventsSection() []page.Block {
 
 // View loads runDir for the figures an experiment's report shows of it.
 func View(runDir string) (report.RunView, error) {
-	return load(runDir)
+	r, err := load(runDir)
+	if err != nil {
+		return nil, err // not a nil *run in a non-nil interface
+	}
+	return r, nil
 }
 
 // Figure draws the run report's figure name, or the node heights
