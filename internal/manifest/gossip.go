@@ -168,11 +168,11 @@ var gossipKeysNotFor = []string{"release", "app", "config", "role"}
 // validateKinds checks the kind of every group and the tables that belong
 // to one kind only. It returns whether the testnet is a gossipsub one.
 func (m *Manifest) validateKinds(add func(string, string, ...any)) (gossip bool) {
-	kind := ""
+	kind, known := "", Kinds()
 	for _, name := range m.GroupNames() {
 		g := m.Node[name]
 		f := "node." + name
-		if known := Kinds(); !slices.Contains(known, g.Kind) {
+		if !slices.Contains(known, g.Kind) {
 			add(f+".kind", "%q: want one of %s", g.Kind, strings.Join(known, ", "))
 			continue
 		}

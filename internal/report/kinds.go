@@ -59,6 +59,17 @@ func RegisterKind(kind string, k Kind) { kinds.Register(kind, k) }
 // kindOf is kind's registered reports, if any.
 func kindOf(kind string) (Kind, bool) { return kinds.Get(kind) }
 
+// kindOfRun is the registered reports of runDir's kind (plan.json's), the
+// zero Kind when its kind registered none, and the kind's name.
+func kindOfRun(runDir string) (Kind, string, error) {
+	kind, err := rundir.RunKind(runDir)
+	if err != nil {
+		return Kind{}, "", err
+	}
+	k, _ := kindOf(kind)
+	return k, kind, nil
+}
+
 // CompareView is the part of a comparison's report that depends on the
 // runs' node kind.
 type CompareView interface {
@@ -92,12 +103,11 @@ func compareView(kind string, idx *rundir.CompareIndex) (CompareView, error) {
 
 // runView loads runDir with its kind's registered view.
 func runView(runDir string) (RunView, Kind, error) {
-	kind, err := rundir.RunKind(runDir)
+	k, kind, err := kindOfRun(runDir)
 	if err != nil {
 		return nil, Kind{}, err
 	}
-	k, ok := kindOf(kind)
-	if !ok || k.View == nil {
+	if k.View == nil {
 		return nil, Kind{}, fmt.Errorf("no run view for node kind %q in this binary (have %v; import internal/kinds)", kind, kinds.Names())
 	}
 	v, err := k.View(runDir)

@@ -40,12 +40,11 @@ func Render(runDir, outDir string) ([]string, error) {
 	if err := CheckRunDir(runDir); err != nil {
 		return nil, err
 	}
-	kind, err := rundir.RunKind(runDir)
+	k, kind, err := kindOfRun(runDir)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	k, ok := kindOf(kind)
-	if !ok || k.Render == nil {
+	if k.Render == nil {
 		return nil, fmt.Errorf("report: no run report for node kind %q in this binary (have %v; import internal/kinds)", kind, kinds.Names())
 	}
 	return k.Render(runDir, outDir)
@@ -61,12 +60,11 @@ func RenderZoomed(runDir, outDir string, z Zoom) ([]string, error) {
 	if err := CheckRunDir(runDir); err != nil {
 		return nil, err
 	}
-	kind, err := rundir.RunKind(runDir)
+	k, kind, err := kindOfRun(runDir)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	k, ok := kindOf(kind)
-	if !ok || k.Zoomed == nil {
+	if k.Zoomed == nil {
 		return nil, fmt.Errorf("report: the run report of node kind %q has no zoom (--xrange/--yrange)", kind)
 	}
 	return k.Zoomed(runDir, outDir, z)

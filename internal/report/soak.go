@@ -64,12 +64,8 @@ func RenderSoak(runDir string) ([]string, error) {
 	add(heading{Level: 3, Text: "1. Committed tx/s per second, with the fit", ID: ""})
 	add(image{Alt: "Committed tx/s per second", File: PlotsDir + "/soak_tps.png", PNG: png})
 	add(para{Text: "Dots: txs committed per 1 s of block time; line: the fitted a + b·exp(−t/τ); dashed (when it decays): the floor a."})
-	var also []PlotRef
-	if kind, err := rundir.RunKind(runDir); err == nil {
-		k, _ := kindOf(kind)
-		also = k.SoakPlots
-	}
-	for i, f := range also {
+	k, _, _ := kindOfRun(runDir) // no kind: no plots of the run report
+	for i, f := range k.SoakPlots {
 		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+2, f.Title), ID: ""})
 		b, err := os.ReadFile(filepath.Join(runDir, PlotsDir, f.File+".png"))
 		if err != nil {

@@ -104,19 +104,15 @@ type sentLatency struct {
 // headlineLatencies are the committed txs of a run with a headline latency
 // (txs.csv, of block H or H+1 as results.json names it; H without one).
 func headlineLatencies(d *rundir.Dir) ([]sentLatency, error) {
-	h1 := false
+	block := ""
 	if res, err := d.ReadResults(); err == nil {
-		h1 = res.LatencyBlock == "H+1"
+		block = res.LatencyBlock
 	}
 	rows, _, err := rundir.TxsCSV.ReadFile(rundir.TxsCSV.Path(d))
 	var out []sentLatency
-	for _, t := range rows {
-		lat, ok := t.LatencyMs, t.HasLatency
-		if h1 {
-			lat, ok = t.LatencyNextMs, t.HasNext
-		}
-		if t.State == rundir.StateCommitted && ok {
-			out = append(out, sentLatency{t.SentNs, lat})
+	for i := range rows {
+		if lat, ok := rows[i].Headline(block); ok && rows[i].State == rundir.StateCommitted {
+			out = append(out, sentLatency{rows[i].SentNs, lat})
 		}
 	}
 	return out, err

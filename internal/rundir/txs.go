@@ -41,6 +41,15 @@ type Tx struct {
 	HasNext       bool
 }
 
+// Headline is the tx's latency from the block results.json names
+// (LatencyBlock: "H+1", else H), and whether it has one.
+func (t *Tx) Headline(latencyBlock string) (ms float64, ok bool) {
+	if latencyBlock == "H+1" {
+		return t.LatencyNextMs, t.HasNext
+	}
+	return t.LatencyMs, t.HasLatency
+}
+
 // TxsCSV is txs.csv (written by analyze, read by report). Cells that do not
 // apply are empty: code unless rejected or non-zero, height and block time
 // unless in a block, latencies unless committed (and H+1 harvested).

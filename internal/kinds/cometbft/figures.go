@@ -153,11 +153,8 @@ func readBlockFigures(d *rundir.Dir, latencyBlock string) ([]figures.Block, erro
 			continue
 		}
 		b.Txs++
-		switch {
-		case latencyBlock == "H+1" && t.HasNext:
-			b.Latencies = append(b.Latencies, t.LatencyNextMs)
-		case latencyBlock != "H+1" && t.HasLatency:
-			b.Latencies = append(b.Latencies, t.LatencyMs)
+		if ms, ok := t.Headline(latencyBlock); ok {
+			b.Latencies = append(b.Latencies, ms)
 		}
 	}
 	// The run's range starts at its first committed tx's block and ends at

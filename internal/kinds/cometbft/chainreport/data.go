@@ -264,13 +264,13 @@ func (r *run) latencyColumn() string {
 }
 
 func (r *run) loadTxs() error {
-	h1 := r.results != nil && r.results.LatencyBlock == "H+1"
+	block := ""
+	if r.results != nil {
+		block = r.results.LatencyBlock
+	}
 	return readCSV(r, rundir.TxsCSV, func(t *rundir.Tx) {
-		row := txRow{node: t.Node, state: t.State, sentNs: t.SentNs, height: t.Height, blockTimeNs: t.BlockTimeNs,
-			latency: t.LatencyMs, hasLatency: t.HasLatency}
-		if h1 {
-			row.latency, row.hasLatency = t.LatencyNextMs, t.HasNext
-		}
+		row := txRow{node: t.Node, state: t.State, sentNs: t.SentNs, height: t.Height, blockTimeNs: t.BlockTimeNs}
+		row.latency, row.hasLatency = t.Headline(block)
 		r.txs = append(r.txs, row)
 	})
 }
