@@ -410,7 +410,7 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 		}
 		idx.Summary = append(idx.Summary, s)
 	}
-	rule := judge.RegressionRule{Threshold: idx.Config.Threshold, Seed: idx.Seed, MinRuns: MinRuns}
+	rule := judge.RegressionRule{Threshold: idx.Config.Threshold, Seed: idx.Seed, MinRuns: MinRuns, NonInferiority: idx.Config.NonInferiority}
 	var all []judge.Judgement
 	for _, v := range idx.Variants {
 		if idx.IsBase(v) {

@@ -33,6 +33,7 @@ func DefaultQA() *QA {
 	return &QA{
 		Connections: 1, ProbeDuration: dur(30 * time.Second), StartRate: 200, MaxRate: 3000, Precision: 0.05,
 		ProbeRepeats: 2, ProbeMax: 3, SearchBudget: 20, Margin: 0.2, SaturationThreshold: 10,
+		MinPairs: 3, MaxPairs: 10, Overload: 1.25, PairDuration: dur(30 * time.Second),
 		Duration: dur(60 * time.Second), Repeats: 3, MaxRepeats: 6, Threshold: judge.DefaultThreshold,
 		FailOn: []string{"tps", "latency_avg", "latency_p95", "blocks_per_min"},
 		LE:     true, LERepeats: 2,
@@ -52,6 +53,7 @@ func QuickQA() *QA {
 // minutes here). A manifest's [qa] table applies over it.
 func (q *QA) Quick() {
 	q.ProbeDuration, q.Precision, q.ProbeRepeats, q.ProbeMax, q.SearchBudget = dur(10*time.Second), 0.25, 1, 2, 6
+	q.MinPairs, q.MaxPairs, q.PairDuration = 3, 6, dur(15*time.Second)
 	q.Duration, q.Repeats, q.MaxRepeats = dur(20*time.Second), 2, 3
 	q.LERepeats = 1
 	q.Cycles, q.RotateDuration = 3, dur(40*time.Second)
@@ -98,6 +100,18 @@ func (q *QA) Validate() []error {
 	}
 	if !(q.SaturationThreshold > 0 && q.SaturationThreshold < 100) {
 		add("saturation_threshold", "%v: want a percentage above 0 and below 100", q.SaturationThreshold)
+	}
+	if q.MinPairs < 2 || q.MinPairs > 50 {
+		add("min_pairs", "%d: want 2 to 50 (a t interval needs two pairs; three make it usable)", q.MinPairs)
+	}
+	if q.MaxPairs < q.MinPairs || q.MaxPairs > 50 {
+		add("max_pairs", "%d: want min_pairs (%d) to 50", q.MaxPairs, q.MinPairs)
+	}
+	if !(q.Overload > 1 && q.Overload <= 4) {
+		add("overload", "%v: want a factor above 1 and at most 4 (the paired runs load each build past its saturation)", q.Overload)
+	}
+	if q.PairDuration.Duration < 5*time.Second {
+		add("pair_duration", "%s: want at least 5s", q.PairDuration.Duration)
 	}
 	if q.Duration.Duration < 5*time.Second {
 		add("duration", "%s: want at least 5s", q.Duration.Duration)
@@ -176,14 +190,25 @@ func (q *QA) searchSweep() *Sweep {
 	return s
 }
 
-// CompareConfig is step 2's comparison (adaptive repeats on).
+// CompareConfig is step 2's comparison (adaptive repeats on). The QA
+// asks whether the candidate is worse by more than the threshold, so its
+// metrics are judged for non-inferiority: an interval wholly below +T
+// (worse-positive) passes, however far it reaches on the better side.
 func (q *QA) CompareConfig() *Compare {
-	return &Compare{Repeats: q.Repeats, MaxRepeats: q.MaxRepeats, Threshold: q.Threshold, FailOn: q.FailOn}
+	return &Compare{Repeats: q.Repeats, MaxRepeats: q.MaxRepeats, Threshold: q.Threshold, FailOn: q.FailOn, NonInferiority: true}
 }
 
 // LEConfig is step 3's comparison: fixed repeats.
 func (q *QA) LEConfig() *Compare {
-	return &Compare{Repeats: q.LERepeats, Threshold: q.Threshold, FailOn: q.FailOn}
+	return &Compare{Repeats: q.LERepeats, Threshold: q.Threshold, FailOn: q.FailOn, NonInferiority: true}
+}
+
+// PairedRule is step 1's decision rule.
+func (q *QA) PairedRule() judge.PairedRule {
+	r := judge.DefaultPairedRule()
+	r.Threshold = q.SaturationThreshold / 100
+	r.MinPairs, r.MaxPairs = q.MinPairs, q.MaxPairs
+	return r
 }
 
 // QAFromManifest returns the manifest's [qa] table over base (DefaultQA
@@ -405,12 +430,28 @@ func PlanQA(q *QA, cost QACost, connections int, withBaseline bool, keepHomes bo
 		what = fmt.Sprintf("saturation grid c=%d x r %v, %s per cell", q.Connections, q.Rates, q.ProbeDuration)
 	}
 	txsProbe := rate * float64(q.Connections) * q.ProbeDuration.Seconds() // probes hover around saturation
-	for _, b := range []string{Baseline, Candidate}[2-builds:] {
+	searched := []string{Baseline, Candidate}[2-builds:]
+	if !q.Grid {
+		searched = searched[:min(1, len(searched))] // the candidate is not searched
+		if !withBaseline {
+			searched = nil
+		}
+	}
+	for _, b := range searched {
 		homes := diskHomes(testnets, cost.Nodes, float64(probes)*txsProbe, cost.TxBytes)
 		if !keepHomes && !q.Grid { // each probe's testnet goes once it is down
 			homes = diskHomes(1, cost.Nodes, txsProbe, cost.TxBytes)
 		}
 		add("saturation-"+b, probes, float64(probes)*probeS, homes, diskRuns(float64(probes)*txsProbe), what)
+	}
+	if !q.Grid {
+		pairS := cost.upS(cost.Nodes) + q.PairDuration.Seconds() + cost.overheadS()
+		txsPair := rate * q.Overload * float64(q.Connections) * q.PairDuration.Seconds()
+		add(PairedStep, 2*q.MinPairs, float64(2*q.MinPairs)*pairS, runHomes(2*q.MaxPairs, diskHomes(1, cost.Nodes, txsPair, cost.TxBytes), keepHomes), diskRuns(float64(2*q.MaxPairs)*txsPair),
+			fmt.Sprintf("%d to %d pairs, one run of each build in alternating order at %g x the baseline's lowest saturated rate, %s each, until the paired rule decides", q.MinPairs, q.MaxPairs, q.Overload, q.PairDuration))
+		if extra := q.MaxPairs - q.MinPairs; extra > 0 {
+			p.Notes = append(p.Notes, fmt.Sprintf("the paired saturation decision may add up to %d pairs (~%s) while its ratio's interval straddles %g, within the budget", extra, time.Duration(float64(2*extra)*pairS)*time.Second, 1-q.SaturationThreshold/100))
+		}
 	}
 	p.Notes = append(p.Notes, fmt.Sprintf("until step 1 decides, the plan assumes saturation near %g tx/s per connection", rate))
 	// Steps 2 and 3: one testnet per run.
@@ -496,8 +537,15 @@ func QAResults(x *rundir.QAIndex, q *QA, steady, le *CompareIndex, rotBase, rotC
 	ver := x.Candidate.Version()
 	x.Results = nil
 	if sat := x.Saturation; sat != nil {
-		x.Results = append(x.Results, rundir.QAResult{Scenario: "Saturation point", Date: date("saturation-candidate"), Version: ver,
-			Result: judge.OutcomeResult(sat.Verdict), Why: fmt.Sprintf("%s: %s", sat.Verdict, sat.Why), Judged: true})
+		step, why := "saturation-candidate", sat.Why
+		if x.Step(PairedStep) != nil {
+			step = PairedStep
+			if sat.Paired != nil && sat.Paired.Why == sat.Why {
+				why = PairedSummary(sat.Paired)
+			}
+		}
+		x.Results = append(x.Results, rundir.QAResult{Scenario: "Saturation point", Date: date(step), Version: ver,
+			Result: judge.OutcomeResult(sat.Verdict), Why: fmt.Sprintf("%s: %s", sat.Verdict, why), Judged: true})
 	} else {
 		x.Results = append(x.Results, rundir.QAResult{Scenario: "Saturation point", Version: ver, Result: judge.ResultInconclusive, Why: "step did not finish", Judged: true})
 	}

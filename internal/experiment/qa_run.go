@@ -40,11 +40,15 @@ type QAOptions struct {
 
 // QA step names, in the order they run.
 func QASteps(q *QA, withRotate bool) []rundir.QAStep {
-	steps := []rundir.QAStep{
-		{Name: "saturation-baseline", Kind: "sweep", Build: Baseline},
-		{Name: "saturation-candidate", Kind: "sweep", Build: Candidate},
-		{Name: "steady", Kind: "compare", Build: "both"},
+	steps := []rundir.QAStep{{Name: "saturation-baseline", Kind: "sweep", Build: Baseline}}
+	if q.Grid {
+		steps = append(steps, rundir.QAStep{Name: "saturation-candidate", Kind: "sweep", Build: Candidate})
+	} else {
+		// The candidate is not searched: the decision is paired runs of
+		// both builds at the baseline's overload rate.
+		steps = append(steps, rundir.QAStep{Name: PairedStep, Kind: "pairs", Build: "both"})
 	}
+	steps = append(steps, rundir.QAStep{Name: "steady", Kind: "compare", Build: "both"})
 	if q.LE {
 		steps = append(steps, rundir.QAStep{Name: "latency-emulation", Kind: "compare", Build: "both"})
 	}
@@ -203,6 +207,9 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 		x.Saturation = saturationOf(q, sweeps[Baseline], sweeps[Candidate])
 		_ = save()
 	}
+	run(PairedStep, func(s *rundir.QAStep) (string, error) {
+		return runPairs(ctx, x, o, s, measure, save)
+	})
 	steadyM := func() (*manifest.Manifest, error) {
 		if x.Saturation == nil || x.Saturation.Rate <= 0 {
 			return nil, errors.New("no load chosen: the baseline's saturation search found no sustainable rate")
@@ -410,14 +417,27 @@ func shortName(name, suffix string) string {
 	return name[:min(len(name), 19-len(suffix))] + "-" + suffix
 }
 
-// saturationOf reads both builds' brackets and chooses the load: the
-// baseline's sustainable rate backed off by the margin.
+// saturationOf reads the baseline's bracket and chooses the load: the
+// baseline's sustainable rate backed off by the margin. A grid QA judges
+// the candidate's bracket against it; a search QA decides by the paired
+// runs that follow (the overload rate is chosen here).
 func saturationOf(q *QA, base, cand *Index) *rundir.QASaturation {
 	s := &rundir.QASaturation{Connections: q.Connections, Margin: q.Margin, Baseline: bracket(base)}
+	s.Rate = math.Floor(s.Baseline.Lo * (1 - q.Margin))
+	if !q.Grid {
+		// Past the lowest saturated rate (or past the highest rate found
+		// sustainable, when nothing saturated up to max_rate).
+		top := s.Baseline.Hi
+		if top <= 0 {
+			top = s.Baseline.Lo
+		}
+		s.OverloadRate = roundRate(top * q.Overload)
+		s.Verdict, s.Why = judge.OutcomeInconclusive, "the paired runs did not finish"
+		return s
+	}
 	if cand != nil {
 		s.Candidate = bracket(cand)
 	}
-	s.Rate = math.Floor(s.Baseline.Lo * (1 - q.Margin))
 	v := judge.CompareSaturation(s.Baseline.Open(), s.Candidate.Open(), q.SaturationThreshold/100)
 	s.Verdict, s.Why = v.Outcome, v.Why
 	if cand == nil {
@@ -425,6 +445,8 @@ func saturationOf(q *QA, base, cand *Index) *rundir.QASaturation {
 	}
 	return s
 }
+
+func roundRate(r float64) float64 { return math.Round(r*10) / 10 }
 
 // bracket is a sweep's saturation interval: a search's [low, high); a
 // grid's highest sustainable rate at the chosen connections and the first

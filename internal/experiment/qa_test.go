@@ -234,6 +234,19 @@ func TestRunQA(t *testing.T) {
 					t.Error("latency emulation judged without judge_le")
 				}
 			}
+			// Step 1 decides by pairs: A/A passes, 600 against 1000 tx/s
+			// fails (how often an A/A interval holds 1: TestOperatingCharacteristic).
+			sat := x.Saturation
+			if sat.Paired == nil || len(sat.Pairs) < q.MinPairs || sat.OverloadRate <= sat.Baseline.Lo {
+				t.Fatalf("paired step: %+v", sat)
+			}
+			wantSat := judge.ResultPass
+			if tc.want == judge.ResultFail {
+				wantSat = judge.ResultFail
+			}
+			if r := x.Results[0]; r.Scenario != "Saturation point" || r.Result != wantSat || !strings.Contains(r.Why, "detects a change of") {
+				t.Errorf("saturation result %s (%s), want %s with its MDE", r.Result, r.Why, wantSat)
+			}
 			// The steady load is the baseline's saturation backed off by the margin.
 			if want := float64(int(x.Saturation.Baseline.Lo * (1 - q.Margin))); x.Saturation.Rate != want {
 				t.Errorf("rate %g, want %g", x.Saturation.Rate, want)
@@ -288,7 +301,7 @@ func TestReuseBaseline(t *testing.T) {
 	if s := x.Step("saturation-baseline"); s.Status != rundir.StepDone || !s.Reused || s.Dir != "/qa/old/steps/saturation-baseline" {
 		t.Errorf("baseline step %+v", s)
 	}
-	if x.Step("steady").Status != rundir.StepPending || x.Step("saturation-candidate").Status != rundir.StepPending {
+	if x.Step("steady").Status != rundir.StepPending || x.Step(PairedStep).Status != rundir.StepPending {
 		t.Error("steps other than the baseline's were reused")
 	}
 	for _, tc := range []struct {
@@ -337,6 +350,10 @@ func TestQAResumeSteady(t *testing.T) {
 				dir := filepath.Join(runsRoot, vm.Name+"-"+time.Duration(n).String())
 				if vm.Rotate != nil {
 					fakeRotateRun(t, dir, vm.Raw, []float64{3, 3, 3})
+					return dir, nil
+				}
+				if filepath.Base(runsRoot) == PairedStep { // step 1's pairs
+					fakeRun(t, dir, vm.Raw, 1000, 200, rng)
 					return dir, nil
 				}
 				if steadyRuns++; steadyRuns == stopAt {

@@ -48,6 +48,16 @@ func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, s
 		}
 		return Undecided, why
 	}
+	if len(ratio) < 2 {
+		// One run has no spread: a zero-width "interval" is not a 95 %
+		// one. Undecided, so the search repeats it (or, at its last
+		// repeat, places it by its value and says it is not significant).
+		desc := fmt.Sprintf("one run, not significant: committed/sent %.4f", ratio[0])
+		if len(lat) > 0 {
+			desc += fmt.Sprintf(", p50/baseline %.2f", lat[0])
+		}
+		return Undecided, desc
+	}
 	rs := SpreadOf(ratio)
 	desc := fmt.Sprintf("committed/sent %.4f [%.4f, %.4f]", rs.Mean, rs.Lo, rs.Hi)
 	var ls Spread
@@ -196,7 +206,7 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 			if side, ok := r.lean(cells, base); ok {
 				// The rule's threshold lies within this probe's noise: its
 				// mean decides the side, and the result says so.
-				d, why = side, fmt.Sprintf("by its mean, not significant after %d repeats: %s", len(cells), why)
+				d, why = side, fmt.Sprintf("by its mean, not significant after %d repeat(s): %s", len(cells), trimNotSignificant(why))
 				leaned = append(leaned, fmt.Sprintf("%g (%s)", rate, side))
 			}
 		}
@@ -291,8 +301,8 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 		next = math.Sqrt(st.Low * genCap)
 	case st.Low > 0 && st.High > 0:
 		if (st.High-st.Low)/st.Low <= s.Precision {
-			return done(Found, fmt.Sprintf("highest sustainable rate %g tx/s per connection; saturation lies in [%g, %g) tx/s (%.1f %% wide, each side decided at 95 %% confidence or clearly in one run)",
-				st.Low, st.Low, st.High, 100*(st.High-st.Low)/st.Low))
+			return done(Found, fmt.Sprintf("highest sustainable rate %g tx/s per connection; saturation lies in [%g, %g) tx/s (%.1f %% wide, %s)",
+				st.Low, st.Low, st.High, 100*(st.High-st.Low)/st.Low, sidesDecided(len(leaned))))
 		}
 		next = math.Sqrt(st.Low * st.High)
 		if t, ok := capStep(st.Low*(1+s.Precision/2), st.High); ok {
@@ -432,4 +442,22 @@ func (s Search) rule(r Rule) string {
 		"%seach probe is repeated (%d to %d times) until the 95 %% confidence interval over its repeats of committed/sent (and of p50 / the lightest probe's p50) "+
 		"lies on one side of the rule (a probe still undecided after the last repeat sits on the threshold within its noise and is placed by its means, which the result names; a probe whose load generator missed its schedule in most repeats is not placed, and after the last repeat the search ends there, inconclusive); the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
 		r.String(), s.growth(), s.Start, s.MaxRate, s.Precision*50, clear, s.MinRepeats, s.MaxRepeats, s.Precision*100, s.Budget)
+}
+
+// sidesDecided says how the bracket's ends were placed: a probe placed by
+// its mean is not "decided at 95 %".
+func sidesDecided(leaned int) string {
+	if leaned == 0 {
+		return "each side decided at 95 % confidence over 2 or more repeats, or clearly in one run"
+	}
+	return "a probe at the threshold placed by its mean, not significant (named below)"
+}
+
+// trimNotSignificant drops Decide's own "not significant" lead, which the
+// leaned probe's reason states once.
+func trimNotSignificant(why string) string {
+	if _, rest, ok := strings.Cut(why, "not significant: "); ok {
+		return rest
+	}
+	return why
 }

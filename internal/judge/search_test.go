@@ -125,7 +125,8 @@ func TestSearchEnds(t *testing.T) {
 			}
 		})
 	}
-	// One starved run is retried, not the end of the search.
+	// One starved run is retried, not the end of the search; the probe is
+	// then decided by two valid runs (one has no spread).
 	starvedOnce := func() func(float64) Cell {
 		n := 0
 		return func(rate float64) Cell {
@@ -133,7 +134,7 @@ func TestSearchEnds(t *testing.T) {
 			return Cell{Connections: 1, Rate: rate, Offered: rate, Sent: 1000, Committed: 1000, P50Ms: 700, LoadValid: n != 1}
 		}
 	}
-	if st := runSearch(t, s, starvedOnce()); st.Outcome != NoSaturation || st.Probes[0].Runs != 2 {
+	if st := runSearch(t, s, starvedOnce()); st.Outcome != NoSaturation || st.Probes[0].Runs != 3 {
 		t.Errorf("one starved run: %s (%s), probes %+v", st.Outcome, st.Detail, st.Probes)
 	}
 	// A probe valid once in three repeats is not placed by that one run:
@@ -155,7 +156,7 @@ func TestSearchEnds(t *testing.T) {
 	}
 	st := runSearch(t, s, starvedAbove(150))
 	if st.Outcome != Inconclusive || !strings.Contains(st.Detail, "missed its schedule in 2 of 3 repeats") ||
-		!strings.Contains(st.Detail, "saturation lies above 147.7 tx/s") || !strings.Contains(st.Detail, "at 154.2 tx/s") || st.Runs != 12 {
+		!strings.Contains(st.Detail, "saturation lies above 147.7 tx/s") || !strings.Contains(st.Detail, "at 154.2 tx/s") || st.Runs != 15 {
 		t.Errorf("mostly starved probe: %s (%s), %d runs, probes %+v", st.Outcome, st.Detail, st.Runs, st.Probes)
 	}
 	var rates []float64
@@ -207,7 +208,7 @@ func TestSearchRepeatsUntilDecided(t *testing.T) {
 	st = s.Step(rule, runs)
 	// Still straddling after max repeats: the threshold is within this
 	// probe's noise; its mean (0.9962 >= 0.99) places it and the search goes on.
-	if st.Done || st.Next != 200 || st.Probes[0].Decision != Below || !strings.Contains(st.Probes[0].Why, "by its mean, not significant after 4 repeats") {
+	if st.Done || st.Next != 200 || st.Probes[0].Decision != Below || !strings.Contains(st.Probes[0].Why, "by its mean, not significant after 4 repeat(s)") {
 		t.Fatalf("after max repeats: %+v", st)
 	}
 	// Two clearly saturated runs at 200, then precision reached with a
@@ -346,5 +347,45 @@ func TestSearchSteps(t *testing.T) {
 	runs = []Cell{cell(200, 500, 700, 100)}
 	if st := s.Step(rule, runs); st.Next != 97.5 {
 		t.Errorf("saturated first probe: next %g, want 97.5", st.Next)
+	}
+}
+
+// A probe judged from one run near the rule's threshold is never printed
+// as decided at 95 %: it is undecided while repeats are allowed, then
+// placed by its value and marked not significant, and the search's result
+// says a probe was placed so.
+func TestOneRunProbeNotSignificant(t *testing.T) {
+	rule := DefaultRule()
+	for _, maxRepeats := range []int{1, 2} {
+		s := Search{Start: 100, MinRate: 10, MaxRate: 1000, Precision: 0.5, MinRepeats: 1, MaxRepeats: maxRepeats, Budget: 20, Growth: 2}
+		n := 0
+		near := func(rate float64) Cell { // ~98.5 % and ~99.5 % committed: either side of 99 %, within the runs' noise
+			n++
+			c := Cell{Connections: 1, Rate: rate, Offered: rate, Sent: 1000, Committed: 993 + 4*(n%2), P50Ms: 700, LoadValid: true}
+			if rate > 150 {
+				c.Committed -= 10
+			}
+			return c
+		}
+		runs := []Cell{near(100)}
+		st := s.Step(rule, runs)
+		if maxRepeats > 1 && (st.Probes[0].Decision != Undecided || st.Next != 100) {
+			t.Fatalf("max %d: one run near the threshold: %+v, want undecided and a repeat", maxRepeats, st.Probes[0])
+		}
+		st = runSearch(t, s, near)
+		for _, p := range st.Probes {
+			if p.Runs == 1 && strings.Contains(p.Why, "[") {
+				t.Errorf("max %d: a one-run probe printed with an interval: %+v", maxRepeats, p)
+			}
+			if p.Decision != Undecided && p.Decision != GeneratorBound && !strings.Contains(p.Why, "not significant") && p.Runs < 2 {
+				t.Errorf("max %d: a one-run probe decided without saying it is not significant: %+v", maxRepeats, p)
+			}
+		}
+		if strings.Contains(st.Detail, "decided at 95 %") {
+			t.Errorf("max %d: result claims 95 %% with one-run probes: %s", maxRepeats, st.Detail)
+		}
+		if st.Outcome == Found && !strings.Contains(st.Detail, "not significant") {
+			t.Errorf("max %d: result does not name the probes placed by their value: %s", maxRepeats, st.Detail)
+		}
 	}
 }

@@ -60,6 +60,11 @@ type RegressionRule struct {
 	// carry their noise) needs this many runs per side, else it is
 	// inconclusive: two runs that agree by chance make a narrow interval.
 	MinRuns int
+	// NonInferiority asks only "worse by more than T?": an interval
+	// wholly below +T (worse-positive) is "same" (not worse by more than
+	// T) even where it reaches past -T, so an unchanged build is not held
+	// inconclusive by how much better it might be.
+	NonInferiority bool
 }
 
 // Judgement is one metric of one variant against the base.
@@ -132,11 +137,15 @@ func (r RegressionRule) Compare(m Metric, basis string, base, variant Units) Jud
 	case wlo > -t && whi < t:
 		j.Verdict = OutcomeSame
 		j.Reason = fmt.Sprintf("interval within ±%.0f%%", t)
+	case r.NonInferiority && whi < t:
+		j.Verdict = OutcomeSame
+		j.Reason = fmt.Sprintf("not worse by more than %.0f%% (interval below it on the worse side)", t)
 	default:
 		j.Verdict = OutcomeInconclusive
-		// The threshold the interval straddles nearest to the estimate.
+		// The threshold the interval straddles nearest to the estimate
+		// (only +T counts for non-inferiority).
 		edge := t
-		if math.Abs(w+t) < math.Abs(w-t) {
+		if !r.NonInferiority && math.Abs(w+t) < math.Abs(w-t) {
 			edge = -t
 		}
 		j.RepeatsNeeded = repeatsNeeded(min(base.N, variant.N), w, wlo, whi, edge)

@@ -183,3 +183,20 @@ func TestStraddleSign(t *testing.T) {
 		t.Errorf("%s: %q", j.Verdict, j.Reason)
 	}
 }
+
+// Non-inferiority passes an interval that reaches past -T on the better
+// side but stays below +T on the worse side; the two-sided rule holds it
+// inconclusive. A regression is a regression under both.
+func TestNonInferiority(t *testing.T) {
+	m := mustMetric(t, "tps")
+	base, better := RunUnits([]float64{100, 101, 99, 100}), RunUnits([]float64{104, 121, 108, 115})
+	two := RegressionRule{Seed: 1}.Compare(m, "runs", base, better)
+	ni := RegressionRule{Seed: 1, NonInferiority: true}.Compare(m, "runs", base, better)
+	if two.Verdict != OutcomeInconclusive || ni.Verdict != OutcomeSame {
+		t.Fatalf("two-sided %s (%s), non-inferiority %s (%s): want inconclusive and same", two.Verdict, two.Reason, ni.Verdict, ni.Reason)
+	}
+	worse := RunUnits([]float64{80, 79, 81, 80})
+	if j := (RegressionRule{Seed: 1, NonInferiority: true}).Compare(m, "runs", base, worse); j.Verdict != OutcomeRegression {
+		t.Fatalf("20 %% worse under non-inferiority: %s (%s)", j.Verdict, j.Reason)
+	}
+}

@@ -92,6 +92,10 @@ type CompareConfig struct {
 	// of every variant runs, up to MaxRepeats per variant (0: no adaptive
 	// repeats). The experiment's deadline bounds it in time.
 	MaxRepeats int `toml:"max_repeats" json:"max_repeats,omitempty"`
+	// NonInferiority judges "worse by more than the threshold?" alone: an
+	// interval wholly below +T (worse-positive) is "same" however far it
+	// reaches on the better side (the QA's question; judge.RegressionRule).
+	NonInferiority bool `toml:"non_inferiority" json:"non_inferiority,omitempty"`
 }
 
 // SweepRef is one sweep of `compare SWEEP_A SWEEP_B`.

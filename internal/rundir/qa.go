@@ -131,6 +131,62 @@ type QASaturation struct {
 	Rate    float64       `json:"rate"`
 	Verdict judge.Outcome `json:"verdict"`
 	Why     string        `json:"why"`
+	// OverloadRate is the per-connection rate of the paired runs (above
+	// the baseline's saturation); Pairs their measurements in the order
+	// run, Paired the decision over them (absent in QAs recorded before
+	// the paired step: their verdict compared the two brackets).
+	OverloadRate float64              `json:"overload_rate,omitempty"`
+	Pairs        []QAPair             `json:"pairs,omitempty"`
+	Paired       *judge.PairedVerdict `json:"paired,omitempty"`
+}
+
+// QAPair is one pair of the saturation step: a run of each build at the
+// overload rate, back to back, in the order First then the other.
+type QAPair struct {
+	First string `json:"first"` // the build that ran first
+	// BaseTPS, CandTPS: the runs' committed tx/s (their capacity under
+	// overload); the run directories relative to the QA directory.
+	BaseTPS float64 `json:"base_tps"`
+	CandTPS float64 `json:"cand_tps"`
+	BaseDir string  `json:"base_dir"`
+	CandDir string  `json:"cand_dir"`
+	// BaseExcluded, CandExcluded say why a side's run does not count (it
+	// was testbed-bound, failed, or committed nothing): the pair is left
+	// out of the decision.
+	BaseExcluded string `json:"base_excluded,omitempty"`
+	CandExcluded string `json:"cand_excluded,omitempty"`
+}
+
+// Excluded is why the pair does not count ("": it counts).
+func (p QAPair) Excluded() string {
+	var why []string
+	if p.BaseExcluded != "" {
+		why = append(why, QABaseline+": "+p.BaseExcluded)
+	}
+	if p.CandExcluded != "" {
+		why = append(why, QACandidate+": "+p.CandExcluded)
+	}
+	return strings.Join(why, "; ")
+}
+
+// CandidateBroken: the candidate's run failed or committed nothing while
+// the baseline's, beside it, counted; a testbed-bound run is the
+// machine's, not the build's.
+func (p QAPair) CandidateBroken() bool {
+	return p.BaseExcluded == "" && p.CandExcluded != "" && !strings.HasPrefix(p.CandExcluded, TestbedBoundPrefix)
+}
+
+// TestbedBoundPrefix starts the reason of a run excluded because the
+// testbed, not the build, bound it.
+const TestbedBoundPrefix = "testbed-bound"
+
+// JudgePairs is the pairs as the paired rule reads them.
+func (s *QASaturation) JudgePairs() []judge.Pair {
+	var ps []judge.Pair
+	for _, p := range s.Pairs {
+		ps = append(ps, judge.Pair{Base: p.BaseTPS, Cand: p.CandTPS, Excluded: p.Excluded()})
+	}
+	return ps
 }
 
 // QAResult is one row of Test Results.
@@ -215,6 +271,13 @@ type QAConfig struct {
 	// SaturationThreshold judges the candidate's saturation against the
 	// baseline's, in percent.
 	SaturationThreshold float64 `toml:"saturation_threshold" json:"saturation_threshold_pct"`
+	// The paired decision: MinPairs to MaxPairs pairs of runs, one of each
+	// build in alternating order, at Overload x the baseline's lowest
+	// saturated rate, each PairDuration long.
+	MinPairs     int               `toml:"min_pairs" json:"min_pairs,omitempty"`
+	MaxPairs     int               `toml:"max_pairs" json:"max_pairs,omitempty"`
+	Overload     float64           `toml:"overload" json:"overload,omitempty"`
+	PairDuration manifest.Duration `toml:"pair_duration" json:"pair_duration,omitempty"`
 
 	// Steps 2 and 3: the steady test at the chosen load, and again with
 	// latency emulation.

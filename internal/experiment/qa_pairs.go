@@ -1,0 +1,163 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// PairedStep is the QA step that decides the saturation question from
+// paired runs (judge.PairedRule).
+const PairedStep = "saturation-paired"
+
+// measureFunc runs one manifest and returns its run directory.
+type measureFunc func(ctx context.Context, m *manifest.Manifest, root string) (string, error)
+
+// runPairs runs pairs of the two builds at the overload rate, alternating
+// which goes first, until the paired rule decides, MaxPairs is reached or
+// the step's deadline would be passed. Each pair is recorded in qa.json as
+// it finishes, so a resumed QA goes on from the last one.
+func runPairs(ctx context.Context, x *rundir.QAIndex, o QAOptions, s *rundir.QAStep, measure measureFunc, save func() error) (string, error) {
+	q := o.Config
+	sat := x.Saturation
+	if sat == nil || sat.OverloadRate <= 0 {
+		return "", errors.New("no overload rate: the baseline's saturation search found no rate")
+	}
+	dir := filepath.Join(o.Root, rundir.QAStepsDir, PairedStep)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	rule := q.PairedRule()
+	refs := map[string]string{Baseline: x.Baseline.Ref, Candidate: x.Candidate.Ref}
+	deadline := stepDeadline(x, s.Name, o.Deadline)
+	var pairWall time.Duration
+	for {
+		v := rule.Decide(sat.JudgePairs())
+		sat.Paired = &v
+		sat.Verdict, sat.Why = v.Outcome, v.Why
+		if v.Decided {
+			break
+		}
+		if len(sat.Pairs) >= rule.MinPairs && !deadline.IsZero() && pairWall > 0 && o.Now().Add(pairWall).After(deadline) {
+			sat.Why += fmt.Sprintf("; stopped by the budget after %d pairs (another pair, ~%s, would end past the step's deadline)", len(sat.Pairs), pairWall.Round(time.Second))
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return dir, context.Cause(ctx)
+		}
+		start := o.Now()
+		p := rundir.QAPair{First: Baseline}
+		if len(sat.Pairs)%2 == 1 {
+			p.First = Candidate
+		}
+		order := []string{Baseline, Candidate}
+		if p.First == Candidate {
+			order = []string{Candidate, Baseline}
+		}
+		fmt.Fprintf(o.Log, "qa: pair %d at %g tx/s per connection (%s first)\n", len(sat.Pairs)+1, sat.OverloadRate, p.First)
+		for _, b := range order {
+			m, err := pairManifest(o.Manifest, q, b, refs[b], sat.Connections, sat.OverloadRate)
+			if err != nil {
+				return dir, err
+			}
+			rdir, err := measure(ctx, m, dir)
+			if ctx.Err() != nil {
+				return dir, context.Cause(ctx)
+			}
+			tps, excl := pairValue(rdir, err, sat.Connections, sat.OverloadRate)
+			rel := relTo(o.Root, rdir)
+			if b == Baseline {
+				p.BaseTPS, p.BaseDir, p.BaseExcluded = tps, rel, excl
+			} else {
+				p.CandTPS, p.CandDir, p.CandExcluded = tps, rel, excl
+			}
+		}
+		sat.Pairs = append(sat.Pairs, p)
+		if why, ok := candidateCannotRunPairs(sat.Pairs); ok {
+			sat.Verdict, sat.Why = judge.OutcomeRegression, why
+			sat.Paired.Outcome, sat.Paired.Why, sat.Paired.Decided = judge.OutcomeRegression, why, true
+			return dir, save()
+		}
+		pairWall = max(pairWall, o.Now().Sub(start))
+		if err := save(); err != nil {
+			return dir, err
+		}
+	}
+	if n := len(sat.Pairs); n > 0 && sat.Paired.Excluded == n {
+		return dir, fmt.Errorf("every pair was excluded: %s", sat.Pairs[n-1].Excluded())
+	}
+	return dir, save()
+}
+
+// candidateCannotRunPairs is the compare's rule for a build that cannot
+// run where the other can, over pairs: at least two pairs, in every one
+// the candidate's run failed or committed nothing while the baseline's
+// counted.
+func candidateCannotRunPairs(ps []rundir.QAPair) (string, bool) {
+	if len(ps) < 2 {
+		return "", false
+	}
+	for _, p := range ps {
+		if !p.CandidateBroken() {
+			return "", false
+		}
+	}
+	return fmt.Sprintf("the candidate cannot run at the overload rate: in all %d pairs its run did not count (%s) where the baseline's did", len(ps), ps[0].CandExcluded), true
+}
+
+// pairManifest is the testbed on build b at the overload rate.
+func pairManifest(m *manifest.Manifest, q *QA, build, ref string, connections int, rate float64) (*manifest.Manifest, error) {
+	bm, err := BuildManifest(m, build, ref)
+	if err != nil {
+		return nil, err
+	}
+	bm.Load.Connections, bm.Load.Rate = connections, rate
+	bm.Load.Duration, bm.Load.Count = q.PairDuration, 0
+	bm.Load.Shape, bm.Load.RampFrom = "constant", 0
+	return bm, nil
+}
+
+// pairValue is a paired run's committed tx/s, or why it cannot count: the
+// run failed, its generator or the machine bound it (Figures' invalid
+// load), or the chain committed nothing (a broken run, not a capacity).
+func pairValue(dir string, runErr error, connections int, rate float64) (float64, string) {
+	if runErr != nil {
+		return 0, "run failed: " + runErr.Error()
+	}
+	if dir == "" {
+		return 0, "no run directory"
+	}
+	res, err := (&rundir.Dir{Path: dir}).ReadResults()
+	if err != nil {
+		return 0, "no results: " + err.Error()
+	}
+	cell, _ := Figures(res, connections, rate)
+	switch {
+	case !cell.LoadValid:
+		return cell.TPS, rundir.TestbedBoundPrefix + ": " + strings.Join(cell.LoadInvalid, "; ")
+	case cell.Committed == 0 || !(cell.TPS > 0) || math.IsInf(cell.TPS, 0):
+		return 0, fmt.Sprintf("broken run: committed %d of %d sent txs", cell.Committed, cell.Sent)
+	}
+	return cell.TPS, ""
+}
+
+// PairedSummary is one line for logs and the Test Results: the ratio and
+// its interval, the MDE at the pairs run.
+func PairedSummary(v *judge.PairedVerdict) string {
+	if v == nil {
+		return "no pairs"
+	}
+	if v.MDE > 0 {
+		return fmt.Sprintf("%s; detects a change of %.1f %% with 80 %% power at %d pairs", v.Why, 100*v.MDE, v.Pairs)
+	}
+	return v.Why
+}

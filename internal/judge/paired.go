@@ -1,0 +1,334 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// The QA's saturation question is one decision, not two estimates: is the
+// candidate's saturation more than T below the baseline's? It is asked of
+// paired runs. Each pair is one run of each build at the same overload
+// rate (above the baseline's saturation), run back to back in alternating
+// order (AB, BA, AB, …), each on a fresh testnet. Under overload an
+// open-loop load commits what the chain can carry: the committed tx/s of
+// such a run is the build's capacity, the rate its saturation point
+// converges to (the search's capacity step relies on the same fact). The
+// pair's log ratio ln(cand/base) cancels whatever the machine did during
+// that pair; the pairs' mean and its Student t interval give the ratio of
+// the two capacities with a real interval. Why t on log ratios and not a
+// bootstrap: with 3 to 12 pairs a bootstrap interval is too narrow (it
+// cannot see spread it has not sampled), and the paired t interval is
+// exact for normal differences and robust enough for these (docs/qa.md
+// has the error rates measured by simulation from recorded runs).
+//
+// The rule is sequential: after each pair from MinPairs on, the interval
+// decides
+//
+//	regression  hi < 1 - T   (the whole interval below the threshold)
+//	no regression  lo > 1 - T   (same or better; improvement when lo > 1 + T)
+//	otherwise   another pair, up to MaxPairs; then inconclusive
+//
+// A one-sided test at Level each: the false-Fail rate of an unchanged
+// build is far below it, since its ratio sits T away from the boundary.
+
+// PairedRule decides the candidate-to-baseline ratio of a metric measured
+// in pairs.
+type PairedRule struct {
+	// Threshold T as a fraction (0.1: 10 %).
+	Threshold float64 `json:"threshold"`
+	// Level of the two-sided interval (0.95): each one-sided test at
+	// (1 - Level)/2.
+	Level float64 `json:"level"`
+	// MinPairs before any decision (a t interval of 2 pairs has 1 degree
+	// of freedom: 12.7 standard errors wide); MaxPairs ends it.
+	MinPairs int `json:"min_pairs"`
+	MaxPairs int `json:"max_pairs"`
+	// Better is the metric's direction (capacity: higher).
+	Better Better `json:"-"`
+}
+
+// DefaultPairedRule is the QA's saturation rule.
+func DefaultPairedRule() PairedRule {
+	return PairedRule{Threshold: 0.1, Level: 0.95, MinPairs: 3, MaxPairs: 10, Better: HigherIsBetter}
+}
+
+// Pair is one pair's measurements (Base, Cand > 0). A pair whose run was
+// excluded (testbed-bound, failed) carries why and is not counted.
+type Pair struct {
+	Base     float64 `json:"base"`
+	Cand     float64 `json:"cand"`
+	Excluded string  `json:"excluded,omitempty"`
+}
+
+// PairedVerdict is the decision and what it rests on.
+type PairedVerdict struct {
+	Outcome Outcome `json:"outcome"`
+	// Pairs counted; Excluded left out (testbed-bound or failed).
+	Pairs    int `json:"pairs"`
+	Excluded int `json:"excluded,omitempty"`
+	// Ratio is the geometric mean of cand/base over the pairs, [Lo, Hi]
+	// its Level interval (0 when fewer than 2 pairs: no interval).
+	Ratio float64 `json:"ratio"`
+	Lo    float64 `json:"ratio_lo,omitempty"`
+	Hi    float64 `json:"ratio_hi,omitempty"`
+	Level float64 `json:"level"`
+	// SDLog is the pairs' standard deviation of ln(cand/base): the lab's
+	// noise for this metric, what the calibration record keeps.
+	SDLog float64 `json:"sd_log,omitempty"`
+	// MDE is the smallest change (a fraction) that these pairs detect
+	// with 80 % power at the test's level; 0 when not known.
+	MDE float64 `json:"mde,omitempty"`
+	// PairsNeeded, for an undecided ratio, estimates the pairs that would
+	// decide it at the present spread (-1: none would, the ratio sits on
+	// the threshold).
+	PairsNeeded int `json:"pairs_needed,omitempty"`
+	// Decided: the interval is off the threshold (or no more pairs help).
+	Decided bool   `json:"decided"`
+	Why     string `json:"why"`
+	Rule    string `json:"rule"`
+}
+
+// String states the rule.
+func (r PairedRule) String() string {
+	return fmt.Sprintf("paired runs of both builds, alternating order, each pair's ratio candidate/baseline; the geometric mean ratio with its %g %% Student t interval over the pairs (log scale): "+
+		"regression when the interval's upper end is below %s, no regression when its lower end is above %s (improvement above %s), "+
+		"else another pair, from %d pairs up to %d, then inconclusive",
+		100*r.Level, fmtRatio(1-r.Threshold), fmtRatio(1-r.Threshold), fmtRatio(1+r.Threshold), r.MinPairs, r.MaxPairs)
+}
+
+func fmtRatio(x float64) string { return fmt.Sprintf("%.3g", x) }
+
+// Decide applies the rule to the pairs so far. Decided is false while
+// another pair could settle it (the caller runs one and asks again).
+func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
+	v := PairedVerdict{Level: r.Level, Rule: r.String(), Outcome: OutcomeInconclusive}
+	var d []float64
+	var excl []string
+	for _, p := range pairs {
+		switch {
+		case p.Excluded != "":
+			excl = append(excl, p.Excluded)
+		case !(p.Base > 0) || !(p.Cand > 0) || math.IsInf(p.Base, 0) || math.IsInf(p.Cand, 0):
+			excl = append(excl, fmt.Sprintf("no value (baseline %g, candidate %g)", p.Base, p.Cand))
+		default:
+			x := math.Log(p.Cand / p.Base)
+			if r.Better == LowerIsBetter {
+				x = -x // oriented: > 0 is better
+			}
+			d = append(d, x)
+		}
+	}
+	v.Pairs, v.Excluded = len(d), len(excl)
+	if len(d) == 0 {
+		v.Why = "no pair measured"
+		if len(excl) > 0 {
+			v.Why = fmt.Sprintf("no pair counted: %d excluded (%s)", len(excl), strings.Join(excl, "; "))
+		}
+		v.Decided = len(pairs) >= r.MaxPairs
+		return v
+	}
+	n := float64(len(d))
+	mean := 0.0
+	for _, x := range d {
+		mean += x
+	}
+	mean /= n
+	orient := func(x float64) float64 { // back to cand/base
+		if r.Better == LowerIsBetter {
+			return math.Exp(-x)
+		}
+		return math.Exp(x)
+	}
+	v.Ratio = round6(orient(mean))
+	theta := math.Log(1 - r.Threshold)
+	if len(d) < 2 {
+		v.Why = fmt.Sprintf("one pair (ratio %.3f): one run per build has no spread, not significant", v.Ratio)
+		v.PairsNeeded = max(r.MinPairs, 2)
+		v.Decided = len(pairs) >= r.MaxPairs
+		return v
+	}
+	var ss float64
+	for _, x := range d {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	v.SDLog = round6(sd)
+	if sd < 1e-12 {
+		// Pairs that agree exactly give a zero-width "interval": no
+		// confidence can be computed from them.
+		v.Why = fmt.Sprintf("%d pairs with the same ratio %.3f: no spread, no interval, not significant", len(d), v.Ratio)
+		v.PairsNeeded = len(d) + 1
+		v.Decided = len(pairs) >= r.MaxPairs
+		return v
+	}
+	alpha := (1 - r.Level) / 2
+	tq := StudentTQuantile(1-alpha, n-1)
+	half := tq * sd / math.Sqrt(n)
+	lo, hi := mean-half, mean+half
+	if r.Better == LowerIsBetter {
+		v.Lo, v.Hi = round6(math.Exp(-hi)), round6(math.Exp(-lo))
+	} else {
+		v.Lo, v.Hi = round6(math.Exp(lo)), round6(math.Exp(hi))
+	}
+	v.MDE = round6(MDE(sd, len(d), r.Level, 0.8))
+	iv := fmt.Sprintf("ratio %.3f, %g %% interval [%.3f, %.3f] over %d pairs", v.Ratio, 100*r.Level, v.Lo, v.Hi, len(d))
+	if len(excl) > 0 {
+		iv += fmt.Sprintf(" (%d excluded: %s)", len(excl), strings.Join(excl, "; "))
+	}
+	switch {
+	case len(d) < r.MinPairs:
+		v.Why = fmt.Sprintf("%s: fewer than the %d pairs a decision needs", iv, r.MinPairs)
+		v.PairsNeeded = r.MinPairs
+		return v
+	case hi < theta:
+		v.Outcome, v.Decided = OutcomeRegression, true
+		v.Why = fmt.Sprintf("%s: worse by more than %s", iv, pct(r.Threshold))
+		return v
+	case lo > math.Log(1+r.Threshold):
+		v.Outcome, v.Decided = OutcomeImprovement, true
+		v.Why = fmt.Sprintf("%s: better by more than %s", iv, pct(r.Threshold))
+		return v
+	case lo > theta:
+		v.Outcome, v.Decided = OutcomeSame, true
+		v.Why = fmt.Sprintf("%s: not worse by more than %s", iv, pct(r.Threshold))
+		return v
+	}
+	// Undecided: the interval straddles 1 - T. Pairs that would shrink
+	// the half-width below the distance of the mean from the threshold.
+	v.PairsNeeded = pairsNeeded(sd, mean-theta, r.Level, len(d))
+	need := "no number of pairs would: the ratio sits on the threshold"
+	if v.PairsNeeded > 0 {
+		need = fmt.Sprintf("~%d pairs would decide at this spread", v.PairsNeeded)
+	}
+	v.Why = fmt.Sprintf("%s straddles %s: %s", iv, fmtRatio(1-r.Threshold), need)
+	v.Decided = len(pairs) >= r.MaxPairs
+	return v
+}
+
+// pairsNeeded is the smallest n whose t half-width at spread sd is below
+// |dist| (-1: none up to 1000).
+func pairsNeeded(sd, dist float64, level float64, have int) int {
+	dist = math.Abs(dist)
+	if dist < 1e-9 {
+		return -1
+	}
+	for n := max(have+1, 2); n <= 1000; n++ {
+		if StudentTQuantile(1-(1-level)/2, float64(n-1))*sd/math.Sqrt(float64(n)) < dist {
+			return n
+		}
+	}
+	return -1
+}
+
+// MDE is the minimum detectable effect of a paired t test on log ratios:
+// the true change (a fraction, e.g. 0.08 = 8 %) that n pairs of spread sd
+// (of the log ratio) detect with the given power at the test's level
+// (one-sided at (1-level)/2, as the rule decides).
+func MDE(sd float64, n int, level, power float64) float64 {
+	if n < 2 || !(sd >= 0) {
+		return 0
+	}
+	df := float64(n - 1)
+	delta := (StudentTQuantile(1-(1-level)/2, df) + StudentTQuantile(power, df)) * sd / math.Sqrt(float64(n))
+	return 1 - math.Exp(-delta)
+}
+
+// PairsFor is the pairs a decision at threshold t (a fraction) needs with
+// 80 % power at spread sd: the smallest n whose MDE is at most t (0: more
+// than max).
+func PairsFor(sd, t, level float64, maxN int) int {
+	for n := 2; n <= maxN; n++ {
+		if MDE(sd, n, level, 0.8) <= t {
+			return n
+		}
+	}
+	return 0
+}
+
+// StudentTQuantile is the p quantile of Student's t with df degrees of
+// freedom (df > 0), by bisection on the CDF.
+func StudentTQuantile(p, df float64) float64 {
+	if !(p > 0 && p < 1) || !(df > 0) {
+		return math.NaN()
+	}
+	if p == 0.5 {
+		return 0
+	}
+	if p < 0.5 {
+		return -StudentTQuantile(1-p, df)
+	}
+	lo, hi := 0.0, 1.0
+	for StudentTCDF(hi, df) < p {
+		hi *= 2
+		if hi > 1e12 {
+			return math.Inf(1)
+		}
+	}
+	for i := 0; i < 200 && hi-lo > 1e-12*hi; i++ {
+		mid := (lo + hi) / 2
+		if StudentTCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// StudentTCDF is P(T <= t) for Student's t with df degrees of freedom.
+func StudentTCDF(t, df float64) float64 {
+	x := df / (df + t*t)
+	tail := 0.5 * regIncBeta(df/2, 0.5, x)
+	if t >= 0 {
+		return 1 - tail
+	}
+	return tail
+}
+
+// regIncBeta is the regularized incomplete beta function I_x(a, b), by
+// its continued fraction (Lentz's method).
+func regIncBeta(a, b, x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	if x >= 1 {
+		return 1
+	}
+	la, _ := math.Lgamma(a + b)
+	lb, _ := math.Lgamma(a)
+	lc, _ := math.Lgamma(b)
+	front := math.Exp(la - lb - lc + a*math.Log(x) + b*math.Log(1-x))
+	if x > (a+1)/(a+b+2) {
+		return 1 - regIncBeta(b, a, 1-x)
+	}
+	const tiny = 1e-300
+	f, c, d := 1.0, 1.0, 0.0
+	for i := 0; i <= 400; i++ {
+		m := float64(i / 2)
+		var num float64
+		switch {
+		case i == 0:
+			num = 1
+		case i%2 == 0:
+			num = m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
+		default:
+			num = -((a + m) * (a + b + m) * x) / ((a + 2*m) * (a + 2*m + 1))
+		}
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		d = 1 / d
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		cd := c * d
+		f *= cd
+		if math.Abs(1-cd) < 1e-14 {
+			break
+		}
+	}
+	return front * (f - 1) / a
+}
