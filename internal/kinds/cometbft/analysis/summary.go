@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -37,11 +38,11 @@ func Summary(r *rundir.Results) string {
 		se = fmt.Sprintf("not in sent; %d of them reached a block", a.SendErrorsCommitted)
 	}
 	row("send errors", fmt.Sprint(a.SendErrors), se)
-	tps := "-"
+	tps, counted := "-", float64(r.TotalIncluded)
 	if r.DurationSec > 0 {
-		tps = fmt.Sprintf("%.1f tx/s", r.TxPerSecond)
+		tps, counted = fmt.Sprintf("%.1f tx/s", r.TxPerSecond), math.Round(r.TxPerSecond*r.DurationSec)
 	}
-	row("TPS", tps, fmt.Sprintf("from block times: %d txs over %.3f s", r.TotalIncluded, r.DurationSec))
+	row("TPS", tps, fmt.Sprintf("from block times: %.0f txs over %.3f s", counted, r.DurationSec))
 	if d := r.Drain; d != nil {
 		row("drain", drainState(d), drainNote(d))
 	}

@@ -2,6 +2,7 @@ package chainreport
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -36,7 +37,7 @@ func (r *run) headlineSection() []page.Block {
 	}
 	rows := [][]string{
 		{"verdict", verdict},
-		{"committed throughput", page.F(res.TxPerSecond, 1) + fmt.Sprintf(" tx/s (%d txs over %s s of block time)", res.TotalIncluded, page.F(res.DurationSec, 1))},
+		{"committed throughput", page.F(res.TxPerSecond, 1) + fmt.Sprintf(" tx/s (%.0f txs over %s s of block time)", math.Round(res.TxPerSecond*res.DurationSec), page.F(res.DurationSec, 1))},
 		{"latency p50 / p99", page.Ms(res.Latency.P50) + " / " + page.Ms(res.Latency.P99) + " ms (block " + orDash(res.LatencyBlock) + " time − send time)"},
 		{"accounting", fmt.Sprintf("%d sent = %d committed + %d rejected + %d lost + %d pending: %s", a.Sent, a.Committed, a.Rejected, a.Lost, a.Pending, identity)},
 	}

@@ -51,10 +51,10 @@ var figures = []figure{
 		"Round 0 everywhere is a healthy network; rounds above 0 mean proposals or votes arrived too late and a height needed another round.",
 		perNodeMetric("consensus_rounds", "round", false)},
 	{"blocks_per_minute", "Blocks per minute",
-		"The rate of cometbft_consensus_height over 60 s: a drop while load runs means consensus slows under it.",
+		"The rate of cometbft_consensus_height over 60 s, from the load's start (no window reaches back before it): a drop while load runs means consensus slows under it.",
 		perNodeRate("consensus_height", "blocks / min")},
 	{"txs_per_minute", "Transactions per minute",
-		"The rate of cometbft_consensus_total_txs over 60 s: it should follow the offered load; a plateau below it is saturation.",
+		"The rate of cometbft_consensus_total_txs over 60 s, from the load's start (no window reaches back before it; the first points still hold the block the first txs wait for): it should follow the offered load; a plateau below it is saturation.",
 		perNodeRate("consensus_total_txs", "txs / min")},
 	{"block_size", "Block size",
 		"Bytes of every block of the run (one dot per block, from the chain itself); it grows with the load until blocks hit the size limit.",
@@ -199,10 +199,21 @@ const rateWindow = 60.0
 
 // perMinute turns a cumulative series into its rate per minute over the
 // trailing window. A decrease (a restarted node) starts the window again.
-func perMinute(xy plotter.XYs) plotter.XYs {
+// No window reaches back before from (s on the time axis, the load's
+// start): the last sample at or before it is the windows' earliest start
+// and the first point is the sample after it. The collector starts before
+// the load (and the warm-up), so a window from its first sample averages
+// the idle seconds before the load in and the rates ramp up over their
+// first ~20 s; those samples stay in samples.csv. The first points still
+// hold the chain's own delay: no block holds a run tx until about one block
+// after the load's start. from ≤ the first sample keeps every point.
+func perMinute(xy plotter.XYs, from float64) plotter.XYs {
 	var out plotter.XYs
 	start := 0
-	for i := 1; i < len(xy); i++ {
+	for start+1 < len(xy) && xy[start+1].X <= from {
+		start++
+	}
+	for i := start + 1; i < len(xy); i++ {
 		if xy[i].Y < xy[i-1].Y {
 			start = i
 			continue
@@ -217,13 +228,24 @@ func perMinute(xy plotter.XYs) plotter.XYs {
 	return out
 }
 
+// rateFrom is where the rates start on the time axis: the load's start
+// (load_start, or load_started in older runs), else the origin.
+func (r *run) rateFrom() float64 {
+	for _, e := range r.events {
+		if e.Kind == "load_start" || e.Kind == "load_started" {
+			return r.sec(e.Time.UnixNano())
+		}
+	}
+	return math.Inf(-1)
+}
+
 func perNodeRate(key, unit string) func(r *run) (*plot.Plot, string) {
 	return func(r *run) (*plot.Plot, string) {
 		nodes, series := r.byNode(r.samples[key])
 		metric := r.metricName(key)
 		var keep []string
 		for _, n := range nodes {
-			if series[n] = perMinute(series[n]); len(series[n]) > 0 {
+			if series[n] = perMinute(series[n], r.rateFrom()); len(series[n]) > 0 {
 				keep = append(keep, n)
 			}
 		}

@@ -196,3 +196,30 @@ func TestLoadThatRan(t *testing.T) {
 		t.Errorf("headline at %d, parameters at %d", h, pm)
 	}
 }
+
+// TestPerMinuteFromLoadStart: samples every second of a counter idle for 5 s
+// (the collector's head start) then rising 200 a second. From the first
+// sample the rate ramps (at 6 s: 200/6 s = 2000/min); from the load's start
+// every point is the load's 12000/min.
+func TestPerMinuteFromLoadStart(t *testing.T) {
+	var xy plotter.XYs
+	for s := 0; s <= 30; s++ {
+		xy = append(xy, plotter.XY{X: float64(s), Y: 200 * math.Max(0, float64(s-5))})
+	}
+	ramp := perMinute(xy, math.Inf(-1))
+	if ramp[0].X != 1 || math.Abs(ramp[5].Y-2000) > 1e-9 {
+		t.Errorf("from the first sample: first point %v, at 6 s %v; want x = 1, 2000/min at 6 s", ramp[0], ramp[5])
+	}
+	got := perMinute(xy, 5)
+	if len(got) != 25 || got[0].X != 6 {
+		t.Fatalf("from the load's start: %d points from %v; want 25 from x = 6", len(got), got[0])
+	}
+	for _, p := range got {
+		if p.Y != 12000 {
+			t.Errorf("at %v s: %v/min, want 12000", p.X, p.Y)
+		}
+	}
+	if got := perMinute(xy, 5.5); len(got) != 25 || got[0].Y != 12000 {
+		t.Errorf("load start between samples: %d points, first %v; want 25 at 12000/min", len(got), got[0])
+	}
+}
