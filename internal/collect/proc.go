@@ -112,15 +112,18 @@ func ReadHost() (Host, error) {
 	if err != nil {
 		return h, fmt.Errorf("read stat: %w", err)
 	}
-	if h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUs, err = parseStat(st); err != nil {
+	if h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUStealSeconds, h.CPUIRQSeconds, h.CPUs, err = parseStat(st); err != nil {
 		return h, err
 	}
 	return h, nil
 }
 
 // parseStat sums the "cpu" line of /proc/stat: user nice system idle iowait
-// irq softirq steal (guest time is already within user/nice).
-func parseStat(b []byte) (busy, total float64, cpus int, err error) {
+// irq softirq steal (guest time is already within user/nice). busy is all
+// but idle and iowait, steal included (as host.csv always had it); steal is
+// also returned alone, since it is CPU time the machine did not get, and so
+// is irq+softirq, the kernel's interrupt work that no process is charged for.
+func parseStat(b []byte) (busy, total, steal, irq float64, cpus int, err error) {
 	found := false
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
@@ -135,18 +138,24 @@ func parseStat(b []byte) (busy, total float64, cpus int, err error) {
 		for i := 1; i < len(f) && i <= 8; i++ {
 			v, perr := strconv.ParseUint(f[i], 10, 64)
 			if perr != nil {
-				return 0, 0, 0, fmt.Errorf("stat: cpu field %d %q", i, f[i])
+				return 0, 0, 0, 0, 0, fmt.Errorf("stat: cpu field %d %q", i, f[i])
 			}
 			total += float64(v)
 			if i != 4 && i != 5 { // idle, iowait
 				busy += float64(v)
 			}
+			switch i {
+			case 6, 7: // irq, softirq
+				irq += float64(v)
+			case 8:
+				steal = float64(v)
+			}
 		}
 	}
 	if !found {
-		return 0, 0, 0, fmt.Errorf("stat: no cpu line")
+		return 0, 0, 0, 0, 0, fmt.Errorf("stat: no cpu line")
 	}
-	return busy / clkTck, total / clkTck, cpus, nil
+	return busy / clkTck, total / clkTck, steal / clkTck, irq / clkTck, cpus, nil
 }
 
 // Machine describes where a run ran (metrics/machine.json).

@@ -341,6 +341,8 @@ func CompareResult(root string, idx *CompareIndex) Result {
 	switch {
 	case idx.ExitCode == judge.ExitRegression:
 		res.Verdict, res.Why = Fail, "regression in "+strings.Join(idx.Regressions, ", ")
+	case TestbedReason(idx) != "":
+		res.Verdict, res.Why = Inconclusive, TestbedReason(idx)
 	case idx.Complete:
 		res.Verdict, res.Why = Pass, "no regression"
 	}
@@ -386,6 +388,8 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 		return err
 	}
 	figs := map[string][]*RunFigures{}
+	excluded := map[string][]string{} // per variant, its testbed-bound runs' reasons
+	idx.TestbedBound = nil
 	for _, r := range idx.Runs {
 		if r.Status != RunDone {
 			continue
@@ -393,6 +397,15 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 		f, err := nm.ReadFigures(RunPath(root, r))
 		if err != nil {
 			idx.Warnings = appendOnce(idx.Warnings, fmt.Sprintf("run %d (%s): %v: left out", r.Order, r.Variant, err))
+			continue
+		}
+		if tb := f.Results.TestbedBound; len(tb) > 0 {
+			// The testbed, not the build, made this run's figures: it is
+			// named and left out of the judged values.
+			why := strings.Join(tb, "; ")
+			idx.TestbedBound = append(idx.TestbedBound, fmt.Sprintf("run %d (%s): %s", r.Order, r.Variant, why))
+			idx.Warnings = appendOnce(idx.Warnings, fmt.Sprintf("run %d (%s) is testbed-bound, left out of the verdict: %s", r.Order, r.Variant, why))
+			excluded[r.Variant] = append(excluded[r.Variant], why)
 			continue
 		}
 		if !f.Results.Valid {
@@ -427,6 +440,13 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 				idx.Regressions = append(idx.Regressions, v+": "+m.Key)
 			}
 		}
+		if why := testbedShort(excluded, figs, vv.Base, v); why != "" {
+			for i := range vv.Judgements {
+				j := &vv.Judgements[i]
+				j.Verdict, j.Reason, j.CILo, j.CIHi, j.RepeatsNeeded = judge.OutcomeInconclusive, why, nil, nil, 0
+			}
+			idx.Regressions = slices.DeleteFunc(idx.Regressions, func(s string) bool { return strings.HasPrefix(s, v+": ") })
+		}
 		all = append(all, vv.Judgements...)
 		idx.Verdicts = append(idx.Verdicts, vv)
 	}
@@ -438,6 +458,41 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 	}
 	idx.ExitCode = judge.ExitCode(all, idx.Config.FailOn)
 	return nil
+}
+
+// MinRunsAfterTestbed is how many runs a side must keep when testbed-bound
+// runs were left out of it: with one, the interval has no run-to-run noise
+// (oneRunWarning), and the runs that were left out say that this testbed's
+// noise was large; with none there is nothing to judge.
+const MinRunsAfterTestbed = 2
+
+// testbedShort says why base against variant cannot be judged when the
+// testbed-bound runs left out leave a side with fewer than
+// MinRunsAfterTestbed runs ("" when both sides keep enough).
+func testbedShort(excluded map[string][]string, figs map[string][]*RunFigures, base, variant string) string {
+	var short []string
+	for _, side := range []string{base, variant} {
+		if x := excluded[side]; len(x) > 0 && len(figs[side]) < MinRunsAfterTestbed {
+			short = append(short, fmt.Sprintf("%s kept %d run(s) after %d testbed-bound (%s)", side, len(figs[side]), len(x), x[0]))
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("testbed-bound: %s; at least %d per side needed", strings.Join(short, "; "), MinRunsAfterTestbed)
+}
+
+// TestbedReason is the first judgement's reason that a testbed-bound side
+// made inconclusive ("" when none).
+func TestbedReason(idx *CompareIndex) string {
+	for _, vv := range idx.Verdicts {
+		for _, j := range vv.Judgements {
+			if strings.HasPrefix(j.Reason, "testbed-bound: ") {
+				return j.Reason
+			}
+		}
+	}
+	return ""
 }
 
 // oneRunWarning: with one run per side the interval sees no run-to-run

@@ -550,6 +550,17 @@ func QAResults(x *rundir.QAIndex, q *QA, steady, le *CompareIndex, rotBase, rotC
 		x.Results = append(x.Results, rundir.QAResult{Scenario: "Saturation point", Version: ver, Result: judge.ResultInconclusive, Why: "step did not finish", Judged: true})
 	}
 	x.Results = append(x.Results, compareResult("Steady test", date("steady"), ver, steady, q.FailOn, true))
+	for _, c := range []struct {
+		step string
+		idx  *CompareIndex
+	}{{"steady", steady}, {"latency-emulation", le}} {
+		if c.idx == nil {
+			continue
+		}
+		for _, r := range c.idx.TestbedBound {
+			x.Warnings = appendOnce(x.Warnings, fmt.Sprintf("%s: testbed-bound %s: left out of the verdict", c.step, r))
+		}
+	}
 	if q.LE {
 		r := compareResult("Latency emulation", date("latency-emulation"), ver, le, q.FailOn, q.JudgeLE)
 		if !q.JudgeLE {
@@ -593,6 +604,10 @@ func compareResult(scenario, date, ver string, idx *CompareIndex, failOn []strin
 		js = append(js, vv.Judgements...)
 	}
 	r.Result, r.Why = judge.ResultOf(js, failOn)
+	if tb := TestbedReason(idx); tb != "" && r.Result == judge.ResultInconclusive {
+		// Inconclusive (testbed-bound): the runs left out say why.
+		r.Why = tb + "; " + r.Why
+	}
 	if idx.StopReason != "" {
 		r.Why += "; " + idx.StopReason
 	}

@@ -339,9 +339,18 @@ func Figures(res *analyze.Results, c int, r float64) (judge.Cell, []string) {
 		f.LoadValid = false
 		f.LoadInvalid = append(f.LoadInvalid, why)
 	}
+	// The testbed's reasons beyond the generator's: the cell is left out
+	// of the search and the sweep's verdicts (judge.Cell.Measured).
+	tb := map[string]bool{}
+	for _, why := range res.TestbedBound {
+		if !gen[why] {
+			f.Testbed = append(f.Testbed, why)
+			tb["testbed-bound: "+why] = true
+		}
+	}
 	var runInvalid []string
 	for _, why := range res.Invalid {
-		if !gen[why] {
+		if !gen[why] && !tb[why] {
 			runInvalid = append(runInvalid, why)
 		}
 	}

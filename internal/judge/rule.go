@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // Cell is one measured load, as the judge needs it: what was offered, what
@@ -29,7 +30,17 @@ type Cell struct {
 	// its schedule; LoadInvalid says why.
 	LoadValid   bool     `json:"load_valid"`
 	LoadInvalid []string `json:"load_invalid,omitempty"`
+	// Testbed lists why the run reflects the testbed, not the build (load
+	// from outside the run, steal, a chain that committed nothing: results.json
+	// testbed_bound without the generator's reasons, which LoadInvalid has).
+	// Such a cell is left out like a generator-bound one, and a probe with
+	// only such cells is TestbedBound, never saturated.
+	Testbed []string `json:"testbed_bound,omitempty"`
 }
+
+// Measured reports whether the cell measured the network: its generator
+// kept its schedule, it sent something, and the testbed did not bound it.
+func (c Cell) Measured() bool { return c.LoadValid && c.Sent > 0 && len(c.Testbed) == 0 }
 
 // CommittedRatio is committed / sent (0 when nothing was sent).
 func (c Cell) CommittedRatio() float64 {
@@ -94,6 +105,9 @@ func (r Rule) Judge(c Cell, baseP50 float64) Verdict {
 		reasons := append([]string{"load generator missed its schedule"}, c.LoadInvalid...)
 		return Verdict{State: Invalid, Reasons: reasons}
 	}
+	if len(c.Testbed) > 0 {
+		return Verdict{State: Invalid, Reasons: []string{"testbed-bound: " + strings.Join(c.Testbed, "; ")}}
+	}
 	if c.Sent == 0 {
 		return Verdict{State: Invalid, Reasons: []string{"nothing was sent"}}
 	}
@@ -116,13 +130,13 @@ func (r Rule) Judge(c Cell, baseP50 float64) Verdict {
 func BaselineP50(cells []Cell) float64 {
 	lightest := math.Inf(1)
 	for _, c := range cells {
-		if c.LoadValid && c.Sent > 0 && c.Offered < lightest {
+		if c.Measured() && c.Offered < lightest {
 			lightest = c.Offered
 		}
 	}
 	var p50s []float64
 	for _, c := range cells {
-		if c.LoadValid && c.Sent > 0 && c.Offered == lightest {
+		if c.Measured() && c.Offered == lightest {
 			p50s = append(p50s, c.P50Ms)
 		}
 	}

@@ -17,6 +17,12 @@ const (
 	// repeat so far, so the probe says nothing about the network yet; the
 	// search repeats it up to its MaxRepeats.
 	GeneratorBound Decision = "invalid"
+	// TestbedBound: every repeat so far was testbed-bound (load from
+	// outside the run, steal, a chain that committed nothing), so the probe
+	// says nothing about the build; the search repeats it up to its
+	// MaxRepeats and then ends inconclusive. Never saturated: a chain that
+	// committed nothing under a loaded machine is a broken run.
+	TestbedBound Decision = "testbed-bound"
 )
 
 // Decide places repeats of one rate on a side of the rule, by 95 %
@@ -28,9 +34,14 @@ const (
 func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, string) {
 	var ratio, lat []float64
 	invalid := 0
+	var testbed []string
 	for _, c := range cells {
 		if !c.LoadValid || c.Sent == 0 {
 			invalid++
+			continue
+		}
+		if len(c.Testbed) > 0 {
+			testbed = append(testbed, strings.Join(c.Testbed, "; "))
 			continue
 		}
 		ratio = append(ratio, c.CommittedRatio())
@@ -41,10 +52,16 @@ func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, s
 	if len(ratio) == 0 && invalid > 0 {
 		return GeneratorBound, fmt.Sprintf("the load generator missed its schedule in all %d repeat(s)", invalid)
 	}
+	if len(ratio) == 0 && len(testbed) > 0 {
+		return TestbedBound, fmt.Sprintf("testbed-bound in all %d repeat(s): %s", len(testbed), testbed[len(testbed)-1])
+	}
 	if len(ratio) < max(minRepeats, 1) {
 		why := fmt.Sprintf("%d valid repeat(s), at least %d needed", len(ratio), minRepeats)
 		if invalid > 0 {
 			why += fmt.Sprintf(" (the load generator missed its schedule in %d)", invalid)
+		}
+		if len(testbed) > 0 {
+			why += fmt.Sprintf(" (testbed-bound in %d: %s)", len(testbed), testbed[len(testbed)-1])
 		}
 		return Undecided, why
 	}
@@ -194,7 +211,7 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 		if d == Undecided {
 			d, why = r.Decide(cells, base, s.MinRepeats)
 		}
-		if bad := invalidRuns(cells); d != Above && d != GeneratorBound && 2*bad > len(cells) {
+		if bad := invalidRuns(cells); d != Above && d != GeneratorBound && d != TestbedBound && 2*bad > len(cells) {
 			// The generator missed its schedule in most repeats: the few
 			// valid ones do not show the rate sustainable, and probing
 			// higher would only starve it more. Retried up to MaxRepeats,
@@ -253,6 +270,18 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 				st.Next = last.Rate
 				return st
 			}
+		case TestbedBound:
+			// The machine, not the build, decided every repeat (another
+			// job loaded the cores, the chain committed nothing): repeat,
+			// and end inconclusive when every repeat allowed was so.
+			if last.Runs >= s.MaxRepeats {
+				return done(Inconclusive, fmt.Sprintf("at %g tx/s per connection %s", last.Rate, last.Why))
+			}
+			if len(runs) >= s.Budget {
+				return done(Inconclusive, fmt.Sprintf("budget of %d runs spent (%g tx/s per connection %s)", s.Budget, last.Rate, last.Why))
+			}
+			st.Next = last.Rate
+			return st
 		case Undecided:
 			if last.Runs >= s.MaxRepeats {
 				detail := fmt.Sprintf("%g tx/s still undecided after %d repeats (%s)", last.Rate, last.Runs, last.Why)
@@ -352,7 +381,7 @@ func committedRate(cells []Cell) float64 {
 	var sum float64
 	n := 0
 	for _, c := range cells {
-		if c.LoadValid && c.Sent > 0 && c.TPS > 0 && c.Connections > 0 {
+		if c.Measured() && c.TPS > 0 && c.Connections > 0 {
 			sum += c.TPS / float64(c.Connections)
 			n++
 		}
@@ -375,7 +404,7 @@ func (r Rule) Clear(cells []Cell, baseP50, margin float64) (Decision, string) {
 	var above, below, valid int
 	var desc []string
 	for _, c := range cells {
-		if !c.LoadValid || c.Sent == 0 {
+		if !c.Measured() {
 			continue
 		}
 		valid++
@@ -416,7 +445,7 @@ func roundRate(r float64) float64 { return math.Round(r*10) / 10 }
 func (r Rule) lean(cells []Cell, baseP50 float64) (Decision, bool) {
 	var ratio, lat []float64
 	for _, c := range cells {
-		if c.LoadValid && c.Sent > 0 {
+		if c.Measured() {
 			ratio = append(ratio, c.CommittedRatio())
 			if baseP50 > 0 {
 				lat = append(lat, c.P50Ms/baseP50)
@@ -440,7 +469,7 @@ func (s Search) rule(r Rule) string {
 	}
 	return fmt.Sprintf("%s. Search: a geometric ramp (x %g) from %g tx/s per connection until a probe is saturated (at most %g), then a probe at %g %% below the rate the lowest saturated probe committed (its measured capacity) when that lies inside the bracket, then geometric bisection; "+
 		"%seach probe is repeated (%d to %d times) until the 95 %% confidence interval over its repeats of committed/sent (and of p50 / the lightest probe's p50) "+
-		"lies on one side of the rule (a probe still undecided after the last repeat sits on the threshold within its noise and is placed by its means, which the result names; a probe whose load generator missed its schedule in most repeats is not placed, and after the last repeat the search ends there, inconclusive); the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
+		"lies on one side of the rule (a probe still undecided after the last repeat sits on the threshold within its noise and is placed by its means, which the result names; a probe whose load generator missed its schedule in most repeats is not placed, and after the last repeat the search ends there, inconclusive; a testbed-bound repeat (load from outside the run, CPU steal, a chain that committed nothing) is left out, and a probe with only such repeats is repeated, then ends the search inconclusive); the search stops when the bracket is narrower than %g %% of its lower end, or after %d runs (inconclusive)",
 		r.String(), s.growth(), s.Start, s.MaxRate, s.Precision*50, clear, s.MinRepeats, s.MaxRepeats, s.Precision*100, s.Budget)
 }
 

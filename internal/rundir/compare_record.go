@@ -69,7 +69,10 @@ type CompareIndex struct {
 	// Regressions lists "variant: metric" for every regression in FailOn.
 	Regressions []string `json:"regressions,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
-	ExitCode    int      `json:"exit_code"`
+	// TestbedBound names the done runs left out of the verdicts because
+	// their results.json is testbed_bound ("run N (variant): reasons").
+	TestbedBound []string `json:"testbed_bound,omitempty"`
+	ExitCode     int      `json:"exit_code"`
 	// StopReason says why the runs ended: the planned repeats, or for
 	// adaptive repeats (Config.MaxRepeats) decided, the maximum, the
 	// budget or an interrupt. AddedRounds counts the adaptive rounds.

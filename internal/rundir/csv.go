@@ -30,6 +30,9 @@ type CSV[T any] struct {
 	// Gzip: the file is gzip-compressed (sync-flushed, so a cut file reads
 	// up to its last flush).
 	Gzip bool
+	// Optional names columns added after files were written without them:
+	// a file whose header lacks one still reads, the column as empty (0).
+	Optional []string
 
 	encode func(r *T, f []string)
 	decode func(r *T, f *fields)
@@ -137,7 +140,11 @@ func (d *Decoder[T]) readHeader() error {
 	for i, h := range d.c.Header {
 		p, ok := pos[h]
 		if !ok {
-			missing = append(missing, h)
+			if slices.Contains(d.c.Optional, h) {
+				p = -1 // read as an empty cell
+			} else {
+				missing = append(missing, h)
+			}
 		}
 		d.f.idx[i] = p
 	}
@@ -215,14 +222,22 @@ type fields struct {
 // not to repeat costs a string per row, not an ever-growing table.
 const maxSyms = 4096
 
+// cell is column i's bytes; an optional column the file lacks is empty.
+func (f *fields) cell(i int) []byte {
+	if f.idx[i] < 0 {
+		return nil
+	}
+	return f.rec[f.idx[i]]
+}
+
 // Str returns column i as a new string (one allocation unless empty).
-func (f *fields) Str(i int) string { return string(f.rec[f.idx[i]]) }
+func (f *fields) Str(i int) string { return string(f.cell(i)) }
 
 // Sym returns column i as Str does, interned: for columns whose values
 // repeat row after row (node names, kinds, states), every row gets the
 // same string and no allocation once the value was seen. Not for ids.
 func (f *fields) Sym(i int) string {
-	b := f.rec[f.idx[i]]
+	b := f.cell(i)
 	if len(b) == 0 {
 		return ""
 	}
@@ -241,7 +256,7 @@ func (f *fields) Sym(i int) string {
 
 // num is column i for parsing: converted on the stack (the parsers do not
 // keep it), so a number costs no allocation.
-func (f *fields) num(i int) []byte { return f.rec[f.idx[i]] }
+func (f *fields) num(i int) []byte { return f.cell(i) }
 
 // Int64 parses column i; "" is 0.
 func (f *fields) Int64(i int) int64 {

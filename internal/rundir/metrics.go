@@ -64,18 +64,28 @@ var ProcCSV = &CSV[Proc]{
 type Host struct {
 	TimeNs               int64
 	Load1, Load5, Load15 float64
-	CPUBusySeconds       float64 // all CPU time but idle and iowait
+	CPUBusySeconds       float64 // all CPU time but idle and iowait (steal included)
 	CPUTotalSeconds      float64
 	CPUs                 int
+	// CPUStealSeconds is the steal time within CPUBusySeconds: time a
+	// virtual CPU wanted to run while the hypervisor ran someone else.
+	// Files written before it existed read 0.
+	CPUStealSeconds float64
+	// CPUIRQSeconds is the irq and softirq time within CPUBusySeconds: the
+	// kernel's interrupt work (network receive on the veths among it),
+	// charged to no process. Files written before it existed read 0.
+	CPUIRQSeconds float64
 }
 
 // HostCSV is metrics/host.csv.
 var HostCSV = &CSV[Host]{
-	Name:   Metrics + "/host.csv",
-	Header: []string{"time_ns", "load1", "load5", "load15", "cpu_busy_seconds", "cpu_total_seconds", "cpus"},
+	Name:     Metrics + "/host.csv",
+	Header:   []string{"time_ns", "load1", "load5", "load15", "cpu_busy_seconds", "cpu_total_seconds", "cpus", "cpu_steal_seconds", "cpu_irq_seconds"},
+	Optional: []string{"cpu_steal_seconds", "cpu_irq_seconds"},
 	encode: func(h *Host, f []string) {
 		f[0], f[1], f[2], f[3] = i64(h.TimeNs), f64(h.Load1), f64(h.Load5), f64(h.Load15)
-		f[4], f[5], f[6] = f64(h.CPUBusySeconds), f64(h.CPUTotalSeconds), strconv.Itoa(h.CPUs)
+		f[4], f[5], f[6], f[7] = f64(h.CPUBusySeconds), f64(h.CPUTotalSeconds), strconv.Itoa(h.CPUs), f64(h.CPUStealSeconds)
+		f[8] = f64(h.CPUIRQSeconds)
 	},
 	decode: func(h *Host, f *fields) {
 		h.TimeNs = f.Int64(0)
@@ -85,6 +95,8 @@ var HostCSV = &CSV[Host]{
 		h.CPUBusySeconds, _ = f.Float(4)
 		h.CPUTotalSeconds, _ = f.Float(5)
 		h.CPUs = f.Int(6)
+		h.CPUStealSeconds, _ = f.Float(7)
+		h.CPUIRQSeconds, _ = f.Float(8)
 	},
 }
 

@@ -57,6 +57,16 @@ type Results struct {
 	// the load generator's: it could not keep its schedule, so the run
 	// measured the client, not the network.
 	GeneratorInvalid []string `json:"generator_invalid,omitempty"`
+	// TestbedBound lists the reasons (also in Invalid) why the run's result
+	// reflects the testbed, not the build: the generator fell behind (its
+	// GeneratorInvalid reasons again), the chain committed nothing while
+	// txs were sent, load from outside the run or CPU steal over the load
+	// window (internal/analyze/testbed.go). Experiments leave such a run
+	// out of their verdicts.
+	TestbedBound []string `json:"testbed_bound,omitempty"`
+	// Testbed is the machine over the load window, the figures the testbed
+	// check read (absent without metrics/host.csv).
+	Testbed *TestbedCheck `json:"testbed,omitempty"`
 	// LatencyValid is false when the userspace link emulator missed its
 	// lateness bound during the load (LatencyInvalid says by how much): the
 	// latencies then include the emulator's own delay. Absent when no
@@ -271,3 +281,23 @@ func (d *Dir) WriteResults(r *Results) error {
 // LatencyOK says whether the latency results stand: not when the link
 // emulator missed its bound.
 func (r *Results) LatencyOK() bool { return r.LatencyValid == nil || *r.LatencyValid }
+
+// TestbedCheck is the machine's CPU over a run's load window, from
+// metrics/host.csv and metrics/proc.csv (analyze.CheckTestbed).
+type TestbedCheck struct {
+	FromNs int64 `json:"from_ns"` // the load window's start, unix ns
+	ToNs   int64 `json:"to_ns"`   // its end
+	// HostSec is the span between the host.csv samples around the window.
+	HostSec float64 `json:"host_sec"`
+	CPUs    int     `json:"cpus"`
+	// BusyCores is the machine's busy CPU (all cores, steal excluded) over
+	// HostSec, in cores; OwnCores the run's own processes' (nodes and the
+	// harness, proc.csv); OutsideCores = BusyCores - OwnCores.
+	BusyCores    float64 `json:"busy_cores"`
+	OwnCores     float64 `json:"own_cores"`
+	OutsideCores float64 `json:"outside_cores"`
+	// StealPct is steal time over all CPU time in the window, in percent.
+	StealPct float64 `json:"steal_pct"`
+	// Processes names what OwnCores counts (proc.csv node names).
+	Processes []string `json:"processes,omitempty"`
+}

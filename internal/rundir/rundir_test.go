@@ -96,7 +96,7 @@ func TestRoundTrips(t *testing.T) {
 	roundTrip(t, MempoolCSV, []MempoolSample{{TimeNs: 1, Node: "v0", Size: 7}})
 	roundTrip(t, SamplesCSV, []Sample{{TimeNs: 1, Node: "v0", Metric: "m", Labels: `{a="b,c"}`, Value: 0.25}})
 	roundTrip(t, ProcCSV, []Proc{{TimeNs: 1, Node: HarnessNode, PID: 7, RSSBytes: 1 << 20, CPUSeconds: 1.5}})
-	roundTrip(t, HostCSV, []Host{{TimeNs: 1, Load1: 0.5, Load5: 1, Load15: 2, CPUBusySeconds: 3, CPUTotalSeconds: 4, CPUs: 2}})
+	roundTrip(t, HostCSV, []Host{{TimeNs: 1, Load1: 0.5, Load5: 1, Load15: 2, CPUBusySeconds: 3, CPUTotalSeconds: 4, CPUs: 2, CPUStealSeconds: 0.5, CPUIRQSeconds: 0.25}})
 	roundTrip(t, ScrapeErrorsCSV, []ScrapeError{{TimeNs: 1, Node: "v0", Source: "metrics", Error: "dial: refused"}})
 	roundTrip(t, PublishedCSV, []Published{
 		{Seq: 0, MsgID: "m0", Publisher: "host3", Intended: 1, SentAt: 2, Ack: 3, Result: ResultOK},
@@ -276,5 +276,29 @@ func TestResultsBlockStats(t *testing.T) {
 		if err != nil || r.BlockStats.FirstHeight != 7 || r.BlockStats.Blocks != 3 || r.Blocks != nil || r.RunID != "x" {
 			t.Errorf("1.x file %s: %+v, %v", old, r, err)
 		}
+	}
+}
+
+// TestHostCSVWithoutSteal: a host.csv written before cpu_steal_seconds
+// existed still reads, its steal 0; a file lacking a required column does not.
+func TestHostCSVWithoutSteal(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "host.csv")
+	old := "time_ns,load1,load5,load15,cpu_busy_seconds,cpu_total_seconds,cpus\n1,0.5,1,2,3,4,2\n"
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := HostCSV.ReadFile(p)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("read old host.csv: %v %+v", err, rows)
+	}
+	if want := (Host{TimeNs: 1, Load1: 0.5, Load5: 1, Load15: 2, CPUBusySeconds: 3, CPUTotalSeconds: 4, CPUs: 2}); rows[0] != want {
+		t.Errorf("old host.csv = %+v, want %+v", rows[0], want)
+	}
+	if err := os.WriteFile(p, []byte("time_ns,load1,load5,load15,cpu_busy_seconds,cpus\n1,0.5,1,2,3,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := HostCSV.ReadFile(p); err == nil || !strings.Contains(err.Error(), "cpu_total_seconds") {
+		t.Errorf("host.csv without cpu_total_seconds: err %v, want the missing column named", err)
 	}
 }

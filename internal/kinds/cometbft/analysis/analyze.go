@@ -31,6 +31,10 @@ type Input struct {
 	Mempool       []rundir.MempoolSample
 	Events        []rundir.Event
 	LoadSummary   *rundir.LoadSummary // nil when load.json is absent
+	// Host and Proc are metrics/host.csv and metrics/proc.csv (nil when
+	// absent): the testbed check's machine figures.
+	Host []rundir.Host
+	Proc []rundir.Proc
 }
 
 // TxRow is one row of txs.csv with the sent.csv row it comes from.
@@ -117,6 +121,10 @@ func Load(dir string) (*Input, error) {
 	if in.LoadSummary, e = d.ReadLoad(); optional(e) != nil {
 		return nil, optional(e)
 	}
+	// The collector's files, cut last lines skipped; an unreadable one
+	// only leaves the testbed check without the machine's figures.
+	in.Host, _, _ = rundir.HostCSV.ReadFile(rundir.HostCSV.Path(d))
+	in.Proc, _, _ = rundir.ProcCSV.ReadFile(rundir.ProcCSV.Path(d))
 	return in, nil
 }
 
@@ -351,6 +359,7 @@ func Compute(in *Input) (*rundir.Results, []TxRow, error) {
 		invalid("load stopped early (interrupted?): %d of %d txs attempted", ls.Attempted, ls.Expected)
 	}
 	res.Nodes, res.PeakMempool = nodeResults(in, rows)
+	testbed(in, res)
 	res.Valid = len(res.Invalid) == 0
 	res.Accounts = accountsResults(in.Plan, rows) // accounts.go; nil for other workloads
 	return res, rows, nil
@@ -400,6 +409,30 @@ func throughput(rows []TxRow, blockAt blockIndex, firstH, lastH int64, committed
 	}
 	duration = float64(to-from) / 1e9
 	return duration, analyze.Round3(float64(n) / duration), true
+}
+
+// testbed runs the testbed check over the load window (first intended
+// send to last send) and adds its reasons to Invalid, prefixed
+// "testbed-bound: " (the generator's are there already).
+func testbed(in *Input, res *rundir.Results) {
+	from, to := int64(math.MaxInt64), int64(0)
+	for i := range in.Sent {
+		s := &in.Sent[i]
+		if s.Intended > 0 {
+			from = min(from, s.Intended)
+		}
+		to = max(to, s.SentAt, s.Intended)
+	}
+	if from > to {
+		from, to = 0, 0
+	}
+	tb, why := analyze.CheckTestbed(analyze.TestbedInput{FromNs: from, ToNs: to, Host: in.Host, Proc: in.Proc,
+		Sent: res.Accounting.Sent, Committed: res.Accounting.Committed, Blocks: len(in.Blocks), Unit: "txs",
+		Generator: res.GeneratorInvalid})
+	res.Testbed, res.TestbedBound = tb, why
+	for _, w := range why[len(res.GeneratorInvalid):] {
+		res.Invalid = append(res.Invalid, "testbed-bound: "+w)
+	}
 }
 
 func sentCount(sent []rundir.Sent) int {

@@ -352,3 +352,51 @@ func copyDir(t *testing.T, src string) string {
 	}
 	return dst
 }
+
+// TestComputeTestbed: Compute runs the testbed check over the load window
+// (the sends of testdata/all_committed, 1700000000.000 to .301 s) with the
+// collector's host.csv and proc.csv: a quiet machine leaves the run valid;
+// 1.5 cores busy beside the nodes make it testbed-bound and invalid.
+func TestComputeTestbed(t *testing.T) {
+	const t0 = int64(1699999999e9)
+	host := func(busy float64) []rundir.Host {
+		var rows []rundir.Host
+		for i := range 4 {
+			s := float64(i)
+			rows = append(rows, rundir.Host{TimeNs: t0 + int64(i)*1e9, CPUs: 2, CPUBusySeconds: busy * s, CPUTotalSeconds: 2 * s})
+		}
+		return rows
+	}
+	var proc []rundir.Proc
+	for i := range 4 {
+		for k, n := range []string{"validator0", rundir.HarnessNode} {
+			proc = append(proc, rundir.Proc{TimeNs: t0 + int64(i)*1e9, Node: n, PID: 10 + k, CPUSeconds: 0.25 * float64(i)})
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		busy  float64
+		bound bool
+	}{{"quiet", 0.6, false}, {"hog", 2, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			in, err := Load(filepath.Join("testdata", "all_committed"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Host, in.Proc = host(c.busy), proc
+			res, _, err := Compute(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Testbed == nil || res.Testbed.HostSec != 1 || res.Testbed.OwnCores != 0.5 {
+				t.Fatalf("testbed figures %+v, want 1 s (the samples at 1700000000 and 1700000001 s around the sends), own 0.5 cores", res.Testbed)
+			}
+			if got := len(res.TestbedBound) > 0; got != c.bound || res.Valid == c.bound {
+				t.Fatalf("testbed_bound %q valid %v, want bound %v", res.TestbedBound, res.Valid, c.bound)
+			}
+			if c.bound && !strings.Contains(strings.Join(res.Invalid, "\n"), "testbed-bound: load from outside the run: 1.50 cores") {
+				t.Errorf("invalid reasons %q lack the outside load", res.Invalid)
+			}
+		})
+	}
+}
