@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,10 @@ import (
 // PairedStep is the QA step that decides the saturation question from
 // paired runs (judge.PairedRule).
 const PairedStep = "saturation-paired"
+
+// BrokenRun starts the reason of a paired run whose chain committed
+// nothing.
+const BrokenRun = "broken run"
 
 // measureFunc runs one manifest and returns its run directory.
 type measureFunc func(ctx context.Context, m *manifest.Manifest, root string) (string, error)
@@ -142,10 +147,14 @@ func pairValue(dir string, runErr error, connections int, rate float64) (float64
 	}
 	cell, _ := Figures(res, connections, rate)
 	switch {
-	case !cell.LoadValid:
-		return cell.TPS, rundir.TestbedBoundPrefix + ": " + strings.Join(cell.LoadInvalid, "; ")
-	case cell.Committed == 0 || !(cell.TPS > 0) || math.IsInf(cell.TPS, 0):
-		return 0, fmt.Sprintf("broken run: committed %d of %d sent txs", cell.Committed, cell.Sent)
+	case cell.Sent > 0 && cell.Committed == 0:
+		// The build's own failure when its pair's other run counted
+		// (QAPair.CandidateBroken), the testbed's when both broke.
+		return 0, fmt.Sprintf("%s: committed none of %d sent txs", BrokenRun, cell.Sent)
+	case !cell.Measured():
+		return cell.TPS, rundir.TestbedBoundPrefix + ": " + strings.Join(append(slices.Clone(cell.LoadInvalid), cell.Testbed...), "; ")
+	case !(cell.TPS > 0) || math.IsInf(cell.TPS, 0):
+		return 0, fmt.Sprintf("%s: no committed rate (committed %d of %d sent txs)", BrokenRun, cell.Committed, cell.Sent)
 	}
 	return cell.TPS, ""
 }

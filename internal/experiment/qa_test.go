@@ -495,3 +495,37 @@ func TestBudgetSpent(t *testing.T) {
 		t.Errorf("BudgetSpent of a QA with no finished step = %s", got)
 	}
 }
+
+func TestCandidateCannotRunPairs(t *testing.T) {
+	ok := rundir.QAPair{BaseTPS: 500, CandTPS: 490}
+	broken := rundir.QAPair{BaseTPS: 500, CandExcluded: BrokenRun + ": committed none of 5000 sent txs"}
+	failed := rundir.QAPair{BaseTPS: 500, CandExcluded: "run failed: up: timeout"}
+	machine := rundir.QAPair{BaseTPS: 500, CandTPS: 200, CandExcluded: rundir.TestbedBoundPrefix + ": load from outside the run 1.5 cores"}
+	bothBroken := rundir.QAPair{BaseExcluded: BrokenRun + ": …", CandExcluded: BrokenRun + ": …"}
+	for _, c := range []struct {
+		name  string
+		pairs []rundir.QAPair
+		want  bool
+	}{
+		{"one broken pair is not enough", []rundir.QAPair{broken}, false},
+		{"broken in every pair", []rundir.QAPair{broken, failed, broken}, true},
+		{"one pair counted", []rundir.QAPair{broken, ok, broken}, false},
+		{"the machine bound it", []rundir.QAPair{machine, machine}, false},
+		{"both sides broke: the testbed's", []rundir.QAPair{bothBroken, bothBroken}, false},
+	} {
+		if _, got := candidateCannotRunPairs(c.pairs); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Excluded pairs stay out of the ratio.
+	sat := rundir.QASaturation{Pairs: []rundir.QAPair{ok, machine, ok}}
+	n := 0
+	for _, p := range sat.JudgePairs() {
+		if p.Excluded == "" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d pairs counted, want 2", n)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -120,7 +121,31 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 			sweeps[b] = idx
 		}
 	}
-	if sat := x.Saturation; sat != nil {
+	if sat := x.Saturation; sat != nil && sat.OverloadRate > 0 {
+		add(para{Text: fmt.Sprintf("At c = %d the baseline's search places its saturation in %s tx/s per connection. Chosen load for the steady test: %s tx/s per connection (its sustainable rate %s backed off by %s %%).",
+			sat.Connections, sat.Baseline, fmtG(sat.Rate), fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))})
+		add(heading{Level: 3, Text: "Paired decision", ID: "paired"})
+		verdict := "no pair ran"
+		if v := sat.Paired; v != nil {
+			verdict = fmt.Sprintf("**%s** — %s", sat.Verdict, sat.Why)
+			if v.MDE > 0 {
+				verdict += fmt.Sprintf(". Minimum detectable effect at %d pairs (80 %% power, the test's level): %.1f %%; spread of ln(candidate/baseline): %.4f", v.Pairs, 100*v.MDE, v.SDLog)
+			}
+			if v.PairsNeeded > 0 && v.Outcome == judge.OutcomeInconclusive {
+				verdict += fmt.Sprintf("; ~%d pairs would decide", v.PairsNeeded)
+			}
+		}
+		add(para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's lowest saturated rate), one run each per pair, alternating which runs first: each run's committed tx/s is its build's capacity under overload. %s.", fmtG(sat.OverloadRate), verdict)})
+		var rows [][]string
+		for i, p := range sat.Pairs {
+			ratio := "–"
+			if p.Excluded() == "" && p.BaseTPS > 0 {
+				ratio = fmt.Sprintf("%.3f", p.CandTPS/p.BaseTPS)
+			}
+			rows = append(rows, []string{strconv.Itoa(i + 1), p.First, fmtF(p.BaseTPS, 1), fmtF(p.CandTPS, 1), ratio, dashIfEmpty(p.Excluded())})
+		}
+		add(table{Head: []string{"pair", "first", "baseline tx/s", "candidate tx/s", "ratio", "excluded"}, Rows: rows})
+	} else if sat != nil {
 		add(para{Text: fmt.Sprintf("At c = %d: baseline saturates in %s tx/s per connection, candidate in %s. Verdict: **%s** (%s). Chosen load: %s tx/s per connection (the baseline's sustainable rate %s backed off by %s %%).",
 			sat.Connections, sat.Baseline, sat.Candidate, sat.Verdict, sat.Why, fmtG(sat.Rate), fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))})
 	} else {
@@ -128,6 +153,9 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 	}
 	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		idx := sweeps[b]
+		if idx == nil && b == rundir.QACandidate && x.Step("saturation-candidate") == nil {
+			continue // decided by pairs: the candidate is not searched
+		}
 		add(heading{Level: 3, Text: fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ID: ""})
 		if idx == nil {
 			add(noData{Reason: "no sweep directory"})
@@ -310,10 +338,15 @@ func qaMethod(x *rundir.QAIndex, q *rundir.QAConfig) string {
 	if q.LE {
 		le = fmt.Sprintf("%d run(s) per build with the AWS zone table and random zones from the seed", q.LERepeats)
 	}
+	step1 := fmt.Sprintf("Step 1 runs %s, baseline then candidate (each build's probes on its own testnet). A build's saturation is a bracket [highest sustainable, lowest saturated); the candidate regresses when every rate its bracket allows is more than %s %% below every rate the baseline's allows (improves likewise above; same when every difference is within ±%s %%; else inconclusive). The chosen load is the baseline's sustainable rate backed off by %s %%.",
+		search, fmtG(q.SaturationThreshold), fmtG(q.SaturationThreshold), fmtG(q.Margin*100))
+	if !q.Grid && q.MinPairs > 0 {
+		step1 = fmt.Sprintf("Step 1 runs %s for the baseline alone, to find its operating point; then pairs of runs, one of each build at %s x the baseline's lowest saturated rate (%s each, a fresh testnet per run, alternating which build runs first), and decides by the ratio of the two builds' committed tx/s under overload: %s. The chosen load is the baseline's sustainable rate backed off by %s %%.",
+			search, fmtG(q.Overload), q.PairDuration, pairedRuleText(q), fmtG(q.Margin*100))
+	}
 	return strings.Join([]string{
-		fmt.Sprintf("Step 1 runs %s, baseline then candidate (each build's probes on its own testnet). A build's saturation is a bracket [highest sustainable, lowest saturated); the candidate regresses when every rate its bracket allows is more than %s %% below every rate the baseline's allows (improves likewise above; same when every difference is within ±%s %%; else inconclusive). The chosen load is the baseline's sustainable rate backed off by %s %%.",
-			search, fmtG(q.SaturationThreshold), fmtG(q.SaturationThreshold), fmtG(q.Margin*100)),
-		fmt.Sprintf("Step 2 runs %d runs per build of %s, interleaved, a fresh testnet each; while a metric of %s is inconclusive another pair runs, up to %d per build, within the budget less the planned time of the steps after it. A metric regresses when worse by more than %s %% with its whole 95 %% bootstrap interval beyond the threshold. The steady test fails on a regression of a judged metric, is inconclusive when one is inconclusive, else passes.",
+		step1,
+		fmt.Sprintf("Step 2 runs %d runs per build of %s, interleaved, a fresh testnet each; while a metric of %s is inconclusive another pair runs, up to %d per build, within the budget less the planned time of the steps after it. A metric regresses when worse by more than %s %% with its whole 95 %% bootstrap interval beyond the threshold, and passes (non-inferiority) when its interval lies wholly below the threshold on the worse side. The steady test fails on a regression of a judged metric, is inconclusive when one is inconclusive, else passes.",
 			q.Repeats, q.Duration, strings.Join(q.FailOn, ", "), q.MaxRepeats, fmtG(q.Threshold)),
 		"Step 3 (latency emulation): " + le + ".",
 		fmt.Sprintf("Step 4 runs the rotating testbed once per build with %d cycles over a %s load (the seeds ran 25 over 5229 s; scaled to this machine). It fails when a cycle does not catch up within its timeout; the mean catch-up time regresses when more than %s %% (and at least %s) slower than the baseline's; duplicates are counted.",
@@ -489,3 +522,10 @@ func qaOverlay(sweeps map[string]*rundir.SweepIndex) *plot.Plot {
 }
 
 var qaColors = []color.Color{color.RGBA{31, 119, 180, 255}, color.RGBA{214, 39, 40, 255}}
+
+// pairedRuleText is the paired rule of a QA configuration, as judge states it.
+func pairedRuleText(q *rundir.QAConfig) string {
+	r := judge.DefaultPairedRule()
+	r.Threshold, r.MinPairs, r.MaxPairs = q.SaturationThreshold/100, q.MinPairs, q.MaxPairs
+	return r.String()
+}
