@@ -95,7 +95,7 @@ built-in one is examples/qa.toml.`,
 	fl := c.Flags()
 	fl.StringVar(&f.baseline, "baseline", "", "the baseline build's release reference: NAME@vX.Y.Z, NAME@COMMIT, a source tree (./dir) or file:/path/to/binary")
 	fl.StringVar(&f.candidate, "candidate", "", "the candidate build's release reference")
-	fl.DurationVar(&f.budget, "budget", 60*time.Minute, "bound on the QA's wall time: the plan is trimmed (stated) or refused past it; adaptive repeats stop in time for the steps after them")
+	fl.DurationVar(&f.budget, "budget", 60*time.Minute, "bound on the QA's wall time: the plan is trimmed (stated) or refused past it; adaptive repeats stop in time for the steps after them (--quick: 15m unless given)")
 	fl.BoolVar(&f.quick, "quick", false, "the short profile (fewer cycles, shorter runs, a coarser search): smoke tests and CI")
 	fl.BoolVar(&f.grid, "grid", false, "measure the saturation with the QA's c x r grid ([qa] rates) instead of a search")
 	fl.BoolVar(&f.judgeLE, "judge-le", false, "judge the latency-emulation runs too (default: reported only)")
@@ -252,6 +252,9 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		base, profile := experiment.DefaultQA(), "default"
 		if f.quick {
 			base, profile = experiment.QuickQA(), "quick"
+			if !cmd.Flags().Changed("budget") {
+				f.budget = QuickBudget
+			}
 		}
 		if m, _, err = loadQAManifests(args, nil); err != nil {
 			return err
@@ -266,7 +269,7 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 			}
 		}
 		if f.judgeLE {
-			q.JudgeLE = true
+			q.JudgeLE, q.LE = true, true // --quick leaves it out unless judged
 		}
 		if errs := q.Validate(); len(errs) > 0 {
 			return usageError{fmt.Errorf("qa settings: %w", errors.Join(errs...))}
@@ -324,6 +327,13 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 	p.FreeBytes = freeBytes(outRoot)
 	if cost.Note != "" {
 		p.Notes = append([]string{cost.Note}, p.Notes...)
+	}
+	if !resume && !q.Grid {
+		raw := [][]byte{m.Raw}
+		if rm != nil {
+			raw = append(raw, rm.Raw)
+		}
+		p.Notes = append(p.Notes, calibrationNote(x, q, raw))
 	}
 	if !resume {
 		x.Plan = p
@@ -409,8 +419,14 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 			return res.RunDir, err
 		},
 	})
+	if runErr == nil {
+		recordAA(root, x, log)
+	}
 	return finishQA(cmd, root, x, f.junit, time.Since(start), runErr, out)
 }
+
+// QuickBudget is --quick's default budget: the quick profile's promise.
+const QuickBudget = 15 * time.Minute
 
 // finishQA renders the report, prints the Test Results, writes JUnit and
 // maps the result to the exit code.

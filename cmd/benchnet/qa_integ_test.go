@@ -33,7 +33,7 @@ func qaTestManifests(t *testing.T, subnet, rotSubnet string, extra string) strin
 	dir := t.TempDir()
 	for _, f := range []struct{ name, old, new, qa string }{
 		{"qa.toml", `"10.213.21.0/24"`, `"` + subnet + `"`, "probe_duration = \"6s\"\nsearch_budget = 3\nprecision = 0.5\nduration = \"10s\"\nrepeats = 2\nmax_repeats = 2\n" +
-			"latency_emulation = false\ncycles = 2\nrotate_duration = \"20s\"\n" + extra},
+			"latency_emulation = false\ncycles = 2\nrotate_duration = \"20s\"\nmin_pairs = 3\nmax_pairs = 4\npair_duration = \"6s\"\n" + extra},
 		{"qa-rotate.toml", `"10.213.22.0/24"`, `"` + rotSubnet + `"`, ""},
 	} {
 		data, err := os.ReadFile("../../examples/" + f.name)

@@ -89,15 +89,29 @@ const MinRuns = 3
 // CompareSeed seeds every bootstrap of a comparison.
 const CompareSeed = 20261123
 
-// CompareOrder is the run order: every variant once per round, rounds
-// repeated (A B C A B C …), so the drift of a shared machine spreads over
-// all variants instead of landing on one.
+// CompareOrder is the run order: every variant once per round, every
+// other round reversed (A B C, C B A, A B C …), so the drift of a shared
+// machine spreads over all variants instead of landing on one, and so does
+// a run's place in its round. With A B every round, an A/A QA's candidate
+// always ran second, right after the previous run's node homes (~500 MB)
+// were deleted, and read 6 % more CPU and a p50 latency 10–60 % higher in
+// all three rounds (2026-11-28).
 func CompareOrder(variants []string, repeats int) []CompareRun {
 	var runs []CompareRun
 	for r := 1; r <= repeats; r++ {
-		for _, v := range variants {
-			runs = append(runs, CompareRun{Order: len(runs) + 1, Variant: v, Repeat: r, Status: RunPending})
+		runs = appendRound(runs, variants, r)
+	}
+	return runs
+}
+
+// appendRound adds round r (1-based) of variants, reversed when r is even.
+func appendRound(runs []CompareRun, variants []string, r int) []CompareRun {
+	for i := range variants {
+		v := variants[i]
+		if r%2 == 0 {
+			v = variants[len(variants)-1-i]
 		}
+		runs = append(runs, CompareRun{Order: len(runs) + 1, Variant: v, Repeat: r, Status: RunPending})
 	}
 	return runs
 }
@@ -267,9 +281,7 @@ func (x *compareExec) Run(ctx context.Context) (Result, error) {
 			}
 			idx.AddedRounds++
 			fmt.Fprintf(log, "compare: adding round %d: %s\n", rounds+1, why)
-			for _, v := range idx.Variants {
-				idx.Runs = append(idx.Runs, CompareRun{Order: len(idx.Runs) + 1, Variant: v, Repeat: rounds + 1, Status: RunPending})
-			}
+			idx.Runs = appendRound(idx.Runs, idx.Variants, rounds+1)
 		}
 		run := &idx.Runs[i]
 		if run.Status == RunDone {

@@ -126,8 +126,8 @@ func TestRunCompare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(*order, " "); got != "fast slow fast slow fast slow" {
-				t.Errorf("run order %q, want interleaved", got)
+			if got := strings.Join(*order, " "); got != "fast slow slow fast fast slow" {
+				t.Errorf("run order %q, want interleaved, every other round reversed", got)
 			}
 			if idx.ExitCode != tc.wantExit {
 				t.Errorf("exit %d, want %d; regressions %v", idx.ExitCode, tc.wantExit, idx.Regressions)
@@ -312,5 +312,19 @@ func TestCompareSweeps(t *testing.T) {
 	}
 	if !slices.ContainsFunc(idx.Regressions, func(s string) bool { return strings.HasSuffix(s, ": latency_avg") }) || idx.ExitCode != judge.ExitRegression {
 		t.Errorf("doubled latency at every point: regressions %v", idx.Regressions)
+	}
+}
+
+// Every other round runs in reverse, so no variant always runs second
+// (right after the previous run's teardown): each holds each place in a
+// round equally often over an even number of rounds.
+func TestCompareOrderBalanced(t *testing.T) {
+	var got []string
+	for _, r := range CompareOrder([]string{"baseline", "candidate"}, 4) {
+		got = append(got, r.Variant)
+	}
+	want := []string{"baseline", "candidate", "candidate", "baseline", "baseline", "candidate", "candidate", "baseline"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }

@@ -100,7 +100,31 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o QAOptions, s *rundir.QAS
 	if n := len(sat.Pairs); n > 0 && sat.Paired.Excluded == n {
 		return dir, fmt.Errorf("every pair was excluded: %s", sat.Pairs[n-1].Excluded())
 	}
+	steadyFromPairs(sat, q.Margin)
 	return dir, save()
+}
+
+// steadyFromPairs lowers the steady load to the margin below the
+// baseline's throughput under overload when that is below its highest
+// sustainable rate: a 10 s probe's rate can be "sustainable" only because
+// the mempool (5000 txs) absorbed the excess (the quick search found
+// 800 tx/s sustainable; 20 s at 0.8 x 800 = 640 then saturated the chain,
+// whose pairs committed 640-780 tx/s).
+func steadyFromPairs(sat *rundir.QASaturation, margin float64) {
+	var logs []float64
+	for _, p := range sat.Pairs {
+		if p.BaseExcluded == "" && p.BaseTPS > 0 {
+			logs = append(logs, math.Log(p.BaseTPS))
+		}
+	}
+	if len(logs) == 0 || sat.Connections < 1 {
+		return
+	}
+	capacity := math.Exp(mean(logs)) / float64(sat.Connections)
+	if capacity < sat.Baseline.Lo {
+		sat.Rate = math.Floor(capacity * (1 - margin))
+		sat.RateFrom = fmt.Sprintf("the baseline's throughput under overload, %.1f tx/s per connection (geometric mean of %d paired runs), below its highest sustainable rate %g, backed off by %g %%", capacity, len(logs), sat.Baseline.Lo, 100*margin)
+	}
 }
 
 // candidateCannotRunPairs is the compare's rule for a build that cannot

@@ -122,8 +122,12 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		}
 	}
 	if sat := x.Saturation; sat != nil && sat.OverloadRate > 0 {
-		add(para{Text: fmt.Sprintf("At c = %d the baseline's search places its saturation in %s tx/s per connection. Chosen load for the steady test: %s tx/s per connection (its sustainable rate %s backed off by %s %%).",
-			sat.Connections, sat.Baseline, fmtG(sat.Rate), fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))})
+		from := fmt.Sprintf("its sustainable rate %s backed off by %s %%", fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))
+		if sat.RateFrom != "" {
+			from = sat.RateFrom
+		}
+		add(para{Text: fmt.Sprintf("At c = %d the baseline's search places its saturation in %s tx/s per connection. Chosen load for the steady test: %s tx/s per connection (%s).",
+			sat.Connections, sat.Baseline, fmtG(sat.Rate), from)})
 		add(heading{Level: 3, Text: "Paired decision", ID: "paired"})
 		verdict := "no pair ran"
 		if v := sat.Paired; v != nil {
@@ -135,7 +139,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 				verdict += fmt.Sprintf("; ~%d pairs would decide", v.PairsNeeded)
 			}
 		}
-		add(para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's lowest saturated rate), one run each per pair, alternating which runs first: each run's committed tx/s is its build's capacity under overload. %s.", fmtG(sat.OverloadRate), verdict)})
+		add(para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, alternating which runs first: each run's committed tx/s is its build's capacity under overload. %s.", fmtG(sat.OverloadRate), verdict)})
 		var rows [][]string
 		for i, p := range sat.Pairs {
 			ratio := "–"
@@ -341,7 +345,7 @@ func qaMethod(x *rundir.QAIndex, q *rundir.QAConfig) string {
 	step1 := fmt.Sprintf("Step 1 runs %s, baseline then candidate (each build's probes on its own testnet). A build's saturation is a bracket [highest sustainable, lowest saturated); the candidate regresses when every rate its bracket allows is more than %s %% below every rate the baseline's allows (improves likewise above; same when every difference is within ±%s %%; else inconclusive). The chosen load is the baseline's sustainable rate backed off by %s %%.",
 		search, fmtG(q.SaturationThreshold), fmtG(q.SaturationThreshold), fmtG(q.Margin*100))
 	if !q.Grid && q.MinPairs > 0 {
-		step1 = fmt.Sprintf("Step 1 runs %s for the baseline alone, to find its operating point; then pairs of runs, one of each build at %s x the baseline's lowest saturated rate (%s each, a fresh testnet per run, alternating which build runs first), and decides by the ratio of the two builds' committed tx/s under overload: %s. The chosen load is the baseline's sustainable rate backed off by %s %%.",
+		step1 = fmt.Sprintf("Step 1 runs %s for the baseline alone, to find its operating point; then pairs of runs, one of each build at %s x the baseline's highest sustainable rate (%s each, a fresh testnet per run, alternating which build runs first), and decides by the ratio of the two builds' committed tx/s under overload: %s. The chosen load is the baseline's sustainable rate backed off by %s %%.",
 			search, fmtG(q.Overload), q.PairDuration, pairedRuleText(q), fmtG(q.Margin*100))
 	}
 	return strings.Join([]string{

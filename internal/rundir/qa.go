@@ -127,10 +127,13 @@ type QASaturation struct {
 	Candidate   judge.Interval `json:"candidate"`
 	// Margin is the back-off from the baseline's saturation (fraction);
 	// Rate the chosen per-connection rate: Baseline.Lo x (1 - Margin).
-	Margin  float64       `json:"margin"`
-	Rate    float64       `json:"rate"`
-	Verdict judge.Outcome `json:"verdict"`
-	Why     string        `json:"why"`
+	Margin float64 `json:"margin"`
+	Rate   float64 `json:"rate"`
+	// RateFrom says where Rate came from when not the baseline's highest
+	// sustainable rate ("": from it).
+	RateFrom string        `json:"rate_from,omitempty"`
+	Verdict  judge.Outcome `json:"verdict"`
+	Why      string        `json:"why"`
 	// OverloadRate is the per-connection rate of the paired runs (above
 	// the baseline's saturation); Pairs their measurements in the order
 	// run, Paired the decision over them (absent in QAs recorded before
@@ -272,8 +275,8 @@ type QAConfig struct {
 	// baseline's, in percent.
 	SaturationThreshold float64 `toml:"saturation_threshold" json:"saturation_threshold_pct"`
 	// The paired decision: MinPairs to MaxPairs pairs of runs, one of each
-	// build in alternating order, at Overload x the baseline's lowest
-	// saturated rate, each PairDuration long.
+	// build in alternating order, at Overload x the baseline's highest
+	// sustainable rate, each PairDuration long.
 	MinPairs     int               `toml:"min_pairs" json:"min_pairs,omitempty"`
 	MaxPairs     int               `toml:"max_pairs" json:"max_pairs,omitempty"`
 	Overload     float64           `toml:"overload" json:"overload,omitempty"`
