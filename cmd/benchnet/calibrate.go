@@ -44,7 +44,7 @@ operating characteristic (internal/judge/testdata).`,
   benchnet calibrate --export internal/judge/testdata/aa-runs.json runs/2026*-qa-qa`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, recs, q, err := calibrateDirs(args)
+			c, recs, q, err := calibrateDirs(args, !dryRun)
 			if err != nil {
 				return usageError{err}
 			}
@@ -66,7 +66,7 @@ operating characteristic (internal/judge/testdata).`,
 				if err := os.WriteFile(export, append(data, '\n'), 0o644); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "exported %d pairs and %d steady runs of A/A QAs to %s\n", len(rec.Pairs), len(rec.Steady), export)
+				fmt.Fprintf(cmd.OutOrStdout(), "exported %d pairs and %d steady rounds of A/A QAs to %s\n", len(rec.Pairs), len(rec.Steady), export)
 			}
 			if dryRun {
 				return nil
@@ -80,13 +80,15 @@ operating characteristic (internal/judge/testdata).`,
 		},
 	}
 	cmd.Flags().StringVar(&export, "export", "", "also write the A/A runs (pairs, steady runs by block) to FILE for the operating-characteristic simulation")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print, do not record")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print, do not record (and pool QAs of other testbeds or methods, for --export)")
 	return cmd
 }
 
 // calibrateDirs pools QA directories of one machine and testbed into a
 // calibration record.
-func calibrateDirs(dirs []string) (*experiment.Calibration, []*experiment.QADirRecord, *experiment.QA, error) {
+// strict refuses directories of another testbed or method (a record is
+// of one; an export for the simulation may pool them).
+func calibrateDirs(dirs []string, strict bool) (*experiment.Calibration, []*experiment.QADirRecord, *experiment.QA, error) {
 	var recs []*experiment.QADirRecord
 	for _, dir := range dirs {
 		r, err := experiment.ReadQAForCalibration(dir)
@@ -106,7 +108,7 @@ func calibrateDirs(dirs []string) (*experiment.Calibration, []*experiment.QADirR
 	}
 	c.TestbedHash = qaTestbedHash(recs[0].Dir, x)
 	for _, r := range recs[1:] {
-		if h := qaTestbedHash(r.Dir, r.Index); h != c.TestbedHash {
+		if h := qaTestbedHash(r.Dir, r.Index); h != c.TestbedHash && strict {
 			return nil, nil, nil, fmt.Errorf("%s has another testbed or method (%s) than %s (%s): calibrate each apart", r.Dir, h, recs[0].Dir, c.TestbedHash)
 		}
 	}
@@ -131,7 +133,7 @@ func recordAA(root string, x *rundir.QAIndex, log io.Writer) {
 			}
 		}
 	}
-	c, _, q, err := calibrateDirs(dirs)
+	c, _, q, err := calibrateDirs(dirs, true)
 	if err == nil {
 		err = experiment.SaveCalibration(path, c)
 	}
@@ -159,7 +161,7 @@ func calibrationNote(x *rundir.QAIndex, q *experiment.QA, manifests [][]byte) st
 		s += fmt.Sprintf(", more than max_pairs (%d): the step will likely end inconclusive", q.MaxPairs)
 	}
 	for _, m := range c.Metrics {
-		s += fmt.Sprintf("; steady %s detects %.1f %% at 3 runs per side", m.Key, 100*m.MDE3)
+		s += fmt.Sprintf("; steady %s detects %.1f %% at 3 rounds", m.Key, 100*m.MDE2)
 	}
 	return s
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -47,14 +46,15 @@ type CalibMachine struct {
 	Benchnet string `json:"benchnet"`
 }
 
-// CalibMetric is one steady metric's spread.
+// CalibMetric is one steady metric's spread over A/A rounds.
 type CalibMetric struct {
-	Key  string  `json:"key"`
-	Runs int     `json:"runs"`
-	CV   float64 `json:"cv"`
-	// MDE at 2 and 3 runs per side (a fraction; paired t, 80 % power).
-	MDE2 float64 `json:"mde_2"`
-	MDE3 float64 `json:"mde_3"`
+	Key string `json:"key"`
+	// Runs: rounds; CV: the spread of a round's ln(candidate/baseline).
+	Runs int     `json:"rounds"`
+	CV   float64 `json:"sd_log"`
+	// MDE at 3 and 4 rounds (a fraction; paired t, 80 % power).
+	MDE2 float64 `json:"mde_3"`
+	MDE3 float64 `json:"mde_4"`
 }
 
 // Fingerprint is m as a calibration key.
@@ -100,7 +100,7 @@ type QADirRecord struct {
 	Dir    string
 	Index  *rundir.QAIndex
 	Pairs  []judge.Pair
-	Steady []judge.RecordedRun
+	Steady []judge.RecordedRound
 }
 
 // ReadQAForCalibration reads a QA directory's counted pairs and, when
@@ -112,9 +112,16 @@ func ReadQAForCalibration(dir string) (*QADirRecord, error) {
 	}
 	r := &QADirRecord{Dir: dir, Index: x}
 	if x.Saturation != nil {
-		for _, p := range x.Saturation.JudgePairs() {
-			if p.Excluded == "" && p.Base > 0 && p.Cand > 0 {
-				r.Pairs = append(r.Pairs, p)
+		// Recomputed from the run directories (QAs recorded before
+		// BusyThroughput kept results.json's tx_per_second).
+		for _, p := range x.Saturation.Pairs {
+			if p.Excluded() != "" {
+				continue
+			}
+			b, berr := pairThroughput(dir, p.BaseDir)
+			c, cerr := pairThroughput(dir, p.CandDir)
+			if berr == nil && cerr == nil {
+				r.Pairs = append(r.Pairs, judge.Pair{Base: b, Cand: c})
 			}
 		}
 	}
@@ -134,26 +141,44 @@ func ReadQAForCalibration(dir string) (*QADirRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	rounds := map[int]*judge.RecordedRound{}
+	var order []int
 	for _, run := range idx.Runs {
 		if run.Status != rundir.RunDone {
 			continue
 		}
 		f, err := nm.ReadFigures(RunPath(root, run))
-		if err != nil || len(f.Blocks) < 2 || (f.Results != nil && len(f.Results.TestbedBound) > 0) {
+		if err != nil || (f.Results != nil && len(f.Results.TestbedBound) > 0) {
 			continue // the testbed's noise, not the lab's
 		}
-		rr := judge.RecordedRun{Build: run.Variant}
-		for _, b := range f.Blocks {
-			var lat float64
-			for _, l := range b.Latencies {
-				lat += l
-			}
-			rr.Blocks = append(rr.Blocks, [3]float64{float64(b.Txs), round6(b.Sec), round6(lat)})
+		rd := rounds[run.Repeat]
+		if rd == nil {
+			rd = &judge.RecordedRound{}
+			rounds[run.Repeat] = rd
+			order = append(order, run.Repeat)
 		}
-		r.Steady = append(r.Steady, rr)
+		vals := map[string]float64{}
+		for _, k := range calibKeys {
+			if v, ok := f.Values[k]; ok {
+				vals[k] = round6(v)
+			}
+		}
+		if run.Variant == Baseline {
+			rd.Base = vals
+		} else {
+			rd.Cand = vals
+		}
+	}
+	for _, k := range order {
+		if rd := rounds[k]; rd.Base != nil && rd.Cand != nil {
+			r.Steady = append(r.Steady, *rd)
+		}
 	}
 	return r, nil
 }
+
+// calibKeys are the steady metrics the record and the simulation keep.
+var calibKeys = []string{"tps", "latency_avg", "latency_p95", "blocks_per_min"}
 
 // Calibrate pools QA directories of one machine and testbed into a
 // record.
@@ -165,8 +190,7 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 	c := &Calibration{Machine: Fingerprint(first.Machine, version), Profile: first.Profile, Made: now.UTC().Format(time.RFC3339)}
 	var ss float64
 	var df int
-	steady := map[string][]float64{} // per metric: deviations of ln(value) from its QA's mean
-	var steadyDF = map[string]int{}
+	steady := map[string][]float64{} // per metric: each round's ln(cand/base)
 	for _, r := range recs {
 		if fp := Fingerprint(r.Index.Machine, version); fp.CPUModel != c.Machine.CPUModel || fp.CPUs != c.Machine.CPUs || fp.Kernel != c.Machine.Kernel {
 			return nil, fmt.Errorf("%s ran on another machine (%s, %d cores, kernel %s) than %s: calibrate each machine apart", r.Dir, fp.CPUModel, fp.CPUs, fp.Kernel, recs[0].Dir)
@@ -188,71 +212,32 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 			df += len(d) - 1
 			c.CapacityPairs += len(d)
 		}
-		for _, sm := range calibStats {
-			var xs []float64
-			for _, run := range r.Steady {
-				if v := sm.stat(run.Blocks); v > 0 {
-					xs = append(xs, math.Log(v))
+		for _, rd := range r.Steady {
+			for _, k := range calibKeys {
+				if b, v := rd.Base[k], rd.Cand[k]; b > 0 && v > 0 {
+					steady[k] = append(steady[k], math.Log(v/b))
 				}
-			}
-			if len(xs) >= 2 {
-				m := mean(xs)
-				for _, x := range xs {
-					steady[sm.key] = append(steady[sm.key], x-m)
-				}
-				steadyDF[sm.key] += len(xs) - 1
 			}
 		}
 	}
 	if df > 0 {
 		c.CapacitySD = round6(math.Sqrt(ss / float64(df)))
 	}
-	keys := make([]string, 0, len(steady))
-	for k := range steady {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range calibKeys {
+		d := steady[k]
+		if len(d) < 2 {
+			continue
+		}
+		// The rounds' log ratios around zero (A/A: the true ratio is 1).
 		var s2 float64
-		for _, x := range steady[k] {
+		for _, x := range d {
 			s2 += x * x
 		}
-		cv := math.Sqrt(s2 / float64(steadyDF[k]))
-		// Two independent runs' difference has sqrt(2) x the spread.
-		c.Metrics = append(c.Metrics, CalibMetric{Key: k, Runs: len(steady[k]), CV: round6(cv),
-			MDE2: round6(judge.MDE(cv*math.Sqrt2, 2, 0.95, 0.8)), MDE3: round6(judge.MDE(cv*math.Sqrt2, 3, 0.95, 0.8))})
+		sd := math.Sqrt(s2 / float64(len(d)))
+		c.Metrics = append(c.Metrics, CalibMetric{Key: k, Runs: len(d), CV: round6(sd),
+			MDE2: round6(judge.MDE(sd, 3, 0.95, 0.8)), MDE3: round6(judge.MDE(sd, 4, 0.95, 0.8))})
 	}
 	return c, nil
-}
-
-var calibStats = []struct {
-	key  string
-	stat func([][3]float64) float64
-}{
-	{"tps", func(b [][3]float64) float64 {
-		var t, s float64
-		for _, x := range b {
-			t, s = t+x[0], s+x[1]
-		}
-		return t / s
-	}},
-	{"blocks_per_min", func(b [][3]float64) float64 {
-		var s float64
-		for _, x := range b {
-			s += x[1]
-		}
-		return 60 * float64(len(b)) / s
-	}},
-	{"latency_avg", func(b [][3]float64) float64 {
-		var t, l float64
-		for _, x := range b {
-			t, l = t+x[0], l+x[2]
-		}
-		if t == 0 {
-			return 0
-		}
-		return l / t
-	}},
 }
 
 // CalibrationPath is where this machine's records live: beside the
@@ -323,7 +308,21 @@ func (c *Calibration) Describe(threshold float64, maxPairs int) string {
 		fmt.Fprintf(&b, "  saturation (capacity under overload): spread of ln(cand/base) %.4f over %d pairs; a %.0f %% decision needs %s pairs here (max_pairs %d)\n", c.CapacitySD, c.CapacityPairs, 100*threshold, need, maxPairs)
 	}
 	for _, m := range c.Metrics {
-		fmt.Fprintf(&b, "  steady %s: run-to-run CV %.2f %% over %d runs; detects %.1f %% at 2 runs per side, %.1f %% at 3\n", m.Key, 100*m.CV, m.Runs, 100*m.MDE2, 100*m.MDE3)
+		fmt.Fprintf(&b, "  steady %s: spread of a round's ln(cand/base) %.4f over %d rounds; detects %.1f %% at 3 rounds, %.1f %% at 4\n", m.Key, m.CV, m.Runs, 100*m.MDE2, 100*m.MDE3)
 	}
 	return b.String()
+}
+
+// pairThroughput is a paired run's BusyThroughput from its directory.
+func pairThroughput(qaDir, rel string) (float64, error) {
+	p := rel
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(qaDir, rel)
+	}
+	d := &rundir.Dir{Path: p}
+	res, err := d.ReadResults()
+	if err != nil {
+		return 0, err
+	}
+	return BusyThroughput(d, res.Accounting.Committed)
 }

@@ -70,6 +70,8 @@ func fakeRun(t *testing.T, dir string, raw []byte, tps, lat float64, rng *rand.R
 	}))
 	must(d.WriteMachine(&rundir.Machine{Hostname: "h", CPUs: 2}))
 	must(d.WriteFile(rundir.Manifest, raw))
+	// The load began a block interval before the first block.
+	must(d.WriteLoad(&rundir.LoadSummary{Start: time.Unix(0, t0-1e9), End: time.Unix(0, t0+(nBlocks-1)*1e9), Sent: len(txs), OK: len(txs), Valid: true}))
 }
 
 const cmpManifest = `name = "cmp"

@@ -58,7 +58,7 @@ func (q *QA) Quick() {
 	// quick profile leaves it out for the pairs' time (a manifest's [qa]
 	// latency_emulation = true brings it back).
 	q.LE = false
-	q.Duration, q.Repeats, q.MaxRepeats = dur(20*time.Second), 2, 3
+	q.Duration, q.Repeats, q.MaxRepeats = dur(20*time.Second), 3, 4 // a paired verdict needs 3 rounds
 	q.LERepeats = 1
 	q.Cycles, q.RotateDuration = 3, dur(40*time.Second)
 }
@@ -199,7 +199,7 @@ func (q *QA) searchSweep() *Sweep {
 // metrics are judged for non-inferiority: an interval wholly below +T
 // (worse-positive) passes, however far it reaches on the better side.
 func (q *QA) CompareConfig() *Compare {
-	return &Compare{Repeats: q.Repeats, MaxRepeats: q.MaxRepeats, Threshold: q.Threshold, FailOn: q.FailOn, NonInferiority: true}
+	return &Compare{Repeats: q.Repeats, MaxRepeats: q.MaxRepeats, Threshold: q.Threshold, FailOn: q.FailOn, NonInferiority: true, Paired: true}
 }
 
 // LEConfig is step 3's comparison: fixed repeats.

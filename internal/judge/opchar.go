@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // The operating characteristic of the QA's verdict: how often it Passes,
@@ -24,16 +25,16 @@ type Recorded struct {
 	Source string `json:"source"`
 	// Pairs: the committed tx/s of both builds' runs at the overload rate.
 	Pairs []Pair `json:"pairs"`
-	// Steady: the steady step's runs (either build: under A/A they are
-	// one population).
-	Steady []RecordedRun `json:"steady"`
+	// Steady: the steady step's rounds, each the two builds' runs back to
+	// back, by their judged metrics' values.
+	Steady []RecordedRound `json:"steady"`
 }
 
-// RecordedRun is one run by its blocks: [run txs, seconds to the next
-// block, sum of the txs' latencies in ms].
-type RecordedRun struct {
-	Build  string       `json:"build"`
-	Blocks [][3]float64 `json:"blocks"`
+// RecordedRound is one steady round: each build's value of every judged
+// metric.
+type RecordedRound struct {
+	Base map[string]float64 `json:"base"`
+	Cand map[string]float64 `json:"cand"`
 }
 
 // ReadRecorded reads a Recorded file.
@@ -47,30 +48,30 @@ func ReadRecorded(path string) (*Recorded, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(r.Pairs) < 2 || len(r.Steady) < 2 {
-		return nil, fmt.Errorf("%s: %d pairs and %d steady runs: want at least 2 of each", path, len(r.Pairs), len(r.Steady))
+		return nil, fmt.Errorf("%s: %d pairs and %d steady rounds: want at least 2 of each", path, len(r.Pairs), len(r.Steady))
 	}
 	return &r, nil
 }
 
 // Shift is a true change injected into the candidate: Throughput lowers
-// its capacity and its steady block rate by that fraction, Latency raises
-// its steady latencies by it.
+// its capacity (the saturation step's pairs), Latency raises its steady
+// latencies (at the steady load, below saturation, a chain of lower
+// capacity still keeps up: its tps and block rate stay).
 type Shift struct {
 	Throughput float64 `json:"throughput"`
 	Latency    float64 `json:"latency"`
 }
 
-// SimConfig is the QA profile the simulation plays.
+// SimConfig is the QA profile the simulation plays: the paired rule of
+// the saturation step, and the steady step's (Rounds to MaxRounds rounds,
+// each metric of FailOn judged by the paired rule at Threshold).
 type SimConfig struct {
-	Paired PairedRule
-	// Steady: Repeats runs per side, adding one per side while a metric
-	// is undecided, up to MaxRepeats; Threshold in percent.
-	Repeats, MaxRepeats int
-	Threshold           float64
-	MinRuns             int
-	Resamples           int
-	Trials              int
-	Seed                uint64
+	Paired            PairedRule
+	Steady            PairedRule
+	Rounds, MaxRounds int
+	FailOn            []Metric
+	Trials            int
+	Seed              uint64
 }
 
 // SimResult is the verdicts' frequencies at one shift.
@@ -140,75 +141,48 @@ func Simulate(rec *Recorded, cfg SimConfig, sh Shift) SimResult {
 	return res
 }
 
-// simMetrics are the steady metrics the simulation judges, by their
-// per-block statistics.
-var simMetrics = []struct {
-	m    Metric
-	stat func(blocks [][3]float64, idx []int) float64
-}{
-	{Metric{Key: "tps", Better: HigherIsBetter}, func(b [][3]float64, idx []int) float64 {
-		var txs, sec float64
-		for _, i := range idx {
-			txs, sec = txs+b[i][0], sec+b[i][1]
-		}
-		return txs / sec
-	}},
-	{Metric{Key: "blocks_per_min", Better: HigherIsBetter}, func(b [][3]float64, idx []int) float64 {
-		var sec float64
-		for _, i := range idx {
-			sec += b[i][1]
-		}
-		return 60 * float64(len(idx)) / sec
-	}},
-	{Metric{Key: "latency_avg", Better: LowerIsBetter}, func(b [][3]float64, idx []int) float64 {
-		var txs, lat float64
-		for _, i := range idx {
-			txs, lat = txs+b[i][0], lat+b[i][2]
-		}
-		if txs == 0 {
-			return math.NaN()
-		}
-		return lat / txs
-	}},
-}
-
+// simSteady plays the steady step: rounds drawn from the recorded ones
+// (either way round), the candidate's latencies shifted, a round added
+// while a metric is undecided, up to MaxRounds.
 func simSteady(rec *Recorded, cfg SimConfig, sh Shift, rng *rand.Rand) Result {
-	draw := func(shifted bool) [][3]float64 {
-		src := rec.Steady[rng.IntN(len(rec.Steady))].Blocks
-		if !shifted {
-			return src
-		}
-		out := make([][3]float64, len(src))
-		for i, b := range src {
-			// At the steady load (below saturation) a chain of lower
-			// capacity still keeps up: only the latencies are shifted here;
-			// a throughput shift is the saturation step's to find.
-			out[i] = [3]float64{b[0], b[1], b[2] * (1 + sh.Latency)}
-		}
-		return out
-	}
-	var base, cand [][][3]float64
-	rule := RegressionRule{Threshold: cfg.Threshold, Seed: rng.Uint64(), MinRuns: cfg.MinRuns, NonInferiority: true, Resamples: cfg.Resamples}
-	for n := 0; ; n++ {
-		for len(base) < max(cfg.Repeats, n+1) {
-			base, cand = append(base, draw(false)), append(cand, draw(true))
+	var rounds []RecordedRound
+	for {
+		for len(rounds) < cfg.Rounds {
+			rounds = append(rounds, drawRound(rec, rng))
 		}
 		var js []Judgement
-		for _, sm := range simMetrics {
-			side := func(runs [][][3]float64) Units {
-				var us []Units
-				for _, r := range runs {
-					us = append(us, Units{N: len(r), Stat: func(idx []int) float64 { return sm.stat(r, idx) }})
+		open := false
+		for _, m := range cfg.FailOn {
+			r := cfg.Steady
+			r.Better = m.Better
+			var ps []Pair
+			for _, rd := range rounds {
+				c := rd.Cand[m.Key]
+				if strings.HasPrefix(m.Key, "latency") {
+					c *= 1 + sh.Latency
 				}
-				return NestedUnits(us)
+				ps = append(ps, Pair{Base: rd.Base[m.Key], Cand: c})
 			}
-			js = append(js, rule.Compare(sm.m, "runs+blocks", side(base), side(cand)))
+			v := r.Decide(ps)
+			js = append(js, Judgement{Metric: m.Key, Verdict: v.Outcome})
+			if v.Outcome == OutcomeInconclusive {
+				open = true
+			}
 		}
 		res, _ := ResultOf(js, nil)
-		if res != ResultInconclusive || len(base) >= cfg.MaxRepeats {
+		if !open || len(rounds) >= cfg.MaxRounds {
 			return res
 		}
+		rounds = append(rounds, drawRound(rec, rng))
 	}
+}
+
+func drawRound(rec *Recorded, rng *rand.Rand) RecordedRound {
+	rd := rec.Steady[rng.IntN(len(rec.Steady))]
+	if rng.IntN(2) == 1 {
+		rd.Base, rd.Cand = rd.Cand, rd.Base
+	}
+	return rd
 }
 
 // OCTable formats results as a Markdown table.

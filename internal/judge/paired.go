@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 )
 
 // The QA's saturation question is one decision, not two estimates: is the
@@ -89,8 +90,24 @@ type PairedVerdict struct {
 	Rule    string `json:"rule"`
 }
 
+// worseBound is the ratio candidate/baseline that is worse by T: 1 - T
+// for a metric that is better higher, 1/(1 - T) for one better lower (the
+// same distance on the log scale the rule decides on).
+func (r PairedRule) worseBound() float64 {
+	if r.Better == LowerIsBetter {
+		return 1 / (1 - r.Threshold)
+	}
+	return 1 - r.Threshold
+}
+
 // String states the rule.
 func (r PairedRule) String() string {
+	if r.Better == LowerIsBetter {
+		return fmt.Sprintf("paired runs of both builds, alternating order, each pair's ratio candidate/baseline; the geometric mean ratio with its %g %% Student t interval over the pairs (log scale): "+
+			"regression when the interval's lower end is above %s, no regression when its upper end is below %s (improvement below %s), "+
+			"else another pair, from %d pairs up to %d, then inconclusive",
+			100*r.Level, fmtRatio(r.worseBound()), fmtRatio(r.worseBound()), fmtRatio(1/(1+r.Threshold)), r.MinPairs, r.MaxPairs)
+	}
 	return fmt.Sprintf("paired runs of both builds, alternating order, each pair's ratio candidate/baseline; the geometric mean ratio with its %g %% Student t interval over the pairs (log scale): "+
 		"regression when the interval's upper end is below %s, no regression when its lower end is above %s (improvement above %s), "+
 		"else another pair, from %d pairs up to %d, then inconclusive",
@@ -201,7 +218,7 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 	if v.PairsNeeded > 0 {
 		need = fmt.Sprintf("~%d pairs would decide at this spread", v.PairsNeeded)
 	}
-	v.Why = fmt.Sprintf("%s straddles %s: %s", iv, fmtRatio(1-r.Threshold), need)
+	v.Why = fmt.Sprintf("%s straddles %s: %s", iv, fmtRatio(r.worseBound()), need)
 	v.Decided = len(pairs) >= r.MaxPairs
 	return v
 }
@@ -246,9 +263,23 @@ func PairsFor(sd, t, level float64, maxN int) int {
 	return 0
 }
 
+// tqCache memoises StudentTQuantile: the rules ask for few (p, df) pairs
+// many times (a simulation asks millions).
+var tqCache sync.Map
+
 // StudentTQuantile is the p quantile of Student's t with df degrees of
 // freedom (df > 0), by bisection on the CDF.
 func StudentTQuantile(p, df float64) float64 {
+	key := [2]float64{p, df}
+	if v, ok := tqCache.Load(key); ok {
+		return v.(float64)
+	}
+	q := studentTQuantile(p, df)
+	tqCache.Store(key, q)
+	return q
+}
+
+func studentTQuantile(p, df float64) float64 {
 	if !(p > 0 && p < 1) || !(df > 0) {
 		return math.NaN()
 	}

@@ -139,7 +139,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 				verdict += fmt.Sprintf("; ~%d pairs would decide", v.PairsNeeded)
 			}
 		}
-		add(para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, alternating which runs first: each run's committed tx/s is its build's capacity under overload. %s.", fmtG(sat.OverloadRate), verdict)})
+		add(para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, alternating which runs first: each run's committed txs over its busy span (load start to the last block with a run tx) is its build's capacity under overload. %s.", fmtG(sat.OverloadRate), verdict)})
 		var rows [][]string
 		for i, p := range sat.Pairs {
 			ratio := "–"
@@ -148,7 +148,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 			}
 			rows = append(rows, []string{strconv.Itoa(i + 1), p.First, fmtF(p.BaseTPS, 1), fmtF(p.CandTPS, 1), ratio, dashIfEmpty(p.Excluded())})
 		}
-		add(table{Head: []string{"pair", "first", "baseline tx/s", "candidate tx/s", "ratio", "excluded"}, Rows: rows})
+		add(table{Head: []string{"pair", "first", "baseline tx/s (busy span)", "candidate tx/s (busy span)", "ratio", "excluded"}, Rows: rows})
 	} else if sat != nil {
 		add(para{Text: fmt.Sprintf("At c = %d: baseline saturates in %s tx/s per connection, candidate in %s. Verdict: **%s** (%s). Chosen load: %s tx/s per connection (the baseline's sustainable rate %s backed off by %s %%).",
 			sat.Connections, sat.Baseline, sat.Candidate, sat.Verdict, sat.Why, fmtG(sat.Rate), fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))})

@@ -99,6 +99,10 @@ type CompareConfig struct {
 	// interval wholly below +T (worse-positive) is "same" however far it
 	// reaches on the better side (the QA's question; judge.RegressionRule).
 	NonInferiority bool `toml:"non_inferiority" json:"non_inferiority,omitempty"`
+	// Paired judges each metric over the rounds' pairs (the two variants'
+	// runs of one round, ratio variant/base, judge.PairedRule) instead of
+	// the bootstrap: for two variants run in balanced rounds (the QA).
+	Paired bool `toml:"paired" json:"paired,omitempty"`
 }
 
 // SweepRef is one sweep of `compare SWEEP_A SWEEP_B`.
