@@ -161,7 +161,7 @@ func calibrationNote(x *rundir.QAIndex, q *experiment.QA, manifests [][]byte) st
 		s += fmt.Sprintf(", more than max_pairs (%d): the step will likely end inconclusive", q.MaxPairs)
 	}
 	for _, m := range c.Metrics {
-		s += fmt.Sprintf("; steady %s detects %.1f %% at 3 rounds", m.Key, 100*m.MDE2)
+		s += fmt.Sprintf("; steady %s detects %.1f %% at 3 rounds", m.Key, 100*m.MDE3)
 	}
 	return s
 }

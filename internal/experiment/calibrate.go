@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -53,8 +54,8 @@ type CalibMetric struct {
 	Runs int     `json:"rounds"`
 	CV   float64 `json:"sd_log"`
 	// MDE at 3 and 4 rounds (a fraction; paired t, 80 % power).
-	MDE2 float64 `json:"mde_3"`
-	MDE3 float64 `json:"mde_4"`
+	MDE3 float64 `json:"mde_3"`
+	MDE4 float64 `json:"mde_4"`
 }
 
 // Fingerprint is m as a calibration key.
@@ -83,16 +84,12 @@ func (c *Calibration) PairsFor(t float64, maxN int) int {
 // TestbedHash is a QA's testbeds' identity: the manifests' bytes and the
 // QA configuration.
 func TestbedHash(manifests [][]byte, config []byte) string {
-	h := uint64(14695981039346656037)
+	h := fnv.New64a()
 	for _, b := range append(manifests, config) {
-		for _, c := range b {
-			h ^= uint64(c)
-			h *= 1099511628211
-		}
-		h ^= 0xff
-		h *= 1099511628211
+		h.Write(b)
+		h.Write([]byte{0xff}) // a separator: ("ab","c") is not ("a","bc")
 	}
-	return fmt.Sprintf("%016x", h)
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // QADirRecord is what one QA directory holds for calibration.
@@ -235,7 +232,7 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 		}
 		sd := math.Sqrt(s2 / float64(len(d)))
 		c.Metrics = append(c.Metrics, CalibMetric{Key: k, Runs: len(d), CV: round6(sd),
-			MDE2: round6(judge.MDE(sd, 3, 0.95, 0.8)), MDE3: round6(judge.MDE(sd, 4, 0.95, 0.8))})
+			MDE3: round6(judge.MDE(sd, 3, 0.95, 0.8)), MDE4: round6(judge.MDE(sd, 4, 0.95, 0.8))})
 	}
 	return c, nil
 }
@@ -308,7 +305,7 @@ func (c *Calibration) Describe(threshold float64, maxPairs int) string {
 		fmt.Fprintf(&b, "  saturation (capacity under overload): spread of ln(cand/base) %.4f over %d pairs; a %.0f %% decision needs %s pairs here (max_pairs %d)\n", c.CapacitySD, c.CapacityPairs, 100*threshold, need, maxPairs)
 	}
 	for _, m := range c.Metrics {
-		fmt.Fprintf(&b, "  steady %s: spread of a round's ln(cand/base) %.4f over %d rounds; detects %.1f %% at 3 rounds, %.1f %% at 4\n", m.Key, m.CV, m.Runs, 100*m.MDE2, 100*m.MDE3)
+		fmt.Fprintf(&b, "  steady %s: spread of a round's ln(cand/base) %.4f over %d rounds; detects %.1f %% at 3 rounds, %.1f %% at 4\n", m.Key, m.CV, m.Runs, 100*m.MDE3, 100*m.MDE4)
 	}
 	return b.String()
 }
@@ -324,5 +321,9 @@ func pairThroughput(qaDir, rel string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return BusyThroughput(d, res.Accounting.Committed)
+	ls, err := d.ReadLoad()
+	if err != nil {
+		return 0, err
+	}
+	return BusyThroughput(d, ls, res.Accounting.Committed)
 }

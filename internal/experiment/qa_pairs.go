@@ -180,7 +180,11 @@ func pairValue(dir string, runErr error, connections int, rate float64) (float64
 		return cell.TPS, rundir.TestbedBoundPrefix + ": " + strings.Join(append(slices.Clone(cell.LoadInvalid), cell.Testbed...), "; ")
 	}
 	d := &rundir.Dir{Path: dir}
-	tput, err := BusyThroughput(d, cell.Committed)
+	ls, err := d.ReadLoad()
+	if err != nil {
+		return 0, fmt.Sprintf("%s: no load.json: %v", BrokenRun, err)
+	}
+	tput, err := BusyThroughput(d, ls, cell.Committed)
 	if err != nil || !(tput > 0) || math.IsInf(tput, 0) {
 		return 0, fmt.Sprintf("%s: no committed rate (committed %d of %d sent txs; %v)", BrokenRun, cell.Committed, cell.Sent, err)
 	}
@@ -191,7 +195,7 @@ func pairValue(dir string, runErr error, connections int, rate float64) (float64
 		// CPU starves the generator beside it (a v1.0.1 tree spinning
 		// 100 µs per CheckTx did, where the baseline's runs of the same
 		// pairs kept up): that is its cost, not the testbed's.
-		if sent := sentRate(d); sent < overloadMargin*tput {
+		if sent := sentRate(ls); sent < overloadMargin*tput {
 			return tput, fmt.Sprintf("%s: the generator fell behind to %.0f tx/s, not past the %.0f tx/s committed: %s", rundir.TestbedBoundPrefix, sent, tput, strings.Join(cell.LoadInvalid, "; "))
 		}
 	}
@@ -204,9 +208,8 @@ const overloadMargin = 1.05
 
 // sentRate is what the run's generator sent per second over its sends
 // (0 when unknown).
-func sentRate(d *rundir.Dir) float64 {
-	ls, err := d.ReadLoad()
-	if err != nil || !ls.End.After(ls.Start) {
+func sentRate(ls *rundir.LoadSummary) float64 {
+	if !ls.End.After(ls.Start) {
 		return 0
 	}
 	return float64(ls.Sent) / ls.End.Sub(ls.Start).Seconds()
@@ -222,11 +225,7 @@ func sentRate(d *rundir.Dir) float64 {
 // arrived before it and read 937 tx/s for 811 offered; its pairs'
 // ln(candidate/baseline) spread was 0.17 where this one's was 0.04 over
 // the same five A/A pairs (2026-11-28).
-func BusyThroughput(d *rundir.Dir, committed int) (float64, error) {
-	ls, err := d.ReadLoad()
-	if err != nil {
-		return 0, err
-	}
+func BusyThroughput(d *rundir.Dir, ls *rundir.LoadSummary, committed int) (float64, error) {
 	blocks, _, err := rundir.BlocksCSV.ReadFile(rundir.BlocksCSV.Path(d))
 	if err != nil {
 		return 0, err
