@@ -144,16 +144,19 @@ func recordAA(root string, x *rundir.QAIndex, log io.Writer) {
 	fmt.Fprintf(log, "qa: an A/A QA: the lab's noise recorded in %s\n%s", path, c.Describe(q.SaturationThreshold/100, q.MaxPairs))
 }
 
-// calibrationNote is what the plan says of the lab's noise for a QA.
-func calibrationNote(x *rundir.QAIndex, q *experiment.QA, manifests [][]byte) string {
+// applyCalibration gives the QA this machine's and testbed's calibration
+// record to judge with (x.Calibration: its spreads are pooled with the
+// QA's own) and says in the plan what it implies.
+func applyCalibration(x *rundir.QAIndex, q *experiment.QA, manifests [][]byte) string {
 	cs, err := experiment.ReadCalibrations(experiment.CalibrationPath(release.CacheRoot()))
 	c := experiment.FindCalibration(cs, experiment.Fingerprint(x.Machine, ""), experiment.TestbedHash(manifests, x.Config), x.Profile)
 	t := q.SaturationThreshold / 100
-	if err != nil || c == nil || c.CapacityPairs < 3 {
+	x.Calibration = c.ForQA()
+	if err != nil || x.Calibration == nil {
 		return fmt.Sprintf("no calibration of this machine, testbed and profile yet: the paired step measures the noise as it goes (an A/A QA records it; benchnet calibrate DIR)")
 	}
 	n := c.PairsFor(t, 1000)
-	s := fmt.Sprintf("calibration (%d pairs of %d QA(s), spread of ln(cand/base) %.4f): a %g %% saturation decision needs ~%d pairs here", c.CapacityPairs, len(c.QAs), c.CapacitySD, 100*t, n)
+	s := fmt.Sprintf("calibration (%d pairs of %d QA(s), spread of ln(cand/base) %.4f): a %g %% saturation decision needs ~%d pairs here alone, fewer with the calibration's spread pooled (judged with it unless today's runs are noisier)", c.CapacityPairs, len(c.QAs), c.CapacitySD, 100*t, n)
 	switch {
 	case n == 0:
 		s += fmt.Sprintf("; this testbed cannot decide %g %% within 1000 pairs", 100*t)

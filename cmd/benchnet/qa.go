@@ -333,7 +333,7 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		if rm != nil {
 			raw = append(raw, rm.Raw)
 		}
-		p.Notes = append(p.Notes, calibrationNote(x, q, raw))
+		p.Notes = append(p.Notes, applyCalibration(x, q, raw))
 	}
 	if !resume {
 		x.Plan = p

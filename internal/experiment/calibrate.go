@@ -32,6 +32,7 @@ type Calibration struct {
 	// Capacity: the paired runs' ln(candidate/baseline) spread, pooled
 	// over the QAs (each QA's pairs around their own mean).
 	CapacityPairs int     `json:"capacity_pairs"`
+	CapacityDF    int     `json:"capacity_df"`
 	CapacitySD    float64 `json:"capacity_sd_log"`
 	// Metrics: each steady metric's run-to-run spread (coefficient of
 	// variation over the A/A QAs' steady runs, pooled within QAs).
@@ -218,7 +219,7 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 		}
 	}
 	if df > 0 {
-		c.CapacitySD = round6(math.Sqrt(ss / float64(df)))
+		c.CapacitySD, c.CapacityDF = round6(math.Sqrt(ss/float64(df))), df
 	}
 	for _, k := range calibKeys {
 		d := steady[k]
@@ -290,6 +291,26 @@ func FindCalibration(cs []Calibration, fp CalibMachine, testbed, profile string)
 		}
 	}
 	return nil
+}
+
+// ForQA is what a QA judges with (nil: too little recorded): the pairs'
+// spread with its degrees of freedom, each steady metric's with its
+// rounds'.
+func (c *Calibration) ForQA() *rundir.QACalibration {
+	if c == nil || c.CapacityPairs < 3 || c.CapacitySD <= 0 {
+		return nil
+	}
+	df := c.CapacityDF
+	if df == 0 { // a record from before capacity_df: pooled within each QA
+		df = c.CapacityPairs - len(c.QAs)
+	}
+	q := &rundir.QACalibration{Made: c.Made, QAs: len(c.QAs), Capacity: judge.NoisePrior{SDLog: c.CapacitySD, DF: df}, Steady: map[string]judge.NoisePrior{}}
+	for _, m := range c.Metrics {
+		if m.CV > 0 && m.Runs >= 2 {
+			q.Steady[m.Key] = judge.NoisePrior{SDLog: m.CV, DF: m.Runs}
+		}
+	}
+	return q
 }
 
 // Describe is the record in a few lines.

@@ -909,7 +909,7 @@ func short(v any) string {
 // rounds' own ratios agree within 3 % (2026-11-28).
 func judgePaired(m judge.Metric, cfg rundir.CompareConfig, base, variant map[int]*RunFigures) judge.Judgement {
 	r := judge.DefaultPairedRule()
-	r.Threshold, r.Better = cfg.Threshold/100, m.Better
+	r.Threshold, r.Better, r.Prior = cfg.Threshold/100, m.Better, cfg.Priors[m.Key]
 	r.MinPairs, r.MaxPairs = PairedMinRounds, max(cfg.MaxRepeats, cfg.Repeats, PairedMinRounds)
 	var rounds []int
 	for k := range base {

@@ -43,6 +43,9 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o QAOptions, s *rundir.QAS
 		return "", err
 	}
 	rule := q.PairedRule()
+	if x.Calibration != nil {
+		rule.Prior = x.Calibration.Capacity
+	}
 	refs := map[string]string{Baseline: x.Baseline.Ref, Candidate: x.Candidate.Ref}
 	deadline := stepDeadline(x, s.Name, o.Deadline)
 	var pairWall time.Duration

@@ -251,7 +251,11 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 			return root, err
 		}
 	}
-	run("steady", compareStep(false, q.CompareConfig()))
+	steadyCfg := q.CompareConfig()
+	if x.Calibration != nil {
+		steadyCfg.Priors = x.Calibration.Steady
+	}
+	run("steady", compareStep(false, steadyCfg))
 	run("latency-emulation", compareStep(true, q.LEConfig()))
 
 	// Step 4: rotating nodes, per build, each one run of the rotating testbed.

@@ -154,9 +154,14 @@ func TestRunQA(t *testing.T) {
 		want                judge.Result
 		wantExit            int
 		wantScenarioFailing string
+		calib               *rundir.QACalibration
 	}{
-		{"A/A", "cometbft@v1.0.1", 1500, 1000, []float64{3, 3, 3}, "", -1, ""},
-		{"regression", "cometbft@v0.38.17", 900, 600, []float64{3, -1, 3}, judge.ResultFail, 3, "Steady test"},
+		{"A/A", "cometbft@v1.0.1", 1500, 1000, []float64{3, 3, 3}, "", -1, "", nil},
+		{"regression", "cometbft@v0.38.17", 900, 600, []float64{3, -1, 3}, judge.ResultFail, 3, "Steady test", nil},
+		// The calibration's spreads are pooled into the pairs' and the
+		// steady rounds' intervals.
+		{"A/A calibrated", "cometbft@v1.0.1", 1500, 1000, []float64{3, 3, 3}, "", -1, "", &rundir.QACalibration{
+			Capacity: judge.NoisePrior{SDLog: 0.05, DF: 11}, Steady: map[string]judge.NoisePrior{"latency_avg": {SDLog: 0.05, DF: 9}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest))
@@ -175,7 +180,7 @@ func TestRunQA(t *testing.T) {
 			root := t.TempDir()
 			x := &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa", Name: "qa",
 				Baseline: rundir.QABuild{Ref: "cometbft@v1.0.1"}, Candidate: rundir.QABuild{Ref: tc.candidate},
-				Config: q.ConfigJSON(), Steps: QASteps(q, true)}
+				Config: q.ConfigJSON(), Steps: QASteps(q, true), Calibration: tc.calib}
 			isCand := func(m *manifest.Manifest) bool {
 				return tc.candidate != x.Baseline.Ref && m.Node["validator"].Release == tc.candidate
 			}
@@ -241,6 +246,18 @@ func TestRunQA(t *testing.T) {
 			sat := x.Saturation
 			if sat.Paired == nil || len(sat.Pairs) < q.MinPairs || sat.OverloadRate <= sat.Baseline.Lo {
 				t.Fatalf("paired step: %+v", sat)
+			}
+			if pooled := sat.Paired.PooledDF > 0; pooled != (tc.calib != nil) && !sat.Paired.Noisier {
+				t.Errorf("pairs pooled with a calibration: %v, want %v (%s)", pooled, tc.calib != nil, sat.Why)
+			}
+			if tc.calib != nil {
+				st, err := ReadCompareIndex(rundir.StepPath(root, x.Step("steady")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Config.Priors["latency_avg"] != tc.calib.Steady["latency_avg"] {
+					t.Errorf("the steady compare judged without the calibration: %+v", st.Config.Priors)
+				}
 			}
 			wantSat := judge.ResultPass
 			if tc.want == judge.ResultFail {

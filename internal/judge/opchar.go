@@ -72,6 +72,10 @@ type SimConfig struct {
 	FailOn            []Metric
 	Trials            int
 	Seed              uint64
+	// Calibrated: each simulated QA pools its spreads with a calibration
+	// record, itself drawn (a bootstrap of the recorded runs, as many as
+	// were recorded) so the record's own error is part of the simulation.
+	Calibrated bool
 }
 
 // SimResult is the verdicts' frequencies at one shift.
@@ -80,8 +84,10 @@ type SimResult struct {
 	Trials                 int     `json:"trials"`
 	Pass, Fail, Inconclus  float64 `json:"-"`
 	PPass, PFail, PInconcl float64
-	// SatFail, SteadyFail: how often each step failed.
+	// SatFail, SteadyFail: how often each step failed; SatPass,
+	// SteadyPass: passed.
 	SatFail, SteadyFail float64
+	SatPass, SteadyPass float64
 	// MeanPairs: pairs the saturation step ran on average; RatioCover
 	// how often its interval held the true ratio.
 	MeanPairs, RatioCover float64
@@ -93,6 +99,11 @@ func Simulate(rec *Recorded, cfg SimConfig, sh Shift) SimResult {
 	res := SimResult{Shift: sh, Trials: cfg.Trials}
 	truth := 1 - sh.Throughput
 	for t := 0; t < cfg.Trials; t++ {
+		var steadyPriors map[string]NoisePrior
+		cfg := cfg
+		if cfg.Calibrated {
+			cfg.Paired.Prior, steadyPriors = drawCalibration(rec, cfg.FailOn, rng)
+		}
 		// Step 1: pairs drawn from the recorded ones (either way round,
 		// a recorded pair keeps the machine's state of its moment).
 		var ps []Pair
@@ -118,13 +129,11 @@ func Simulate(rec *Recorded, cfg SimConfig, sh Shift) SimResult {
 			sat = ResultInconclusive
 		}
 		// Step 2: the steady compare, adaptive.
-		steady := simSteady(rec, cfg, sh, rng)
-		if sat == ResultFail {
-			res.SatFail++
-		}
-		if steady == ResultFail {
-			res.SteadyFail++
-		}
+		steady := simSteady(rec, cfg, sh, steadyPriors, rng)
+		res.SatFail += b2f(sat == ResultFail)
+		res.SteadyFail += b2f(steady == ResultFail)
+		res.SatPass += b2f(sat == ResultPass)
+		res.SteadyPass += b2f(steady == ResultPass)
 		switch Worst(sat, steady) {
 		case ResultPass:
 			res.Pass++
@@ -137,6 +146,7 @@ func Simulate(rec *Recorded, cfg SimConfig, sh Shift) SimResult {
 	n := float64(cfg.Trials)
 	res.PPass, res.PFail, res.PInconcl = res.Pass/n, res.Fail/n, res.Inconclus/n
 	res.SatFail, res.SteadyFail = res.SatFail/n, res.SteadyFail/n
+	res.SatPass, res.SteadyPass = res.SatPass/n, res.SteadyPass/n
 	res.MeanPairs, res.RatioCover = res.MeanPairs/n, res.RatioCover/n
 	return res
 }
@@ -144,7 +154,7 @@ func Simulate(rec *Recorded, cfg SimConfig, sh Shift) SimResult {
 // simSteady plays the steady step: rounds drawn from the recorded ones
 // (either way round), the candidate's latencies shifted, a round added
 // while a metric is undecided, up to MaxRounds.
-func simSteady(rec *Recorded, cfg SimConfig, sh Shift, rng *rand.Rand) Result {
+func simSteady(rec *Recorded, cfg SimConfig, sh Shift, priors map[string]NoisePrior, rng *rand.Rand) Result {
 	var rounds []RecordedRound
 	for {
 		for len(rounds) < cfg.Rounds {
@@ -155,6 +165,7 @@ func simSteady(rec *Recorded, cfg SimConfig, sh Shift, rng *rand.Rand) Result {
 		for _, m := range cfg.FailOn {
 			r := cfg.Steady
 			r.Better = m.Better
+			r.Prior = priors[m.Key]
 			var ps []Pair
 			for _, rd := range rounds {
 				c := rd.Cand[m.Key]
@@ -177,6 +188,47 @@ func simSteady(rec *Recorded, cfg SimConfig, sh Shift, rng *rand.Rand) Result {
 	}
 }
 
+// drawCalibration is a calibration record made from a bootstrap sample of
+// the recorded runs: the pairs' spread around their mean (n-1 df) and
+// each steady metric's rounds' spread around zero (n df), as
+// experiment.Calibrate computes them.
+func drawCalibration(rec *Recorded, metrics []Metric, rng *rand.Rand) (NoisePrior, map[string]NoisePrior) {
+	var d []float64
+	for range rec.Pairs {
+		p := rec.Pairs[rng.IntN(len(rec.Pairs))]
+		d = append(d, math.Log(p.Cand/p.Base))
+	}
+	var m, ss float64
+	for _, x := range d {
+		m += x
+	}
+	m /= float64(len(d))
+	for _, x := range d {
+		ss += (x - m) * (x - m)
+	}
+	pairs := NoisePrior{SDLog: math.Sqrt(ss / float64(len(d)-1)), DF: len(d) - 1}
+	rounds := make([]RecordedRound, len(rec.Steady))
+	for i := range rounds {
+		rounds[i] = rec.Steady[rng.IntN(len(rec.Steady))]
+	}
+	steady := map[string]NoisePrior{}
+	for _, mt := range metrics {
+		var s2 float64
+		n := 0
+		for _, rd := range rounds {
+			if b, c := rd.Base[mt.Key], rd.Cand[mt.Key]; b > 0 && c > 0 {
+				x := math.Log(c / b)
+				s2 += x * x
+				n++
+			}
+		}
+		if n > 0 {
+			steady[mt.Key] = NoisePrior{SDLog: math.Sqrt(s2 / float64(n)), DF: n}
+		}
+	}
+	return pairs, steady
+}
+
 func drawRound(rec *Recorded, rng *rand.Rand) RecordedRound {
 	rd := rec.Steady[rng.IntN(len(rec.Steady))]
 	if rng.IntN(2) == 1 {
@@ -194,7 +246,7 @@ func OCTable(rs []SimResult) string {
 		}
 		return rs[i].Shift.Throughput < rs[j].Shift.Throughput
 	})
-	s := "| true shift | P(Pass) | P(Fail) | P(Inconclusive) | saturation Fail | steady Fail | mean pairs | ratio interval holds the truth |\n|---|---|---|---|---|---|---|---|\n"
+	s := "| true shift | P(Pass) | P(Fail) | P(Inconclusive) | saturation Pass / Fail | steady Pass / Fail | mean pairs | ratio interval holds the truth |\n|---|---|---|---|---|---|---|---|\n"
 	for _, r := range rs {
 		what := "none"
 		switch {
@@ -203,7 +255,14 @@ func OCTable(rs []SimResult) string {
 		case r.Shift.Latency > 0:
 			what = fmt.Sprintf("latency +%g %%", 100*r.Shift.Latency)
 		}
-		s += fmt.Sprintf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.3f |\n", what, r.PPass, r.PFail, r.PInconcl, r.SatFail, r.SteadyFail, r.MeanPairs, r.RatioCover)
+		s += fmt.Sprintf("| %s | %.3f | %.3f | %.3f | %.3f / %.3f | %.3f / %.3f | %.1f | %.3f |\n", what, r.PPass, r.PFail, r.PInconcl, r.SatPass, r.SatFail, r.SteadyPass, r.SteadyFail, r.MeanPairs, r.RatioCover)
 	}
 	return s
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -39,7 +40,17 @@ func TestOperatingCharacteristic(t *testing.T) {
 	if testing.Short() {
 		trials = 500
 	}
-	cfg := quickSim(trials)
+	for _, calibrated := range []bool{false, true} {
+		t.Run(map[bool]string{false: "alone", true: "calibrated"}[calibrated], func(t *testing.T) {
+			cfg := quickSim(trials)
+			cfg.Calibrated = calibrated
+			checkOC(t, rec, cfg)
+		})
+	}
+}
+
+// checkOC simulates cfg at the shifts and checks the table's shape.
+func checkOC(t *testing.T, rec *Recorded, cfg SimConfig) {
 	var rs []SimResult
 	for _, s := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.3} {
 		rs = append(rs, Simulate(rec, cfg, Shift{Throughput: s}))
@@ -50,7 +61,7 @@ func TestOperatingCharacteristic(t *testing.T) {
 	table := OCTable(rs)
 	t.Logf("recorded: %s; %d pairs, %d steady rounds\n%s", rec.Source, len(rec.Pairs), len(rec.Steady), table)
 	if *ocTable != "" {
-		if err := os.WriteFile(*ocTable, []byte(table), 0o644); err != nil {
+		if err := os.WriteFile(*ocTable+"."+strings.ReplaceAll(t.Name(), "/", "-"), []byte(table), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

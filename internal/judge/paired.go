@@ -47,7 +47,24 @@ type PairedRule struct {
 	MaxPairs int `json:"max_pairs"`
 	// Better is the metric's direction (capacity: higher).
 	Better Better `json:"-"`
+	// Prior is this machine's calibrated spread of the metric, pooled
+	// with the pairs' own (zero: none).
+	Prior NoisePrior `json:"prior,omitzero"`
 }
+
+// NoisePrior is a metric's spread of ln(cand/base) measured on A/A runs
+// of this machine and testbed (the calibration record), with its degrees
+// of freedom. Pooling it with a QA's few pairs is the classical pooled
+// variance: the spread is the lab's, not the build's, so A/A runs estimate
+// it; a t interval with the pooled degrees of freedom replaces one with
+// n-1 (t at 2 df is 4.30, at 14 df 2.14: half the width). Guarded: pairs
+// noisier than the record (F test at 5 %) are judged alone.
+type NoisePrior struct {
+	SDLog float64 `json:"sd_log"`
+	DF    int     `json:"df"`
+}
+
+func (p NoisePrior) usable() bool { return p.SDLog > 0 && p.DF >= 2 }
 
 // DefaultPairedRule is the QA's saturation rule.
 func DefaultPairedRule() PairedRule {
@@ -77,6 +94,11 @@ type PairedVerdict struct {
 	// SDLog is the pairs' standard deviation of ln(cand/base): the lab's
 	// noise for this metric, what the calibration record keeps.
 	SDLog float64 `json:"sd_log,omitempty"`
+	// PooledDF: the interval's degrees of freedom when the spread was
+	// pooled with the calibration's (0: the pairs alone); Noisier: the
+	// pairs were noisier than the calibration, so it was not used.
+	PooledDF int  `json:"pooled_df,omitempty"`
+	Noisier  bool `json:"noisier_than_calibrated,omitempty"`
 	// MDE is the smallest change (a fraction) that these pairs detect
 	// with 80 % power at the test's level; 0 when not known.
 	MDE float64 `json:"mde,omitempty"`
@@ -102,6 +124,14 @@ func (r PairedRule) worseBound() float64 {
 
 // String states the rule.
 func (r PairedRule) String() string {
+	s := r.base()
+	if r.Prior.usable() {
+		s += fmt.Sprintf("; the spread pooled with this machine's calibrated %.3f (%d df) unless the pairs are noisier (F test, 5 %%)", r.Prior.SDLog, r.Prior.DF)
+	}
+	return s
+}
+
+func (r PairedRule) base() string {
 	if r.Better == LowerIsBetter {
 		return fmt.Sprintf("paired runs of both builds, alternating order, each pair's ratio candidate/baseline; the geometric mean ratio with its %g %% Student t interval over the pairs (log scale): "+
 			"regression when the interval's lower end is above %s, no regression when its upper end is below %s (improvement below %s), "+
@@ -159,28 +189,50 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 	}
 	v.Ratio = round6(orient(mean))
 	theta := math.Log(1 - r.Threshold)
-	if len(d) < 2 {
-		v.Why = fmt.Sprintf("one pair (ratio %.3f): one run per build has no spread, not significant", v.Ratio)
-		v.PairsNeeded = max(r.MinPairs, 2)
-		v.Decided = len(pairs) >= r.MaxPairs
-		return v
-	}
 	var ss float64
 	for _, x := range d {
 		ss += (x - mean) * (x - mean)
 	}
-	sd := math.Sqrt(ss / (n - 1))
+	df := n - 1
+	sd := 0.0
+	if df > 0 {
+		sd = math.Sqrt(ss / df)
+	}
 	v.SDLog = round6(sd)
-	if sd < 1e-12 {
-		// Pairs that agree exactly give a zero-width "interval": no
-		// confidence can be computed from them.
-		v.Why = fmt.Sprintf("%d pairs with the same ratio %.3f: no spread, no interval, not significant", len(d), v.Ratio)
-		v.PairsNeeded = len(d) + 1
-		v.Decided = len(pairs) >= r.MaxPairs
-		return v
+	pool := ""
+	if pr := r.Prior; pr.usable() {
+		if df > 0 && sd > pr.SDLog && 1-FCDF(sd*sd/(pr.SDLog*pr.SDLog), df, float64(pr.DF)) < 0.05 {
+			// Today's runs are noisier than the calibration says (F test,
+			// 5 %): the record does not describe them, judge them alone.
+			v.Noisier = true
+			pool = fmt.Sprintf("; spread %.3f is above the calibrated %.3f (F test, 5 %%): judged without the calibration", sd, pr.SDLog)
+		} else {
+			// Pooled with the calibration's spread: its degrees of
+			// freedom come from A/A runs of this machine and testbed.
+			sd = math.Sqrt((ss + float64(pr.DF)*pr.SDLog*pr.SDLog) / (df + float64(pr.DF)))
+			df += float64(pr.DF)
+			v.PooledDF = int(df)
+			pool = fmt.Sprintf("; spread pooled with the calibration's %.3f (%d df)", pr.SDLog, pr.DF)
+		}
+	}
+	if v.PooledDF == 0 {
+		if len(d) < 2 {
+			v.Why = fmt.Sprintf("one pair (ratio %.3f): one run per build has no spread, not significant", v.Ratio)
+			v.PairsNeeded = max(r.MinPairs, 2)
+			v.Decided = len(pairs) >= r.MaxPairs
+			return v
+		}
+		if sd < 1e-12 {
+			// Pairs that agree exactly give a zero-width "interval": no
+			// confidence can be computed from them.
+			v.Why = fmt.Sprintf("%d pairs with the same ratio %.3f: no spread, no interval, not significant", len(d), v.Ratio)
+			v.PairsNeeded = len(d) + 1
+			v.Decided = len(pairs) >= r.MaxPairs
+			return v
+		}
 	}
 	alpha := (1 - r.Level) / 2
-	tq := StudentTQuantile(1-alpha, n-1)
+	tq := StudentTQuantile(1-alpha, df)
 	half := tq * sd / math.Sqrt(n)
 	lo, hi := mean-half, mean+half
 	if r.Better == LowerIsBetter {
@@ -188,8 +240,8 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 	} else {
 		v.Lo, v.Hi = round6(math.Exp(lo)), round6(math.Exp(hi))
 	}
-	v.MDE = round6(MDE(sd, len(d), r.Level, 0.8))
-	iv := fmt.Sprintf("ratio %.3f, %g %% interval [%.3f, %.3f] over %d pairs", v.Ratio, 100*r.Level, v.Lo, v.Hi, len(d))
+	v.MDE = round6(mdeDF(sd, len(d), df, r.Level, 0.8))
+	iv := fmt.Sprintf("ratio %.3f, %g %% interval [%.3f, %.3f] over %d pairs%s", v.Ratio, 100*r.Level, v.Lo, v.Hi, len(d), pool)
 	if len(excl) > 0 {
 		iv += fmt.Sprintf(" (%d excluded: %s)", len(excl), strings.Join(excl, "; "))
 	}
@@ -213,7 +265,7 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 	}
 	// Undecided: the interval straddles 1 - T. Pairs that would shrink
 	// the half-width below the distance of the mean from the threshold.
-	v.PairsNeeded = pairsNeeded(sd, mean-theta, r.Level, len(d))
+	v.PairsNeeded = pairsNeeded(sd, mean-theta, r.Level, len(d), df-n+1)
 	need := "no number of pairs would: the ratio sits on the threshold"
 	if v.PairsNeeded > 0 {
 		need = fmt.Sprintf("~%d pairs would decide at this spread", v.PairsNeeded)
@@ -224,14 +276,15 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 }
 
 // pairsNeeded is the smallest n whose t half-width at spread sd is below
-// |dist| (-1: none up to 1000).
-func pairsNeeded(sd, dist float64, level float64, have int) int {
+// |dist| (-1: none up to 1000); extraDF are the calibration's degrees of
+// freedom pooled into the spread.
+func pairsNeeded(sd, dist float64, level float64, have int, extraDF float64) int {
 	dist = math.Abs(dist)
 	if dist < 1e-9 {
 		return -1
 	}
 	for n := max(have+1, 2); n <= 1000; n++ {
-		if StudentTQuantile(1-(1-level)/2, float64(n-1))*sd/math.Sqrt(float64(n)) < dist {
+		if StudentTQuantile(1-(1-level)/2, float64(n-1)+extraDF)*sd/math.Sqrt(float64(n)) < dist {
 			return n
 		}
 	}
@@ -243,10 +296,15 @@ func pairsNeeded(sd, dist float64, level float64, have int) int {
 // (of the log ratio) detect with the given power at the test's level
 // (one-sided at (1-level)/2, as the rule decides).
 func MDE(sd float64, n int, level, power float64) float64 {
-	if n < 2 || !(sd >= 0) {
+	return mdeDF(sd, n, float64(n-1), level, power)
+}
+
+// mdeDF is MDE with the spread's degrees of freedom given (more than n-1
+// when pooled with a calibration).
+func mdeDF(sd float64, n int, df, level, power float64) float64 {
+	if n < 1 || !(df > 0) || !(sd >= 0) {
 		return 0
 	}
-	df := float64(n - 1)
 	delta := (StudentTQuantile(1-(1-level)/2, df) + StudentTQuantile(power, df)) * sd / math.Sqrt(float64(n))
 	return 1 - math.Exp(-delta)
 }
@@ -305,6 +363,14 @@ func studentTQuantile(p, df float64) float64 {
 		}
 	}
 	return (lo + hi) / 2
+}
+
+// FCDF is P(F <= x) for Fisher's F with d1, d2 degrees of freedom.
+func FCDF(x, d1, d2 float64) float64 {
+	if !(x > 0) {
+		return 0
+	}
+	return regIncBeta(d1/2, d2/2, d1*x/(d1*x+d2))
 }
 
 // StudentTCDF is P(T <= t) for Student's t with df degrees of freedom.

@@ -97,3 +97,51 @@ func TestMDE(t *testing.T) {
 		t.Errorf("PairsFor of a hopeless spread = %d, want 0", n)
 	}
 }
+
+// TestPairedPrior: the calibration's spread, pooled, decides what three
+// pairs alone cannot; pairs noisier than the calibration are judged alone.
+func TestPairedPrior(t *testing.T) {
+	aa := pairsOf(500, math.Exp(0.06), math.Exp(-0.06), 1) // sd 0.06
+	for _, c := range []struct {
+		name     string
+		prior    NoisePrior
+		pairs    []Pair
+		want     Outcome
+		pooledDF int
+		noisier  bool
+	}{
+		// t(2) 4.30 x 0.06/sqrt(3): half-width 0.149, past ln(0.9).
+		{"A/A alone", NoisePrior{}, aa, OutcomeInconclusive, 0, false},
+		// Pooled sd 0.052 on 13 df: half-width 0.064.
+		{"A/A with the calibration", NoisePrior{SDLog: 0.05, DF: 11}, aa, OutcomeSame, 13, false},
+		{"a prior of one df is not used", NoisePrior{SDLog: 0.05, DF: 1}, aa, OutcomeInconclusive, 0, false},
+		{"15 % slower, calibrated", NoisePrior{SDLog: 0.05, DF: 11}, pairsOf(500, 0.80, 0.86, 0.83), OutcomeRegression, 13, false},
+		{"noisier than calibrated", NoisePrior{SDLog: 0.02, DF: 11}, pairsOf(500, 1.3, 0.75, 1.0), OutcomeInconclusive, 0, true},
+	} {
+		r := DefaultPairedRule()
+		r.Prior = c.prior
+		v := r.Decide(c.pairs)
+		if v.Outcome != c.want || v.PooledDF != c.pooledDF || v.Noisier != c.noisier {
+			t.Errorf("%s: %s pooled df %d noisier %v (%s), want %s, %d, %v", c.name, v.Outcome, v.PooledDF, v.Noisier, v.Why, c.want, c.pooledDF, c.noisier)
+		}
+		if c.pooledDF > 0 && !strings.Contains(v.Why, "pooled with the calibration") {
+			t.Errorf("%s: why does not say the spread was pooled: %s", c.name, v.Why)
+		}
+	}
+	// One pair with a prior has an interval, but the rule still waits for
+	// MinPairs.
+	r := DefaultPairedRule()
+	r.Prior = NoisePrior{SDLog: 0.05, DF: 11}
+	if v := r.Decide(pairsOf(500, 0.5)); v.Decided || v.Outcome != OutcomeInconclusive || !(v.Lo > 0) {
+		t.Errorf("one pair with a prior: %s decided=%v [%g, %g]", v.Outcome, v.Decided, v.Lo, v.Hi)
+	}
+}
+
+func TestFCDF(t *testing.T) {
+	// Published upper 5 % points of F.
+	for _, c := range []struct{ x, d1, d2 float64 }{{19.0, 2, 2}, {3.98, 2, 11}, {2.165, 10, 30}} {
+		if got := 1 - FCDF(c.x, c.d1, c.d2); math.Abs(got-0.05) > 0.002 {
+			t.Errorf("P(F(%g,%g) > %g) = %.4f, want 0.05", c.d1, c.d2, c.x, got)
+		}
+	}
+}

@@ -103,6 +103,9 @@ type CompareConfig struct {
 	// runs of one round, ratio variant/base, judge.PairedRule) instead of
 	// the bootstrap: for two variants run in balanced rounds (the QA).
 	Paired bool `toml:"paired" json:"paired,omitempty"`
+	// Priors are the metrics' calibrated spreads a paired verdict pools
+	// with the rounds' own (the QA's steady step, from its calibration).
+	Priors map[string]judge.NoisePrior `toml:"-" json:"priors,omitempty"`
 }
 
 // SweepRef is one sweep of `compare SWEEP_A SWEEP_B`.

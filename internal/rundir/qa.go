@@ -59,6 +59,19 @@ type QAIndex struct {
 	ExitCode int          `json:"exit_code"`
 	Machine  *Machine     `json:"machine,omitempty"`
 	Warnings []string     `json:"warnings,omitempty"`
+	// Calibration is the lab's noise this QA judged with: the spreads of
+	// this machine's and testbed's A/A runs, pooled with the QA's own
+	// (judge.NoisePrior); nil when none was recorded.
+	Calibration *QACalibration `json:"calibration,omitempty"`
+}
+
+// QACalibration is the part of a calibration record a QA judges with.
+type QACalibration struct {
+	Made string `json:"made"`
+	QAs  int    `json:"qas"`
+	// Capacity: the pairs' spread; Steady: each steady metric's rounds'.
+	Capacity judge.NoisePrior            `json:"capacity"`
+	Steady   map[string]judge.NoisePrior `json:"steady,omitempty"`
 }
 
 // QABuild is one build under test: the reference as given and what it

@@ -1,0 +1,73 @@
+package experiment
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// TestCalibrate: the pairs' spread is pooled within each QA (a QA's
+// shift, the machine's state that day, is not noise of the ratio), its
+// degrees of freedom kept; steady rounds' spread is taken around zero
+// (A/A); the record reaches the QA as priors; another machine is refused.
+func TestCalibrate(t *testing.T) {
+	m := &rundir.Machine{CPUModel: "EPYC", CPUs: 2, Kernel: "6.1", MemoryBytes: 24 << 30}
+	idx := func() *rundir.QAIndex { return &rundir.QAIndex{Machine: m, Profile: "quick"} }
+	// QA 1: log ratios +0.1, -0.1 around 0; QA 2: 0.3, 0.5 around 0.4.
+	recs := []*QADirRecord{
+		{Dir: "a", Index: idx(), Pairs: []judge.Pair{{Base: 100, Cand: 100 * math.Exp(0.1)}, {Base: 100, Cand: 100 * math.Exp(-0.1)}},
+			Steady: []judge.RecordedRound{
+				{Base: map[string]float64{"latency_avg": 1000}, Cand: map[string]float64{"latency_avg": 1000 * math.Exp(0.2)}},
+				{Base: map[string]float64{"latency_avg": 1000}, Cand: map[string]float64{"latency_avg": 1000 * math.Exp(-0.2)}},
+			}},
+		{Dir: "b", Index: idx(), Pairs: []judge.Pair{{Base: 100, Cand: 100 * math.Exp(0.3)}, {Base: 100, Cand: 100 * math.Exp(0.5)}}},
+	}
+	c, err := Calibrate(recs, "dev", time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Within-QA sum of squares 0.02 + 0.02 over 2 df: sd 0.1414 (around
+	// the grand mean 0.2 it would be 0.26).
+	if c.CapacityPairs != 4 || c.CapacityDF != 2 || math.Abs(c.CapacitySD-math.Sqrt(0.02)) > 1e-6 {
+		t.Errorf("capacity: %d pairs, %d df, sd %g; want 4, 2, 0.1414", c.CapacityPairs, c.CapacityDF, c.CapacitySD)
+	}
+	if len(c.Metrics) != 1 || c.Metrics[0].Key != "latency_avg" || math.Abs(c.Metrics[0].CV-0.2) > 1e-6 || c.Metrics[0].Runs != 2 {
+		t.Errorf("steady: %+v", c.Metrics)
+	}
+	q := c.ForQA()
+	if q.Capacity != (judge.NoisePrior{SDLog: c.CapacitySD, DF: 2}) || q.Steady["latency_avg"] != (judge.NoisePrior{SDLog: 0.2, DF: 2}) {
+		t.Errorf("for the QA: %+v", q)
+	}
+	// Too few pairs: nothing to judge with.
+	if (&Calibration{CapacityPairs: 2, CapacitySD: 0.1}).ForQA() != nil {
+		t.Error("a record of 2 pairs used")
+	}
+	// Saved, found by machine, testbed and profile; replaced, not doubled.
+	path := filepath.Join(t.TempDir(), "calibration.json")
+	c.TestbedHash = "tb"
+	for range 2 {
+		if err := SaveCalibration(path, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := ReadCalibrations(path)
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("records %d: %v", len(cs), err)
+	}
+	if FindCalibration(cs, Fingerprint(m, ""), "tb", "quick") == nil || FindCalibration(cs, Fingerprint(m, ""), "tb", "default") != nil ||
+		FindCalibration(cs, Fingerprint(m, ""), "other", "quick") != nil {
+		t.Error("found by the wrong key")
+	}
+	// Another machine is refused.
+	other := idx()
+	other.Machine = &rundir.Machine{CPUModel: "Xeon", CPUs: 2, Kernel: "6.1"}
+	recs = append(recs, &QADirRecord{Dir: "c", Index: other})
+	if _, err := Calibrate(recs, "dev", time.Now()); err == nil || !strings.Contains(err.Error(), "c ran on another machine") {
+		t.Errorf("another machine: %v", err)
+	}
+}
