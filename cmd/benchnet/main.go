@@ -70,9 +70,16 @@ func run(args []string) int {
 
 	defer startProfile()()
 	root := newRootCmd()
+	style := exitStyleBenchnet
+	addExitStyleFlag(root, &style)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return checkExitStyle(style) }
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	return exitCode(ctx, err)
+	code := exitCode(ctx, err)
+	if style == exitStyleGitBisect {
+		return gitBisectExit(code)
+	}
+	return code
 }
 
 func exitCode(ctx context.Context, err error) int {
@@ -129,7 +136,9 @@ Docker container) per node on this machine, drives an exactly accounted
 open-loop load, and writes a run directory with a report.
 
 Exit codes: 0 ok, 1 failure, 2 usage or invalid manifest, 3 threshold or
-regression failed, 4 inconclusive (the data cannot decide), 130 interrupted.`,
+regression failed, 4 inconclusive (the data cannot decide), 130 interrupted.
+--exit-codes git-bisect maps them onto git bisect run's protocol (0 good,
+1 bad, 125 skip, 128 abort).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
