@@ -46,6 +46,7 @@ type qaFlags struct {
 	planOnly            bool
 	keepHomes           bool
 	scrape              time.Duration
+	steps               []string
 }
 
 func newQACmd() *cobra.Command {
@@ -105,6 +106,7 @@ built-in one is examples/qa.toml.`,
 	fl.BoolVar(&f.planOnly, "plan", false, "print the plan and stop")
 	fl.BoolVar(&f.keepHomes, "keep-homes", false, "keep the node homes (chain stores) of finished steps; by default they are removed once a step is done")
 	fl.DurationVar(&f.scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
+	fl.StringSliceVar(&f.steps, "steps", nil, "run these scenarios only: "+strings.Join(experiment.StepGroups, ", ")+" (default all; saturation always runs: it chooses the others' load)")
 	return c
 }
 
@@ -218,8 +220,8 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		resume = f.resume != ""
 	)
 	if resume {
-		if len(args) > 0 || cmd.Flags().Changed("baseline") || cmd.Flags().Changed("candidate") || f.quick || f.grid || f.baselineFrom != "" {
-			return usageError{errors.New("--resume takes the builds, manifests and settings from DIR (qa.json): give no manifest, --baseline, --candidate, --quick, --grid or --baseline-from")}
+		if len(args) > 0 || cmd.Flags().Changed("baseline") || cmd.Flags().Changed("candidate") || f.quick || f.grid || f.baselineFrom != "" || len(f.steps) > 0 {
+			return usageError{errors.New("--resume takes the builds, manifests and settings from DIR (qa.json): give no manifest, --baseline, --candidate, --quick, --grid, --baseline-from or --steps")}
 		}
 		root = f.resume
 		if x, err = rundir.ReadQA(root); err != nil {
@@ -243,6 +245,9 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 	} else {
 		if err := checkRef("baseline", f.baseline); err != nil {
 			return err
+		}
+		if f.steps, err = experiment.CheckStepGroups(f.steps); err != nil {
+			return usageError{err}
 		}
 		if err := checkRef("candidate", f.candidate); err != nil {
 			return err
@@ -289,7 +294,7 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		x = &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa", Name: m.Name,
 			Baseline: bb, Candidate: cb,
 			Manifest: m.File, Profile: profile, Config: q.ConfigJSON(), Machine: &mach,
-			Steps: experiment.QASteps(q, rm != nil)}
+			Steps: experiment.OnlySteps(experiment.QASteps(q, rm != nil), func(s rundir.QAStep) string { return s.Name }, f.steps)}
 		if rm != nil {
 			x.RotateManifest = rm.File
 		}
@@ -314,7 +319,7 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 	}
 	withBaseline := f.baselineFrom == ""
 	planOf := func(qq *experiment.QA) rundir.QAPlan {
-		return experiment.PlanQA(qq, cost, qq.Connections, withBaseline, f.keepHomes)
+		return experiment.OnlyPlanned(experiment.PlanQA(qq, cost, qq.Connections, withBaseline, f.keepHomes), f.steps)
 	}
 	var notes []string
 	if !resume {

@@ -553,7 +553,9 @@ func QAResults(x *rundir.QAIndex, q *QA, steady, le *CompareIndex, rotBase, rotC
 	} else {
 		x.Results = append(x.Results, rundir.QAResult{Scenario: "Saturation point", Version: ver, Result: judge.ResultInconclusive, Why: "step did not finish", Judged: true})
 	}
-	x.Results = append(x.Results, compareResult("Steady test", date("steady"), ver, steady, q.FailOn, true))
+	if x.Step("steady") != nil {
+		x.Results = append(x.Results, compareResult("Steady test", date("steady"), ver, steady, q.FailOn, true))
+	}
 	for _, c := range []struct {
 		step string
 		idx  *CompareIndex
@@ -565,14 +567,14 @@ func QAResults(x *rundir.QAIndex, q *QA, steady, le *CompareIndex, rotBase, rotC
 			x.Warnings = appendOnce(x.Warnings, fmt.Sprintf("%s: testbed-bound %s: left out of the verdict", c.step, r))
 		}
 	}
-	if q.LE {
+	if q.LE && x.Step("latency-emulation") != nil {
 		r := compareResult("Latency emulation", date("latency-emulation"), ver, le, q.FailOn, q.JudgeLE)
 		if !q.JudgeLE {
 			r.Why += " (reported, not judged: --judge-le judges it)"
 		}
 		x.Results = append(x.Results, r)
 	}
-	if q.Rotate != "" {
+	if q.Rotate != "" && x.Step("rotate-candidate") != nil {
 		o, why := judge.CatchUpRule(rotBase, rotCand, q.CatchUpThreshold, q.CatchUpFloor.Seconds())
 		if o != judge.OutcomeRegression && len(rotCand) < rotPlanned {
 			o, why = judge.OutcomeInconclusive, fmt.Sprintf("only %d of %d cycles ran; %s", len(rotCand), rotPlanned, why)

@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/judge"
@@ -546,4 +548,63 @@ func stepDeadline(x *rundir.QAIndex, name string, end time.Time) time.Time {
 		scale = wall / plan
 	}
 	return end.Add(-time.Duration(rest * scale * float64(time.Second)))
+}
+
+// StepGroups are the names `benchnet qa --steps` takes: each is the QA
+// steps of one scenario.
+var StepGroups = []string{"saturation", "steady", "latency-emulation", "rotate"}
+
+// stepGroup is the group of a step name.
+func stepGroup(name string) string {
+	for _, g := range StepGroups {
+		if name == g || strings.HasPrefix(name, g+"-") {
+			return g
+		}
+	}
+	return name
+}
+
+// CheckStepGroups names an unknown group (field "--steps") and adds
+// saturation when missing: it chooses the load of the others.
+func CheckStepGroups(groups []string) ([]string, error) {
+	for _, g := range groups {
+		if !slices.Contains(StepGroups, g) {
+			return nil, fmt.Errorf("--steps: %q: want some of %s", g, strings.Join(StepGroups, ", "))
+		}
+	}
+	if len(groups) > 0 && !slices.Contains(groups, "saturation") {
+		groups = append([]string{"saturation"}, groups...)
+	}
+	return groups, nil
+}
+
+// OnlySteps keeps the steps (or planned steps) of the given groups; none
+// given keeps all. A QA of some scenarios only (a bisection's saturation
+// decision) plans, budgets and judges those alone.
+func OnlySteps[S any](steps []S, name func(S) string, groups []string) []S {
+	if len(groups) == 0 {
+		return steps
+	}
+	var out []S
+	for _, s := range steps {
+		if slices.Contains(groups, stepGroup(name(s))) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// OnlyPlanned is p with the steps of the given groups alone, its runs and
+// wall time summed again (its disk estimate, a peak, is kept).
+func OnlyPlanned(p rundir.QAPlan, groups []string) rundir.QAPlan {
+	if len(groups) == 0 {
+		return p
+	}
+	p.Steps = OnlySteps(p.Steps, func(s rundir.QAPlannedStep) string { return s.Name }, groups)
+	p.Runs, p.WallS = 0, 0
+	for _, s := range p.Steps {
+		p.Runs += s.Runs
+		p.WallS += s.WallS
+	}
+	return p
 }

@@ -554,3 +554,42 @@ func TestCandidateCannotRunPairs(t *testing.T) {
 		t.Errorf("%d pairs counted, want 2", n)
 	}
 }
+
+// TestOnlySteps: --steps keeps the named scenarios' steps (saturation
+// always: it chooses the load), and the plan sums those alone.
+func TestOnlySteps(t *testing.T) {
+	q := QuickQA()
+	name := func(s rundir.QAStep) string { return s.Name }
+	for _, c := range []struct {
+		groups []string
+		want   string
+	}{
+		{nil, "saturation-baseline saturation-paired steady rotate-baseline rotate-candidate"},
+		{[]string{"saturation"}, "saturation-baseline saturation-paired"},
+		{[]string{"steady"}, "saturation-baseline saturation-paired steady"},
+		{[]string{"rotate"}, "saturation-baseline saturation-paired rotate-baseline rotate-candidate"},
+	} {
+		groups, err := CheckStepGroups(c.groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range OnlySteps(QASteps(q, true), name, groups) {
+			got = append(got, s.Name)
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%v: %v, want %s", c.groups, got, c.want)
+		}
+		p := OnlyPlanned(PlanQA(q, QACost{}, 1, true, false), groups)
+		var sum float64
+		for _, s := range p.Steps {
+			sum += s.WallS
+		}
+		if len(p.Steps) != len(got) || p.WallS != sum {
+			t.Errorf("%v: plan of %d steps, %g s (steps sum to %g)", c.groups, len(p.Steps), p.WallS, sum)
+		}
+	}
+	if _, err := CheckStepGroups([]string{"nope"}); err == nil || !strings.Contains(err.Error(), `--steps: "nope"`) {
+		t.Errorf("unknown group: %v", err)
+	}
+}
