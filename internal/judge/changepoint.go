@@ -33,11 +33,11 @@ import (
 //     0.05: at 0.05 the A/A rate sits on the 5 % a series may cost, and
 //     measured it came out at 0.051 for one metric; at 0.025 the detection
 //     of a 20 % step in the saturation throughput with 5 repeats drops
-//     from 0.96 to 0.94 (docs/history-changepoints.md). Hunter swapped
-//     this test for a t test between the segments to save time on series
-//     of thousands of points; ours have at most about 100 values, and the
-//     permutation test, exact whatever the noise's shape, costs
-//     milliseconds.
+//     from 0.96 to 0.93 (docs/history-changepoints.md). Hunter swapped
+//     this test for a t test between the segments, deterministic and fast
+//     on series of thousands of points; ours have at most about 100
+//     values and a seeded rng, and the permutation test, exact whatever
+//     the noise's shape, costs milliseconds.
 //  3. Confirm and size: each candidate's step is the ratio of the
 //     geometric means of its two adjacent segments (from the change point
 //     before it to the one after it), with a Welch t interval on the log
@@ -51,7 +51,7 @@ import (
 // Why E-Divisive's energy statistic and not the difference of the means
 // (CUSUM) to locate: the same power on the throughputs, and more on the
 // latencies, whose recorded runs have outliers (a 20 % latency step with
-// 5 repeats: found 0.44 of the time against 0.34).
+// 5 repeats: found 0.44 of the time against 0.34, both at Alpha 0.05).
 //
 // Why not a t test between each pair of adjacent builds: 4 to 7 tests a
 // series, and their false alarms add up (Welch at 5 % between
@@ -412,8 +412,8 @@ type Drift struct {
 // series refused by mistake costs a re-run, a drift let through costs a
 // false change point and maybe a bisect hunting it. Measured on the
 // recorded runs (docs/history-changepoints.md), an undrifted control of 5
-// runs a session is refused 5 % of the time at 0.1, and a 20 % drift 88 %
-// of the time against 66 % at 0.025.
+// runs a session is refused 4 % of the time at 0.1, and a 20 % drift of
+// the saturation throughput 87 % of the time (66 % at 0.025).
 func DefaultDriftConfig() ChangeConfig {
 	c := DefaultChangeConfig(HigherIsBetter)
 	c.Alpha = 0.1
