@@ -273,7 +273,7 @@ func splitTest(builds [][]float64, minBuilds, perms int, alpha float64, rng *ran
 		return -1, 1
 	}
 	if !(obs > 0) {
-		return obsK, 1 // all values equal: nothing to split
+		return obsK, 1 // no split sets the sides apart (all values equal)
 	}
 	// A permuted maximum within float noise of the observed one counts
 	// as reaching it (ties are the null's, not the data's).
@@ -312,9 +312,9 @@ type qhatScratch struct{ left []float64 }
 // come from prefix sums of each value's distances to the values before it.
 func (sc *qhatScratch) best(v, rowTotal []float64, ends []int, minBuilds int) (int, float64) {
 	n := len(v)
-	// left[i] = Σ_{j<i} |v_i − v_j|; W(m) = Σ_{i<m} left[i] is the within
-	// sum of the first m values; the within sum of the rest is
-	// (Σ_{i≥m} rowTotal[i] − B − ... ) below.
+	// left[i] = Σ_{j<i} |v_i − v_j|: summed over the first m values it is
+	// their within sum WL; the between sum and the right's within sum
+	// follow from the row totals below.
 	for i := range v {
 		s := 0.0
 		for j := 0; j < i; j++ {
