@@ -176,6 +176,9 @@ func ReadMachine() Machine {
 			}
 		}
 	}
+	if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"); err == nil {
+		m.Governor = strings.TrimSpace(string(b))
+	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {

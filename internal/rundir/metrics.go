@@ -129,9 +129,12 @@ type Machine struct {
 	CPUModel    string `json:"cpu_model"`
 	CPUs        int    `json:"cpus"`
 	MemoryBytes int64  `json:"memory_bytes"`
-	GoVersion   string `json:"go_version"` // of the harness
-	OS          string `json:"os"`
-	Arch        string `json:"arch"`
+	// Governor is cpu0's cpufreq scaling_governor (absent where /sys does
+	// not show one: most containers and VMs).
+	Governor  string `json:"governor,omitempty"`
+	GoVersion string `json:"go_version"` // of the harness
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
 }
 
 // ReadMachine reads metrics/machine.json.

@@ -176,22 +176,7 @@ func (r *run) parameters() []page.Block {
 // (module and version, or a tree's revision and dirty state, or a binary's
 // path) and the binary's sha256 (shortened).
 func provenanceSource(text string) (ref, src, sum string) {
-	kv := map[string]string{}
-	var refs []string
-	for _, line := range strings.Split(text, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			break
-		}
-		k, v, ok := strings.Cut(line, ": ")
-		if !ok {
-			continue
-		}
-		if k == "reference" {
-			refs = append(refs, v)
-		} else if _, seen := kv[k]; !seen {
-			kv[k] = v
-		}
-	}
+	refs, kv := rundir.ProvenanceHeader(text)
 	ref = strings.Join(refs, ", ")
 	switch kv["kind"] {
 	case "tree":
