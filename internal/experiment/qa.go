@@ -684,8 +684,19 @@ func sameJSON(a, b []byte) bool {
 // machine does. The steady steps always run both builds: their runs are
 // interleaved so machine drift lands on both.
 func ReuseBaseline(x *rundir.QAIndex, earlierDir string, earlier *rundir.QAIndex, manifests, earlierManifests [][]byte) ([]string, error) {
-	var why []string
-	if earlier.Baseline.Ref != x.Baseline.Ref {
+	return ReuseOperatingPoint(x, earlierDir, earlier, manifests, earlierManifests, false)
+}
+
+// ReuseOperatingPoint is ReuseBaseline, and with anyBaseline also from an
+// earlier QA of another baseline build, with a warning: a bisection's
+// confirmation pairs a commit with its parent at the good build's
+// operating point, the parent having been judged the same as it.
+func ReuseOperatingPoint(x *rundir.QAIndex, earlierDir string, earlier *rundir.QAIndex, manifests, earlierManifests [][]byte, anyBaseline bool) ([]string, error) {
+	var why, warns []string
+	switch {
+	case earlier.Baseline.Ref != x.Baseline.Ref && anyBaseline:
+		warns = append(warns, fmt.Sprintf("--baseline-from %s: the operating point of its baseline %s is used for %s", earlierDir, earlier.Baseline.Ref, x.Baseline.Ref))
+	case earlier.Baseline.Ref != x.Baseline.Ref:
 		why = append(why, fmt.Sprintf("its baseline is %s, not %s", earlier.Baseline.Ref, x.Baseline.Ref))
 	}
 	if len(manifests) != len(earlierManifests) {
@@ -705,7 +716,6 @@ func ReuseBaseline(x *rundir.QAIndex, earlierDir string, earlier *rundir.QAIndex
 	if len(why) > 0 {
 		return nil, &RefusedError{Msg: fmt.Sprintf("--baseline-from %s refused: %s", earlierDir, strings.Join(why, "; "))}
 	}
-	var warns []string
 	if earlier.Machine != nil && x.Machine != nil && (earlier.Machine.CPUs != x.Machine.CPUs || earlier.Machine.CPUModel != x.Machine.CPUModel ||
 		earlier.Machine.MemoryBytes != x.Machine.MemoryBytes || earlier.Machine.Kernel != x.Machine.Kernel || earlier.Machine.Hostname != x.Machine.Hostname) {
 		warns = append(warns, fmt.Sprintf("--baseline-from %s: its machine differs from this one: the baseline's measurements may not compare", earlierDir))

@@ -344,6 +344,14 @@ func TestReuseBaseline(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
+	// A bisection's confirmation: another baseline build at the earlier
+	// one's operating point, said so.
+	y := mk("/trees/parent")
+	y.Machine = earlier.Machine
+	warns, err = ReuseOperatingPoint(y, "/qa/old", earlier, raw, raw, true)
+	if err != nil || len(warns) != 1 || !strings.Contains(warns[0], "the operating point of its baseline cometbft@v1.0.1 is used for /trees/parent") {
+		t.Errorf("operating point reused: %v %v", warns, err)
+	}
 }
 
 // A QA interrupted inside its steady step finishes that step's compare

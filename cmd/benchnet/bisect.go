@@ -1,0 +1,395 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/bisect"
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+type bisectFlags struct {
+	good, bad  string
+	output     string
+	resume     string
+	quick      bool
+	budget     time.Duration
+	keepTrees  bool
+	confirmMax int
+}
+
+func newBisectCmd() *cobra.Command {
+	var f bisectFlags
+	c := &cobra.Command{
+		Use:   "bisect TREE --good REV --bad REV [qa-manifest.toml]",
+		Short: "Find the commit that regressed: bisect a git range of a CometBFT tree with the QA's paired saturation decision",
+		Long: `bisect finds the first commit of a range that regressed the saturation
+point. TREE is a git checkout of CometBFT (or a fork); --good and --bad are
+revisions, good an ancestor of bad. Along bad's first-parent line, each
+decision builds a commit (a linked worktree under the bisection directory,
+built through the local-tree path, content-hash cached) and runs the QA's
+saturation scenario against the good revision: the good build's search finds
+its operating point once (later decisions reuse it, --baseline-from), then
+pairs of both builds at 1.2 x that rate, alternating order, until the paired
+rule decides. A regression (more than [qa] saturation_threshold, 10 %) is
+bad, same or better is good, inconclusive is skipped as git skips a commit
+that does not build. When one commit is left, it is confirmed against its
+parent with a QA of its own.
+
+It prints the first bad commit, its subject line, the measured step (the
+capacity ratio commit/parent with its 95 % interval) and the QA directories
+behind every decision, and keeps bisect.json and bisect.md in
+DIR/<time>-bisect/. Exit 0 when the commit is found and confirmed, 4 when the
+range could not be narrowed to one (skips) or the confirmation did not
+decide. Ctrl-C keeps every decision; --resume DIR goes on.
+
+Without a range of commits, 'git bisect run' with 'benchnet --exit-codes
+git-bisect qa …' is the same oracle one step at a time (docs/qa.md).`,
+		Example: `  benchnet bisect ~/src/cometbft --good v1.0.0 --bad v1.0.1
+  benchnet bisect ./cometbft --good HEAD~16 --bad HEAD --quick
+  benchnet bisect --resume runs/20261128-160000-bisect`,
+		Args: cobra.RangeArgs(0, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBisect(cmd, args, &f)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.good, "good", "", "a revision without the regression (a tag, branch or commit of TREE)")
+	fl.StringVar(&f.bad, "bad", "", "a revision with it, a descendant of --good")
+	fl.StringVarP(&f.output, "output", "o", "runs", "root directory of the bisection directory")
+	fl.StringVar(&f.resume, "resume", "", "go on with an interrupted bisection directory")
+	fl.BoolVar(&f.quick, "quick", true, "each decision in the QA's quick profile (--quick=false: the default profile's longer pairs)")
+	fl.DurationVar(&f.budget, "budget", 0, "bound on each decision's wall time (default: the QA's, 15m quick)")
+	fl.BoolVar(&f.keepTrees, "keep-trees", false, "keep the commits' worktrees (by default removed when the bisection ends; the built binaries stay cached)")
+	return c
+}
+
+func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
+	ctx, out, log := cmd.Context(), cmd.OutOrStdout(), os.Stderr
+	var (
+		st       *bisect.State
+		dir      string
+		manifest []string
+		err      error
+	)
+	if f.resume != "" {
+		if len(args) > 0 || f.good != "" || f.bad != "" {
+			return usageError{errors.New("--resume takes the tree, range and manifest from DIR (bisect.json): give no TREE, --good or --bad")}
+		}
+		dir = f.resume
+		if st, err = bisect.Read(dir); err != nil {
+			return usageError{err}
+		}
+		if st.Manifest != "" {
+			manifest = []string{st.Manifest}
+		}
+	} else {
+		if len(args) == 0 || f.good == "" || f.bad == "" {
+			return usageError{errors.New("give TREE (a git checkout of CometBFT), --good REV and --bad REV")}
+		}
+		tree, err := filepath.Abs(args[0])
+		if err != nil {
+			return usageError{err}
+		}
+		commits, err := bisect.Range(ctx, tree, f.good, f.bad)
+		if err != nil {
+			return usageError{fmt.Errorf("bisect %s: %w", args[0], err)}
+		}
+		if st, err = bisect.New(tree, f.good, f.bad, commits); err != nil {
+			return usageError{err}
+		}
+		st.Metric = "saturation"
+		if len(args) == 2 {
+			m, err := filepath.Abs(args[1])
+			if err != nil {
+				return usageError{err}
+			}
+			st.Manifest, manifest = m, []string{m}
+		}
+		start := time.Now()
+		st.Started = start.UTC().Format(time.RFC3339)
+		if err := os.MkdirAll(f.output, 0o755); err != nil {
+			return err
+		}
+		if dir, err = os.MkdirTemp(f.output, start.UTC().Format("20060102-150405")+"-bisect-"); err != nil {
+			return fmt.Errorf("create bisection directory: %w", err)
+		}
+		if err := st.Save(dir); err != nil {
+			return err
+		}
+	}
+	n := len(st.Commits) - 1
+	fmt.Fprintf(log, "bisect: %d commits after %s up to %s in %s; at most %d decisions without skips (confirmation included)\nbisect directory: %s\n",
+		n, bisect.Short(st.Commits[0].SHA), bisect.Short(st.Commits[n].SHA), st.Tree, bisect.MaxDecisions(n), dir)
+
+	// Each commit is a linked worktree, removed at the end (registered as
+	// it is made); the builds stay in the release cache.
+	var cleanups []func() error
+	defer func() {
+		if f.keepTrees {
+			return
+		}
+		for _, c := range cleanups {
+			if err := c(); err != nil {
+				fmt.Fprintln(log, "bisect: remove worktree:", err)
+			}
+		}
+	}()
+	treeOf := func(sha string) (string, error) {
+		p := filepath.Join(dir, "trees", bisect.Short(sha))
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		remove, err := bisect.Worktree(ctx, st.Tree, sha, p)
+		if err != nil {
+			return "", err
+		}
+		cleanups = append(cleanups, remove)
+		return p, nil
+	}
+	decide := func(name, base, cand, baselineFrom string, anyBaseline bool) (*rundir.QAIndex, string, error) {
+		qaOut := filepath.Join(dir, "qa", name)
+		// A decision interrupted before its QA directory was written
+		// starts again; one with a finished QA is read back.
+		if qd, err := onlyQADir(qaOut); err == nil {
+			if x, err := rundir.ReadQA(qd); err == nil && x.Complete {
+				return x, qd, nil
+			}
+			os.RemoveAll(qaOut)
+		}
+		qa := []string{"--baseline", base, "--candidate", cand, "--steps", "saturation", "--output", qaOut}
+		if f.quick {
+			qa = append(qa, "--quick")
+		}
+		if f.budget > 0 {
+			qa = append(qa, "--budget", f.budget.String())
+		}
+		if baselineFrom != "" {
+			qa = append(qa, "--baseline-from", baselineFrom)
+			if anyBaseline {
+				qa = append(qa, "--baseline-from-any")
+			}
+		}
+		qerr := runQAArgs(ctx, out, append(qa, manifest...))
+		if ctx.Err() != nil {
+			return nil, "", context.Cause(ctx)
+		}
+		qd, err := onlyQADir(qaOut)
+		if err != nil {
+			return nil, "", errors.Join(qerr, err)
+		}
+		x, err := rundir.ReadQA(qd)
+		if err != nil {
+			return nil, qd, errors.Join(qerr, err)
+		}
+		if qerr != nil && !isVerdictErr(qerr) {
+			return x, qd, qerr
+		}
+		return x, qd, nil
+	}
+
+	goodTree, err := treeOf(st.Commits[0].SHA)
+	if err != nil {
+		return err
+	}
+	for {
+		i, ok := st.Next()
+		if !ok {
+			break
+		}
+		c := &st.Commits[i]
+		tree, err := treeOf(c.SHA)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "bisect: decision %d: %s %s against %s\n", st.Decisions+1, bisect.Short(c.SHA), c.Subject, bisect.Short(st.Commits[0].SHA))
+		x, qd, err := decide(fmt.Sprintf("%02d-%s", st.Decisions+1, bisect.Short(c.SHA)), goodTree, tree, st.BaselineQA, false)
+		if ctx.Err() != nil {
+			return errors.Join(err, st.Save(dir))
+		}
+		st.Decisions++
+		c.QA = relOrAbs(dir, qd)
+		c.Mark, c.Why = markOf(x, err)
+		if x != nil && x.Saturation != nil && x.Saturation.Paired != nil {
+			c.Ratio, c.Lo, c.Hi = x.Saturation.Paired.Ratio, x.Saturation.Paired.Lo, x.Saturation.Paired.Hi
+		}
+		if st.BaselineQA == "" && x != nil && x.Step("saturation-baseline") != nil && x.Step("saturation-baseline").Status == rundir.StepDone {
+			st.BaselineQA = qd
+		}
+		fmt.Fprintf(out, "bisect: %s %s: %s (%s)\n", bisect.Short(c.SHA), c.Subject, c.Mark, c.Why)
+		if err := st.Save(dir); err != nil {
+			return err
+		}
+	}
+	st.Warnings = st.Inconsistent()
+	first, maybe, ok := st.Culprit()
+	if !ok {
+		var names []string
+		for _, j := range maybe {
+			names = append(names, bisect.Short(st.Commits[j].SHA)+" "+st.Commits[j].Subject)
+		}
+		st.Range = names
+		st.Finished = time.Now().UTC().Format(time.RFC3339)
+		err := st.Save(dir)
+		writeBisectReport(dir, st)
+		fmt.Fprintf(out, "the first bad commit is one of %d (skipped decisions left them apart):\n  %s\n", len(names), strings.Join(names, "\n  "))
+		return errors.Join(fmt.Errorf("%w: bisect ended with %d candidates", errInconclusive, len(names)), err)
+	}
+	culprit := st.Commits[first]
+	st.FirstBad = culprit.SHA
+	if st.Confirm == nil || st.Confirm.QA == "" {
+		parent := st.Commits[first-1]
+		ptree, err := treeOf(parent.SHA)
+		if err != nil {
+			return err
+		}
+		ctree, err := treeOf(culprit.SHA)
+		if err != nil {
+			return err
+		}
+		// The parent is the good revision or was judged the same as it:
+		// the good build's operating point serves its pairs too.
+		reuse := st.BaselineQA
+		fmt.Fprintf(log, "bisect: confirming %s against its parent %s\n", bisect.Short(culprit.SHA), bisect.Short(parent.SHA))
+		x, qd, err := decide("confirm-"+bisect.Short(culprit.SHA), ptree, ctree, reuse, first-1 != 0)
+		if ctx.Err() != nil {
+			return errors.Join(err, st.Save(dir))
+		}
+		st.Decisions++
+		cf := &bisect.Confirmation{Parent: parent.SHA, QA: relOrAbs(dir, qd)}
+		mark, why := markOf(x, err)
+		cf.Confirmed, cf.Why = mark == bisect.Bad, why
+		if x != nil && x.Saturation != nil && x.Saturation.Paired != nil {
+			cf.Ratio, cf.Lo, cf.Hi = x.Saturation.Paired.Ratio, x.Saturation.Paired.Lo, x.Saturation.Paired.Hi
+		}
+		st.Confirm = cf
+	}
+	st.Finished = time.Now().UTC().Format(time.RFC3339)
+	if err := st.Save(dir); err != nil {
+		return err
+	}
+	writeBisectReport(dir, st)
+	fmt.Fprint(out, bisectSummary(dir, st))
+	if !st.Confirm.Confirmed {
+		return fmt.Errorf("%w: %s was not confirmed against its parent: %s", errInconclusive, bisect.Short(culprit.SHA), st.Confirm.Why)
+	}
+	return nil
+}
+
+// runQAArgs runs `benchnet qa` in this process with an argument list.
+func runQAArgs(ctx context.Context, out io.Writer, args []string) error {
+	qc := newQACmd()
+	qc.SetContext(ctx)
+	qc.SetOut(out)
+	if err := qc.ParseFlags(args); err != nil {
+		return usageError{err}
+	}
+	return qc.RunE(qc, qc.Flags().Args())
+}
+
+// isVerdictErr: a QA that ended in Fail or Inconclusive (its verdict, not
+// a failed run).
+func isVerdictErr(err error) bool {
+	return errors.Is(err, errThreshold) || errors.Is(err, errInconclusive)
+}
+
+// markOf is a decision's mark from its QA: the paired saturation verdict.
+func markOf(x *rundir.QAIndex, err error) (bisect.Mark, string) {
+	switch {
+	case x == nil || x.Saturation == nil:
+		why := "no saturation decision"
+		if err != nil {
+			why += ": " + err.Error()
+		}
+		return bisect.Skip, why
+	case x.Saturation.Paired == nil:
+		return bisect.Skip, "no paired decision: " + x.Saturation.Why
+	}
+	v := x.Saturation.Paired
+	why := v.Why
+	switch {
+	case v.Outcome == judge.OutcomeRegression:
+		return bisect.Bad, why
+	case v.Decided && (v.Outcome == judge.OutcomeSame || v.Outcome == judge.OutcomeImprovement):
+		return bisect.Good, why
+	}
+	return bisect.Skip, why
+}
+
+// onlyQADir is the one QA directory under dir.
+func onlyQADir(dir string) (string, error) {
+	ms, _ := filepath.Glob(filepath.Join(dir, "*-qa"))
+	if len(ms) != 1 {
+		return "", fmt.Errorf("%s: %d QA directories, want one", dir, len(ms))
+	}
+	return ms[0], nil
+}
+
+func relOrAbs(base, p string) string {
+	if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// bisectSummary is what the bisection found, as printed.
+func bisectSummary(dir string, st *bisect.State) string {
+	var b strings.Builder
+	i := st.Index(st.FirstBad)
+	c := st.Commits[i]
+	fmt.Fprintf(&b, "\nfirst bad commit: %s %s\n", c.SHA, c.Subject)
+	if cf := st.Confirm; cf != nil {
+		state := "confirmed"
+		if !cf.Confirmed {
+			state = "NOT confirmed"
+		}
+		iv := ""
+		if cf.Lo > 0 {
+			iv = fmt.Sprintf(" [%.3f, %.3f]", cf.Lo, cf.Hi)
+		}
+		fmt.Fprintf(&b, "  %s against its parent %s: capacity ratio %.3f%s (%s)\n", state, bisect.Short(cf.Parent), cf.Ratio, iv, cf.Why)
+	}
+	fmt.Fprintf(&b, "  %d decisions for %d commits (at most %d without skips)\n", st.Decisions, len(st.Commits)-1, bisect.MaxDecisions(len(st.Commits)-1))
+	for _, w := range st.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", w)
+	}
+	fmt.Fprintf(&b, "bisect directory: %s\n  %s\n  %s\n", dir, filepath.Join(dir, bisect.File), filepath.Join(dir, "bisect.md"))
+	return b.String()
+}
+
+// writeBisectReport writes bisect.md: every commit, its decision and the
+// QA behind it.
+func writeBisectReport(dir string, st *bisect.State) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Bisection of %s..%s\n\ntree %s, metric: %s (the QA's paired saturation decision against %s)\n\n", st.Good, st.Bad, st.Tree, st.Metric, bisect.Short(st.Commits[0].SHA))
+	b.WriteString("| # | commit | subject | decision | capacity ratio [95 % interval] | QA |\n|---|---|---|---|---|---|\n")
+	for i, c := range st.Commits {
+		mark := string(c.Mark)
+		if c.Given {
+			mark += " (given)"
+		}
+		ratio := ""
+		if c.Ratio > 0 {
+			ratio = fmt.Sprintf("%.3f", c.Ratio)
+			if c.Lo > 0 {
+				ratio += fmt.Sprintf(" [%.3f, %.3f]", c.Lo, c.Hi)
+			}
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", i, bisect.Short(c.SHA), strings.ReplaceAll(c.Subject, "|", "\\|"), mark, ratio, c.QA)
+	}
+	if st.FirstBad != "" {
+		b.WriteString("\n" + bisectSummary(dir, st))
+	} else if len(st.Range) > 0 {
+		fmt.Fprintf(&b, "\nThe first bad commit is one of: %s\n", strings.Join(st.Range, "; "))
+	}
+	os.WriteFile(filepath.Join(dir, "bisect.md"), []byte(b.String()), 0o644)
+}
