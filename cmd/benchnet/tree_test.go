@@ -62,8 +62,19 @@ func patchBlockSleep(t *testing.T, tree string, d time.Duration) {
 func commitTree(t *testing.T, tree string) string {
 	t.Helper()
 	testenv.NeedCommand(t, "git", "git")
+	return gitCommitAll(t, tree, "CometBFT v1.0.1 from the module zip", "init", "-q")
+}
+
+// gitCommitAll commits everything in tree with a subject (after the git
+// commands pre, if any) and returns the commit.
+func gitCommitAll(t *testing.T, tree, subject string, pre ...string) string {
+	t.Helper()
 	var out []byte
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "CometBFT v1.0.1 from the module zip"}, {"rev-parse", "HEAD"}} {
+	steps := [][]string{{"add", "-A"}, {"commit", "-q", "-m", subject}, {"rev-parse", "HEAD"}}
+	if len(pre) > 0 {
+		steps = append([][]string{pre}, steps...)
+	}
+	for _, args := range steps {
 		var err error
 		out, err = exec.Command("git", append([]string{"-C", tree, "-c", "user.name=benchnet", "-c", "user.email=t@benchnet", "-c", "commit.gpgsign=false"}, args...)...).CombinedOutput()
 		if err != nil {
@@ -71,4 +82,26 @@ func commitTree(t *testing.T, tree string) string {
 		}
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// patchCheckTxSpin makes a v1.0.1 tree's kvstore spin d of CPU in every
+// CheckTx (also run by PrepareProposal and ProcessProposal for each tx): a
+// regression of the saturation point (100 µs cost v1.0.1 about two thirds
+// of its capacity here, 2026-11-28).
+func patchCheckTxSpin(t *testing.T, tree string, d time.Duration) {
+	t.Helper()
+	file := filepath.Join(tree, "abci", "example", "kvstore", "kvstore.go")
+	code, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchor := "func (*Application) CheckTx(_ context.Context, req *types.CheckTxRequest) (*types.CheckTxResponse, error) {\n"
+	if !bytes.Contains(code, []byte(anchor)) || !bytes.Contains(code, []byte("\t\"strings\"\n")) {
+		t.Fatal("abci/example/kvstore/kvstore.go of v1.0.1 changed shape: update the patch")
+	}
+	code = bytes.Replace(code, []byte(anchor), []byte(anchor+"\tfor t0 := time.Now(); time.Since(t0) < "+strconv.Itoa(int(d.Microseconds()))+"*time.Microsecond; { // benchnet test patch\n\t}\n"), 1)
+	code = bytes.Replace(code, []byte("\t\"strings\"\n"), []byte("\t\"strings\"\n\t\"time\"\n"), 1)
+	if err := os.WriteFile(file, code, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
