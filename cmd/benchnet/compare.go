@@ -149,6 +149,7 @@ compare --resume DIR' runs the rest.`,
 			files, rerr := report.RenderDir(root, "")
 			fmt.Fprint(cmd.OutOrStdout(), report.CompareVerdictText(idx))
 			printOutcome(cmd, root, files)
+			recordHistory(cmd, root)
 			if rerr != nil {
 				return rerr
 			}
@@ -162,6 +163,7 @@ compare --resume DIR' runs the rest.`,
 		},
 	}
 	up.register(c)
+	addHistoryFlags(c)
 	lf.register(c.Flags())
 	c.Flags().IntVar(&repeats, "repeats", 3, "runs per variant (with a manifest)")
 	c.Flags().IntVar(&maxRep, "max-repeats", 0, "adaptive repeats (with a manifest): while a --fail-on metric is inconclusive, run another round, up to this many per variant (0: off)")

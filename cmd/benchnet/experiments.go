@@ -32,7 +32,8 @@ func usage(err error) error {
 }
 
 // runExperiment runs x, renders its directory's report (report.RenderDir,
-// as `benchnet report DIR` would) and prints where it is; the error carries
+// as `benchnet report DIR` would), prints where it is and records it in
+// the history (recordHistory: best effort); the error carries
 // the verdict (exit 3 or 4 at the root) after any failure of the run.
 func runExperiment(cmd *cobra.Command, x experiment.Executor) (experiment.Result, error) {
 	res, runErr := x.Run(cmd.Context())
@@ -44,5 +45,6 @@ func runExperiment(cmd *cobra.Command, x experiment.Executor) (experiment.Result
 	for _, f := range files {
 		fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", f)
 	}
+	recordHistory(cmd, res.Dir)
 	return res, errors.Join(runErr, rerr, res.Err())
 }

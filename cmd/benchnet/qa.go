@@ -93,6 +93,7 @@ built-in one is examples/qa.toml.`,
 		},
 	}
 	up.register(c)
+	addHistoryFlags(c)
 	fl := c.Flags()
 	fl.StringVar(&f.baseline, "baseline", "", "the baseline build's release reference: NAME@vX.Y.Z, NAME@COMMIT, a source tree (./dir) or file:/path/to/binary")
 	fl.StringVar(&f.candidate, "candidate", "", "the candidate build's release reference")
@@ -453,6 +454,7 @@ func finishQA(cmd *cobra.Command, root string, x *rundir.QAIndex, junit string, 
 			rerr = errors.Join(rerr, fmt.Errorf("--junit %s: %w", junit, err))
 		}
 	}
+	recordHistory(cmd, root)
 	if runErr != nil && !x.Complete {
 		fmt.Fprintf(os.Stderr, "qa not finished: 'benchnet qa --resume %s' runs the remaining steps\n", root)
 	}

@@ -85,10 +85,12 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 				Judge:          experiment.ThresholdJudge(m, os.Stderr),
 			})
 			printOutcome(cmd, out.RunDir, out.Report)
+			recordHistory(cmd, out.RunDir)
 			return err
 		},
 	}
 	up.register(c)
+	addHistoryFlags(c)
 	lf.register(c.Flags())
 	c.Flags().BoolVar(&preserve, "preserve", false, "leave the testnet up at the end (remove it with 'benchnet down'); refused with the userspace link emulator, whose links die with this process")
 	c.Flags().DurationVar(&scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")

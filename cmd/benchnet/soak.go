@@ -108,6 +108,7 @@ finished runs and runs the others.`,
 		},
 	}
 	up.register(c)
+	addHistoryFlags(c)
 	lf.register(c.Flags())
 	c.Flags().Lookup("rate").Usage = "tx/s per connection (default 200)"
 	c.Flags().Lookup("connections").Usage = "connections (spread over validators as the manifest's load.target says; default 1)"

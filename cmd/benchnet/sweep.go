@@ -332,6 +332,7 @@ re-renders sweep.md and sweep.html.`,
 	}
 	sf.register(c.Flags())
 	up.register(c)
+	addHistoryFlags(c)
 	c.Flags().StringVar(&resume, "resume", "", "finish the unfinished cells of an interrupted sweep directory")
 	c.Flags().StringVar(&rerender, "report", "", "only re-render sweep.md and sweep.html of a sweep directory (alias of 'benchnet report DIR')")
 	_ = c.Flags().MarkHidden("report")
