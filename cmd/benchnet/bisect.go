@@ -212,7 +212,15 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 			return err
 		}
 		fmt.Fprintf(log, "bisect: decision %d: %s %s against %s\n", st.Decisions+1, bisect.Short(c.SHA), c.Subject, bisect.Short(st.Commits[0].SHA))
-		x, qd, err := decide(fmt.Sprintf("%02d-%s", st.Decisions+1, bisect.Short(c.SHA)), goodTree, tree, st.BaselineQA, false)
+		name := fmt.Sprintf("%02d-%s", st.Decisions+1, bisect.Short(c.SHA))
+		x, qd, err := decide(name, goodTree, tree, st.BaselineQA, false)
+		if noDecision(x) && ctx.Err() == nil {
+			// The QA reached no paired verdict (a search or pairs the
+			// testbed bound, a failed run): that says nothing of the
+			// commit, so it is measured once more before it is skipped.
+			fmt.Fprintf(log, "bisect: %s reached no decision (%v): once more\n", bisect.Short(c.SHA), err)
+			x, qd, err = decide(name+"-again", goodTree, tree, st.BaselineQA, false)
+		}
 		if ctx.Err() != nil {
 			return errors.Join(err, st.Save(dir))
 		}
@@ -323,6 +331,12 @@ func markOf(x *rundir.QAIndex, err error) (bisect.Mark, string) {
 		return bisect.Good, why
 	}
 	return bisect.Skip, why
+}
+
+// noDecision: the QA has no paired verdict at all (not an inconclusive
+// one).
+func noDecision(x *rundir.QAIndex) bool {
+	return x == nil || x.Saturation == nil || x.Saturation.Paired == nil || x.Saturation.Paired.Pairs == 0
 }
 
 // onlyQADir is the one QA directory under dir.

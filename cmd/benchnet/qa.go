@@ -47,6 +47,7 @@ type qaFlags struct {
 	keepHomes           bool
 	scrape              time.Duration
 	steps               []string
+	anyBaseline         bool
 }
 
 func newQACmd() *cobra.Command {
@@ -108,6 +109,9 @@ built-in one is examples/qa.toml.`,
 	fl.BoolVar(&f.keepHomes, "keep-homes", false, "keep the node homes (chain stores) of finished steps; by default they are removed once a step is done")
 	fl.DurationVar(&f.scrape, "scrape-interval", time.Second, "Prometheus and process-stats sampling interval")
 	fl.StringSliceVar(&f.steps, "steps", nil, "run these scenarios only: "+strings.Join(experiment.StepGroups, ", ")+" (default all; saturation always runs: it chooses the others' load)")
+	// bisect's confirmation: the parent at the good build's operating point.
+	fl.BoolVar(&f.anyBaseline, "baseline-from-any", false, "with --baseline-from, reuse its saturation search although its baseline is another build (said in the report)")
+	_ = fl.MarkHidden("baseline-from-any")
 	return c
 }
 
@@ -387,7 +391,7 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 					old = append(old, b)
 				}
 			}
-			warns, err := experiment.ReuseBaseline(x, f.baselineFrom, earlier, cur, old)
+			warns, err := experiment.ReuseOperatingPoint(x, f.baselineFrom, earlier, cur, old, f.anyBaseline)
 			if err != nil {
 				os.RemoveAll(root)
 				return usageError{err}
