@@ -8,8 +8,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go driver: no cgo, a static binary
+	"modernc.org/sqlite" // the pure-Go driver: no cgo, a static binary
 )
 
 // Store is an open history database.
@@ -41,12 +42,44 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history database %s: %w", abs, err)
 	}
+	// One connection: a Store is used by one goroutine at a time, and its
+	// connection is opened once, here, where a busy database is retried.
+	db.SetMaxOpenConns(1)
 	s := &Store{db: db, path: abs}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.firstContact(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// firstContact opens the connection and migrates, retrying while another
+// process holds the database busy: SQLite's busy handler does not cover
+// everything a new connection does (switching a new database to WAL, or
+// reading a WAL another connection is recovering, can fail with
+// SQLITE_BUSY at once), so two processes opening a new database together
+// would otherwise see one fail.
+func (s *Store) firstContact(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	wait := 5 * time.Millisecond
+	for {
+		err := s.migrate(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// isBusy reports SQLITE_BUSY or SQLITE_LOCKED (any extended code).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && (e.Code()&0xff == 5 || e.Code()&0xff == 6)
 }
 
 // dsn is the driver's name for path: WAL so readers never block the
