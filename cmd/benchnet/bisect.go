@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +68,7 @@ git-bisect qa …' is the same oracle one step at a time (docs/qa.md).`,
 	fl.StringVar(&f.resume, "resume", "", "go on with an interrupted bisection directory")
 	fl.BoolVar(&f.quick, "quick", true, "each decision in the QA's quick profile (--quick=false: the default profile's longer pairs)")
 	fl.DurationVar(&f.budget, "budget", 0, "bound on each decision's wall time (default: the QA's, 15m quick)")
+	addHistoryFlags(c)
 	fl.BoolVar(&f.keepTrees, "keep-trees", false, "keep the commits' worktrees (by default removed when the bisection ends; the built binaries stay cached)")
 	return c
 }
@@ -179,7 +179,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 				qa = append(qa, "--baseline-from-any")
 			}
 		}
-		qerr := runQAArgs(ctx, out, append(qa, manifest...))
+		qerr := runQAArgs(cmd, append(qa, manifest...))
 		if ctx.Err() != nil {
 			return nil, "", context.Cause(ctx)
 		}
@@ -293,11 +293,17 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 	return nil
 }
 
-// runQAArgs runs `benchnet qa` in this process with an argument list.
-func runQAArgs(ctx context.Context, out io.Writer, args []string) error {
+// runQAArgs runs `benchnet qa` in this process with an argument list,
+// recording in parent's history database (its --history, --no-history).
+func runQAArgs(parent *cobra.Command, args []string) error {
+	for _, name := range []string{"history", "no-history"} {
+		if f := parent.Flags().Lookup(name); f != nil && f.Changed {
+			args = append(args, "--"+name+"="+f.Value.String())
+		}
+	}
 	qc := newQACmd()
-	qc.SetContext(ctx)
-	qc.SetOut(out)
+	qc.SetContext(parent.Context())
+	qc.SetOut(parent.OutOrStdout())
 	if err := qc.ParseFlags(args); err != nil {
 		return usageError{err}
 	}

@@ -60,7 +60,7 @@ directory is refused, saying what it lacks.`,
 			return errors.Join(errs...)
 		},
 	}
-	c.AddCommand(add)
+	c.AddCommand(add, newHistoryRunCmd())
 	return c
 }
 

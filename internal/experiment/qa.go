@@ -741,3 +741,54 @@ func ReuseOperatingPoint(x *rundir.QAIndex, earlierDir string, earlier *rundir.Q
 	x.BaselineFrom = earlierDir
 	return warns, nil
 }
+
+// WithReleases returns a copy of m whose [variants] are the builds of a
+// release line, every node group on the build's release, control the base
+// (its name among the returned ones); names are the variants' names in the
+// order of refs, read from the references ("v0.38.17" becomes v0-38-17).
+func WithReleases(m *manifest.Manifest, refs []string, control string) (*manifest.Manifest, []string) {
+	c := *m
+	vs := map[string]any{}
+	names := make([]string, len(refs))
+	for i, ref := range refs {
+		names[i] = releaseVariantName(ref, i, vs)
+		vs[names[i]] = buildOverride(m, ref, nil)
+		if ref == control {
+			vs["base"] = names[i]
+		}
+	}
+	c.Variants = vs
+	return &c, names
+}
+
+// releaseVariantName is a variant name for ref: its version (a tag), or
+// its last path element (a tree or a binary), made of [a-z0-9-], unique
+// among taken (else b<i+1>).
+func releaseVariantName(ref string, i int, taken map[string]any) string {
+	s := ref
+	if _, v, ok := strings.Cut(ref, "@"); ok {
+		s = v
+		if strings.HasPrefix(ref, "tendermint@") {
+			s = "tm-" + v
+		}
+	} else {
+		s = filepath.Base(strings.TrimPrefix(ref, "file:"))
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	if len(name) > 20 {
+		name = name[:20]
+	}
+	if _, dup := taken[name]; name == "" || name == "base" || dup {
+		name = fmt.Sprintf("b%d", i+1)
+	}
+	return name
+}

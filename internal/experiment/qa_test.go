@@ -601,3 +601,31 @@ func TestOnlySteps(t *testing.T) {
 		t.Errorf("unknown group: %v", err)
 	}
 }
+
+// TestWithReleases: a release line's variants, named from the references,
+// every node group on its build, the control the base.
+func TestWithReleases(t *testing.T) {
+	m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := []string{"tendermint@v0.34.22", "cometbft@v0.38.17", "/src/cometbft", "cometbft@v1.0.1", "file:/bin/cometbft"}
+	vm, names := WithReleases(m, refs, "cometbft@v1.0.1")
+	if got := strings.Join(names, " "); got != "tm-v0-34-22 v0-38-17 cometbft v1-0-1 b5" {
+		t.Errorf("names %q", got)
+	}
+	if vm.Variants["base"] != "v1-0-1" {
+		t.Errorf("base %v", vm.Variants["base"])
+	}
+	for i, n := range names {
+		v, err := vm.Variant(n)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		for g, node := range v.Node {
+			if node.Release != refs[i] {
+				t.Errorf("%s: group %s on %s, want %s", n, g, node.Release, refs[i])
+			}
+		}
+	}
+}
