@@ -1,40 +1,75 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"text/tabwriter"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/history"
+	"github.com/benchnet/benchnet/internal/report/historyreport"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 const historyFlagUsage = "history database (default $" + history.EnvPath + ", else ~/.cache/benchnet/" + history.FileName + " beside the release cache)"
 
+// historyFlags are the view's flags.
+type historyFlags struct {
+	scenario, testbed, machine string
+	metrics, order             []string
+	output, csv                string
+}
+
 func newHistoryCmd() *cobra.Command {
+	var f historyFlags
 	c := &cobra.Command{
-		Use:   "history",
+		Use:   "history [--scenario NAME] [--testbed HASH] [--machine KEY] [--metric M,...] [--order REF,...] [--csv FILE]",
 		Short: "The results of every run, sweep, compare, soak and QA, across builds",
-		Long: `history lists the series in the history database: one scenario on one
-testbed on one machine, with how many builds and records it holds. Every run,
-sweep, compare, soak and qa records its results there when it finishes
-(unless --no-history); 'benchnet history add DIR…' records directories made
-before. The database is SQLite: 'sqlite3 ~/.cache/benchnet/history.db' opens
-it, and docs/history.md gives its schema and example queries.`,
+		Long: `history draws one series of the history database across builds: one
+scenario on one testbed on one machine. Each judged metric is drawn over the
+builds in release order (semver; Tendermint Core's v0.34 before CometBFT's;
+the commits of a source tree in commit order), every repeat a point, with
+the change points marked (their ratio and 95 % interval). A build recorded
+in several sessions is a control: when it drifted between them, that
+metric's change points are refused. It writes history.md, history.html and
+one plot per metric into a new directory under -o, prints a summary, and
+with --csv FILE every value for a spreadsheet.
+
+With one series in the database it draws that one; with several it lists
+them and asks for --scenario (and --testbed or --machine where a scenario
+has several: results of two machines are never one series).
+
+Every run, sweep, compare, soak and qa records its results there when it
+finishes (unless --no-history); 'benchnet history add DIR…' records
+directories made before. The database is SQLite: 'sqlite3
+~/.cache/benchnet/history.db' opens it, and docs/history.md gives its schema,
+example queries and what the view draws.`,
 		Example: `  benchnet history
+  benchnet history --scenario qa --metric busy_tps,tps --csv qa-history.csv
+  benchnet history --scenario qa --order cometbft@v0.38.17,cometbft@v1.0.1,./cometbft
   benchnet history add runs/20261123-101500-quickstart runs/20261124-080000-qa-qa
   benchnet history --history /data/lab-history.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showHistory(cmd, args)
+			return showHistory(cmd, f)
 		},
 	}
+	fl := c.Flags()
+	fl.StringVar(&f.scenario, "scenario", "", "the series' scenario (the testbed manifest's name)")
+	fl.StringVar(&f.testbed, "testbed", "", "the series' testbed hash (a prefix will do)")
+	fl.StringVar(&f.machine, "machine", "", "the series' machine key (a prefix will do)")
+	fl.StringSliceVar(&f.metrics, "metric", nil, "metrics to draw (default: busy_tps, tps, latency_avg, latency_p95, blocks_per_min where present; all: every judged metric)")
+	fl.StringSliceVar(&f.order, "order", nil, "builds in this order first (labels, references, releases or commit prefixes), the rest after in release order")
+	fl.StringVarP(&f.output, "output", "o", "runs", "root directory of the history directory (<time>-history-<scenario>)")
+	fl.StringVar(&f.csv, "csv", "", "also write every value drawn to this CSV file")
 	c.PersistentFlags().String("history", "", historyFlagUsage)
 	add := &cobra.Command{
 		Use:   "add DIR...",
@@ -64,21 +99,22 @@ directory is refused, saying what it lacks.`,
 	return c
 }
 
-// showHistory is `benchnet history` without a subcommand: the series in
-// the store. The view across builds replaces this function.
-func showHistory(cmd *cobra.Command, _ []string) error {
+// showHistory is `benchnet history` without a subcommand: the view of
+// the series the flags select (internal/report/historyreport).
+func showHistory(cmd *cobra.Command, f historyFlags) error {
+	ctx := cmd.Context()
 	path := historyPath(cmd)
 	out := cmd.OutOrStdout()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(out, "no history database at %s yet: runs record themselves when they finish; 'benchnet history add DIR…' records older ones\n", path)
 		return nil
 	}
-	s, err := history.Open(cmd.Context(), path)
+	s, err := history.Open(ctx, path)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	series, err := s.Series(cmd.Context())
+	series, err := s.Series(ctx)
 	if err != nil {
 		return err
 	}
@@ -87,20 +123,63 @@ func showHistory(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintln(out, "no records yet")
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tTESTBED\tMACHINE\tCPU\tBUILDS\tRECORDS\tFIRST\tLAST")
-	for _, x := range series {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s × %d\t%d\t%d\t%s\t%s\n", x.Scenario, x.TestbedHash, x.MachineKey, orDash(x.CPUModel), x.CPUs,
-			x.Builds, x.Records, orDash(x.First), orDash(x.Last))
+	x, err := historyreport.Select(series, historyreport.Selection{Scenario: f.scenario, Testbed: f.testbed, Machine: f.machine})
+	var choose *historyreport.ChooseError
+	if errors.As(err, &choose) {
+		if werr := historyreport.WriteSeries(out, choose.Choices); werr != nil {
+			return werr
+		}
 	}
-	return tw.Flush()
+	if err != nil {
+		return usageError{err}
+	}
+	recs, err := s.Records(ctx, history.Query{Scenario: x.Scenario, TestbedHash: x.TestbedHash, MachineKey: x.MachineKey})
+	if err != nil {
+		return err
+	}
+	view, err := historyreport.Build(ctx, x, recs, historyreport.Options{Metrics: f.metrics, Order: f.order, Commits: history.GitCommitOrder})
+	var oerr *historyreport.OptionError
+	if errors.As(err, &oerr) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	dir, err := rundir.ClaimStamped(f.output, "history-"+fileSafe(x.Scenario), time.Now())
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	files, err := historyreport.Write(view, dir)
+	if err != nil {
+		return err
+	}
+	view.Summary(out)
+	fmt.Fprintf(out, "\nreport: %s (%s, %d plots)\n", files[0], filepath.Base(files[1]), len(files)-2)
+	if f.csv != "" {
+		if err := writeHistoryCSV(view, f.csv); err != nil {
+			return usageError{fmt.Errorf("--csv %s: %w", f.csv, err)}
+		}
+		fmt.Fprintf(out, "csv: %s\n", f.csv)
+	}
+	return nil
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+func writeHistoryCSV(v *historyreport.View, path string) error {
+	var b bytes.Buffer
+	if err := v.WriteCSV(&b); err != nil {
+		return err
 	}
-	return s
+	return rundir.WriteAtomic(path, b.Bytes())
+}
+
+// fileSafe keeps a name to the characters a directory name takes as is.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '-'
+	}, s)
 }
 
 // historyPath is --history, else history.DefaultPath().
