@@ -79,6 +79,9 @@ func metricPlot(v *View, l *Line, m *Metric) ([]byte, error) {
 		n := len(pt.Samples)
 		w := math.Min(0.06, 0.5/float64(n))
 		for j, s := range pt.Samples {
+			if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+				continue // no place on the axis; the tables show it
+			}
 			xy := plotter.XY{X: xOf[pt.Build] + (float64(j)-float64(n-1)/2)*w, Y: s.Value}
 			if s.Excluded == "" {
 				counted = append(counted, xy)
@@ -87,7 +90,7 @@ func metricPlot(v *View, l *Line, m *Metric) ([]byte, error) {
 			}
 			lo, hi = math.Min(lo, s.Value), math.Max(hi, s.Value)
 		}
-		if mean, ok := pt.Mean(); ok {
+		if mean, ok := pt.Mean(); ok && !math.IsNaN(mean) && !math.IsInf(mean, 0) {
 			means = append(means, plotter.XY{X: xOf[pt.Build], Y: mean})
 		}
 	}

@@ -451,3 +451,24 @@ func TestViewTreeBuilds(t *testing.T) {
 		})
 	}
 }
+
+// TestViewBadValues: a value the change-point test cannot take (0, a
+// negative one) leaves that metric untested with the reason, and the
+// report is still written.
+func TestViewBadValues(t *testing.T) {
+	s, recs := store(t,
+		rec("/runs/1-compare", "variant a", "cometbft@v0.38.17", "2026-11-20T10:00:00Z", map[string][]float64{"tps": {500, 0, 498}, "latency_avg": {800, -5, 810}}),
+		rec("/runs/1-compare", "variant b", "cometbft@v1.0.1", "2026-11-20T10:00:00Z", map[string][]float64{"tps": {500, 502, 498}, "latency_avg": {800, 805, 810}}))
+	v, err := Build(context.Background(), s, recs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"tps", "latency_avg"} {
+		if m := metricOf(t, v, 0, key); m.Tested || !strings.Contains(m.Problem, "want a positive number") {
+			t.Errorf("%s: tested %v, problem %q", key, m.Tested, m.Problem)
+		}
+	}
+	if _, err := Write(v, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+}
