@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -627,5 +628,41 @@ func TestWithReleases(t *testing.T) {
 				t.Errorf("%s: group %s on %s, want %s", n, g, node.Release, refs[i])
 			}
 		}
+	}
+}
+
+// TestRaiseOverload: a pair whose baseline kept up with the "overload"
+// rate measured the offered rate, not a capacity: it stops counting and
+// the rate goes up by half, not past max_rate, at most three times.
+func TestRaiseOverload(t *testing.T) {
+	q := QuickQA()
+	sat := &rundir.QASaturation{Connections: 1, OverloadRate: 1000}
+	add := func(base float64) bool {
+		sat.Pairs = append(sat.Pairs, rundir.QAPair{BaseTPS: base, CandTPS: base, Rate: sat.OverloadRate})
+		return raiseOverload(sat, q, io.Discard)
+	}
+	if add(800) || sat.OverloadRate != 1000 || sat.Pairs[0].Excluded() != "" {
+		t.Fatalf("an overloaded pair raised the rate: %+v", sat)
+	}
+	if !add(990) || sat.OverloadRate != 1500 {
+		t.Fatalf("a pair that kept up (990 of 1000) did not raise the rate: %+v", sat)
+	}
+	for i, p := range sat.Pairs {
+		if !strings.Contains(p.Excluded(), "below capacity: at 1000 tx/s") {
+			t.Errorf("pair %d at the old rate still counts: %q", i, p.Excluded())
+		}
+	}
+	if v := q.PairedRule().Decide(sat.JudgePairs()); v.Pairs != 0 || v.Excluded != 2 {
+		t.Errorf("the rule counted %d pairs, excluded %d", v.Pairs, v.Excluded)
+	}
+	// Raised again twice, then capped at max_rate (3000), then no more.
+	if !add(1500) || sat.OverloadRate != 2250 || !add(2250) || sat.OverloadRate != 3000 {
+		t.Fatalf("raises: %g", sat.OverloadRate)
+	}
+	if add(3000) || sat.OverloadRate != 3000 {
+		t.Errorf("raised past max_rate or a fourth time: %g", sat.OverloadRate)
+	}
+	if sat.Pairs[len(sat.Pairs)-1].Excluded() != "" {
+		t.Error("the pair at the last rate was excluded")
 	}
 }

@@ -171,11 +171,19 @@ type QAPair struct {
 	// out of the decision.
 	BaseExcluded string `json:"base_excluded,omitempty"`
 	CandExcluded string `json:"cand_excluded,omitempty"`
+	// Rate is the pair's load (tx/s per connection); Below, when set, says
+	// the baseline kept up with it: not an overload, so the pair measured
+	// the offered rate, not a capacity, and does not count.
+	Rate  float64 `json:"rate,omitempty"`
+	Below string  `json:"below_capacity,omitempty"`
 }
 
 // Excluded is why the pair does not count ("": it counts).
 func (p QAPair) Excluded() string {
 	var why []string
+	if p.Below != "" {
+		why = append(why, p.Below)
+	}
 	if p.BaseExcluded != "" {
 		why = append(why, QABaseline+": "+p.BaseExcluded)
 	}
