@@ -32,7 +32,7 @@ type QA rundir.QAConfig
 func DefaultQA() *QA {
 	return &QA{
 		Connections: 1, ProbeDuration: dur(30 * time.Second), StartRate: 200, MaxRate: 3000, Precision: 0.05,
-		ProbeRepeats: 2, ProbeMax: 3, SearchBudget: 20, Margin: 0.2, SaturationThreshold: 10,
+		ProbeRepeats: 2, ProbeMax: 3, SearchBudget: 20, Margin: 0.5, SaturationThreshold: 10,
 		MinPairs: 3, MaxPairs: 10, Overload: 1.2, PairDuration: dur(30 * time.Second),
 		Duration: dur(60 * time.Second), Repeats: 3, MaxRepeats: 6, Threshold: judge.DefaultThreshold,
 		FailOn: []string{"tps", "latency_avg", "latency_p95", "blocks_per_min"},
@@ -100,7 +100,7 @@ func (q *QA) Validate() []error {
 		}
 	}
 	if !(q.Margin >= 0 && q.Margin < 1) {
-		add("margin", "%v: want a fraction from 0 to below 1 (0.2 = 20 %% below saturation)", q.Margin)
+		add("margin", "%v: want a fraction from 0 to below 1 (0.5 = half the saturation rate)", q.Margin)
 	}
 	if !(q.SaturationThreshold > 0 && q.SaturationThreshold < 100) {
 		add("saturation_threshold", "%v: want a percentage above 0 and below 100", q.SaturationThreshold)

@@ -2,7 +2,6 @@ package judge
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -27,10 +26,13 @@ func quickSim(trials int) SimConfig {
 // quick QAs, `benchnet calibrate --export`), injects known shifts into the
 // candidate and judges each simulated quick QA with the QA's own rules.
 // It fails when an unchanged build fails more than 5 % of the time, when
-// the verdict does not grow more likely to fail as the shift grows, or
-// when a 30 % throughput regression fails less than 95 % of the time.
-// (The issue's 90 % at a 20 % shift is not reached by the quick profile on
-// this data: 83 % for throughput, 23 % for latency; docs/qa.md.)
+// the verdict does not grow more likely to fail as the shift grows, when a
+// 30 % throughput regression fails less than 95 % of the time, or when a
+// 20 % latency regression fails less than 90 % of the time; calibrated (the
+// QA judging with this machine's record), also when a 20 % throughput
+// regression does. Judged alone, the pairs' spread (0.09 with one A/A QA's
+// two outlier pairs) finds it 82 % of the time (docs/qa.md). The seed is
+// fixed: the figures are exact for this data and code.
 func TestOperatingCharacteristic(t *testing.T) {
 	rec, err := ReadRecorded("testdata/aa-runs.json")
 	if err != nil {
@@ -44,13 +46,34 @@ func TestOperatingCharacteristic(t *testing.T) {
 		t.Run(map[bool]string{false: "alone", true: "calibrated"}[calibrated], func(t *testing.T) {
 			cfg := quickSim(trials)
 			cfg.Calibrated = calibrated
-			checkOC(t, rec, cfg)
+			rs := checkOC(t, rec, cfg)
+			want := []Shift{{Latency: 0.2}}
+			if calibrated {
+				want = append(want, Shift{Throughput: 0.2})
+			}
+			for _, sh := range want {
+				if r := at(t, rs, sh); r.PFail < 0.9 && !testing.Short() {
+					t.Errorf("at %+v: P(Fail) %.3f, want at least 0.9", sh, r.PFail)
+				}
+			}
 		})
 	}
 }
 
+// at is the result at shift sh.
+func at(t *testing.T, rs []SimResult, sh Shift) SimResult {
+	t.Helper()
+	for _, r := range rs {
+		if r.Shift == sh {
+			return r
+		}
+	}
+	t.Fatalf("no shift %+v", sh)
+	return SimResult{}
+}
+
 // checkOC simulates cfg at the shifts and checks the table's shape.
-func checkOC(t *testing.T, rec *Recorded, cfg SimConfig) {
+func checkOC(t *testing.T, rec *Recorded, cfg SimConfig) []SimResult {
 	var rs []SimResult
 	for _, s := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.3} {
 		rs = append(rs, Simulate(rec, cfg, Shift{Throughput: s}))
@@ -65,29 +88,22 @@ func checkOC(t *testing.T, rec *Recorded, cfg SimConfig) {
 			t.Fatal(err)
 		}
 	}
-	at := func(th, lat float64) SimResult {
-		for _, r := range rs {
-			if r.Shift == (Shift{th, lat}) {
-				return r
-			}
-		}
-		panic(fmt.Sprint("no shift ", th, lat))
-	}
-	if r := at(0, 0); r.PFail > 0.05 {
+	if r := at(t, rs, Shift{}); r.PFail > 0.05 {
 		t.Errorf("at no change: P(Fail) %.3f (max 0.05)", r.PFail)
 	}
 	for _, fam := range []func(s float64) Shift{func(s float64) Shift { return Shift{Throughput: s} }, func(s float64) Shift { return Shift{Latency: s} }} {
 		prev := -1.0
 		for _, s := range []float64{0.1, 0.15, 0.2, 0.3} {
 			sh := fam(s)
-			r := at(sh.Throughput, sh.Latency)
+			r := at(t, rs, sh)
 			if r.PFail+0.02 < prev {
 				t.Errorf("at %+v: P(Fail) %.3f below the smaller shift's %.3f", sh, r.PFail, prev)
 			}
 			prev = r.PFail
 		}
 	}
-	if r := at(0.3, 0); r.PFail < 0.95 {
+	if r := at(t, rs, Shift{Throughput: 0.3}); r.PFail < 0.95 {
 		t.Errorf("at a 30 %% throughput regression: P(Fail) %.3f, want at least 0.95", r.PFail)
 	}
+	return rs
 }
