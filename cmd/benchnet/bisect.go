@@ -157,44 +157,12 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 		return p, nil
 	}
 	decide := func(name, base, cand, baselineFrom string, anyBaseline bool) (*rundir.QAIndex, string, error) {
-		qaOut := filepath.Join(dir, "qa", name)
-		// A decision interrupted before its QA directory was written
-		// starts again; one with a finished QA is read back.
-		if qd, err := onlyQADir(qaOut); err == nil {
-			if x, err := rundir.ReadQA(qd); err == nil && x.Complete {
-				return x, qd, nil
-			}
-			os.RemoveAll(qaOut)
-		}
-		qa := []string{"--baseline", base, "--candidate", cand, "--steps", "saturation", "--output", qaOut}
-		if f.quick {
-			qa = append(qa, "--quick")
-		}
-		if f.budget > 0 {
-			qa = append(qa, "--budget", f.budget.String())
-		}
-		if baselineFrom != "" {
-			qa = append(qa, "--baseline-from", baselineFrom)
-			if anyBaseline {
-				qa = append(qa, "--baseline-from-any")
-			}
-		}
-		qerr := runQAArgs(cmd, append(qa, manifest...))
+		qd, x, err := runSaturationQA(cmd, filepath.Join(dir, "qa", name), satQA{baseline: base, candidate: cand, quick: f.quick, budget: f.budget,
+			baselineFrom: baselineFrom, anyBaseline: anyBaseline, manifest: manifest})
 		if ctx.Err() != nil {
 			return nil, "", context.Cause(ctx)
 		}
-		qd, err := onlyQADir(qaOut)
-		if err != nil {
-			return nil, "", errors.Join(qerr, err)
-		}
-		x, err := rundir.ReadQA(qd)
-		if err != nil {
-			return nil, qd, errors.Join(qerr, err)
-		}
-		if qerr != nil && !isVerdictErr(qerr) {
-			return x, qd, qerr
-		}
-		return x, qd, nil
+		return x, qd, err
 	}
 
 	goodTree, err := treeOf(st.Commits[0].SHA)
@@ -293,29 +261,6 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 	return nil
 }
 
-// runQAArgs runs `benchnet qa` in this process with an argument list,
-// recording in parent's history database (its --history, --no-history).
-func runQAArgs(parent *cobra.Command, args []string) error {
-	for _, name := range []string{"history", "no-history"} {
-		if f := parent.Flags().Lookup(name); f != nil && f.Changed {
-			args = append(args, "--"+name+"="+f.Value.String())
-		}
-	}
-	qc := newQACmd()
-	qc.SetContext(parent.Context())
-	qc.SetOut(parent.OutOrStdout())
-	if err := qc.ParseFlags(args); err != nil {
-		return usageError{err}
-	}
-	return qc.RunE(qc, qc.Flags().Args())
-}
-
-// isVerdictErr: a QA that ended in Fail or Inconclusive (its verdict, not
-// a failed run).
-func isVerdictErr(err error) bool {
-	return errors.Is(err, errThreshold) || errors.Is(err, errInconclusive)
-}
-
 // markOf is a decision's mark from its QA: the paired saturation verdict.
 func markOf(x *rundir.QAIndex, err error) (bisect.Mark, string) {
 	switch {
@@ -337,21 +282,6 @@ func markOf(x *rundir.QAIndex, err error) (bisect.Mark, string) {
 		return bisect.Good, why
 	}
 	return bisect.Skip, why
-}
-
-// noDecision: the QA has no paired verdict at all (not an inconclusive
-// one).
-func noDecision(x *rundir.QAIndex) bool {
-	return x == nil || x.Saturation == nil || x.Saturation.Paired == nil || x.Saturation.Paired.Pairs == 0
-}
-
-// onlyQADir is the one QA directory under dir.
-func onlyQADir(dir string) (string, error) {
-	ms, _ := filepath.Glob(filepath.Join(dir, "*-qa"))
-	if len(ms) != 1 {
-		return "", fmt.Errorf("%s: %d QA directories, want one", dir, len(ms))
-	}
-	return ms[0], nil
 }
 
 func relOrAbs(base, p string) string {

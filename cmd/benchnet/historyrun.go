@@ -195,34 +195,8 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 	// A saturation QA of the stage's builds, resumed when it was
 	// interrupted, read back when it finished.
 	saturation := func(name, cand, baselineFrom string) (string, *rundir.QAIndex, error) {
-		out := filepath.Join(dir, name)
-		if qd, err := onlyQADir(out); err == nil {
-			if x, err := rundir.ReadQA(qd); err == nil {
-				if x.Complete {
-					return qd, x, nil
-				}
-				qerr := runQAArgs(cmd, []string{"--resume", qd})
-				x, err := rundir.ReadQA(qd)
-				return qd, x, errors.Join(nonVerdict(qerr), err)
-			}
-		}
-		qa := []string{"--baseline", st.Control, "--candidate", cand, "--steps", "saturation", "--output", out}
-		if st.Quick {
-			qa = append(qa, "--quick")
-		}
-		if f.budget > 0 {
-			qa = append(qa, "--budget", f.budget.String())
-		}
-		if baselineFrom != "" {
-			qa = append(qa, "--baseline-from", baselineFrom)
-		}
-		qerr := runQAArgs(cmd, append(qa, manifestArg...))
-		qd, err := onlyQADir(out)
-		if err != nil {
-			return "", nil, errors.Join(qerr, err)
-		}
-		x, err := rundir.ReadQA(qd)
-		return qd, x, errors.Join(nonVerdict(qerr), err)
+		return runSaturationQA(cmd, filepath.Join(dir, name), satQA{baseline: st.Control, candidate: cand, quick: st.Quick, budget: f.budget,
+			baselineFrom: baselineFrom, manifest: manifestArg})
 	}
 
 	// Stage 1: the control against itself.
@@ -337,15 +311,6 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *lineState, d
 	printOutcome(cmd, root, files)
 	recordHistory(cmd, root)
 	return root, errors.Join(runErr, rerr)
-}
-
-// nonVerdict drops a QA's verdict (Fail, Inconclusive: the decision, read
-// from qa.json) and keeps a failure.
-func nonVerdict(err error) error {
-	if err != nil && isVerdictErr(err) {
-		return nil
-	}
-	return err
 }
 
 // releaseLineSummary is what the release line measured, as printed.
