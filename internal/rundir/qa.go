@@ -290,7 +290,8 @@ type QAConfig struct {
 	ProbeMax      int               `toml:"probe_max_repeats" json:"probe_max_repeats,omitempty"`
 	SearchBudget  int               `toml:"search_budget" json:"search_budget,omitempty"` // probes per build
 	// Margin backs the chosen load off the baseline's saturation rate:
-	// rate = saturation x (1 - margin), "somewhat below saturation".
+	// rate = saturation x (1 - margin), half of it by default (docs/qa.md:
+	// near saturation the steady latency is too noisy to judge).
 	Margin float64 `toml:"margin" json:"margin"`
 	// SaturationThreshold judges the candidate's saturation against the
 	// baseline's, in percent.
