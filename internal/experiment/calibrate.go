@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,6 +86,13 @@ func (c *Calibration) PairsFor(t float64, maxN int) int {
 // TestbedHash is a QA's testbeds' identity: the manifests' bytes and the
 // QA configuration.
 func TestbedHash(manifests [][]byte, config []byte) string {
+	// The configuration as compact JSON: qa.json keeps it indented, the
+	// plan hashes it compact (two hashes of one testbed before: a QA's
+	// plan never found the record its A/A QAs had made).
+	var c bytes.Buffer
+	if json.Compact(&c, config) == nil {
+		config = c.Bytes()
+	}
 	h := fnv.New64a()
 	for _, b := range append(manifests, config) {
 		h.Write(b)

@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
@@ -69,5 +71,22 @@ func TestCalibrate(t *testing.T) {
 	recs = append(recs, &QADirRecord{Dir: "c", Index: other})
 	if _, err := Calibrate(recs, "dev", time.Now()); err == nil || !strings.Contains(err.Error(), "c ran on another machine") {
 		t.Errorf("another machine: %v", err)
+	}
+}
+
+// TestTestbedHashLayout: qa.json's indented configuration and the plan's
+// compact one are one testbed.
+func TestTestbedHashLayout(t *testing.T) {
+	m := [][]byte{[]byte("name = \"qa\"\n")}
+	compact := QuickQA().ConfigJSON()
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, compact, "  ", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := TestbedHash(m, compact), TestbedHash(m, indented.Bytes()); a != b {
+		t.Errorf("compact %s, indented %s", a, b)
+	}
+	if TestbedHash(m, compact) == TestbedHash(m, DefaultQA().ConfigJSON()) {
+		t.Error("two methods, one hash")
 	}
 }
