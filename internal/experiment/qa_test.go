@@ -641,26 +641,37 @@ func TestRaiseOverload(t *testing.T) {
 		sat.Pairs = append(sat.Pairs, rundir.QAPair{BaseTPS: base, CandTPS: base, Rate: sat.OverloadRate})
 		return raiseOverload(sat, q, io.Discard)
 	}
-	if add(800) || sat.OverloadRate != 1000 || sat.Pairs[0].Excluded() != "" {
-		t.Fatalf("an overloaded pair raised the rate: %+v", sat)
-	}
 	if !add(990) || sat.OverloadRate != 1500 {
-		t.Fatalf("a pair that kept up (990 of 1000) did not raise the rate: %+v", sat)
+		t.Fatalf("a first pair that kept up (990 of 1000) did not raise the rate: %+v", sat)
 	}
-	for i, p := range sat.Pairs {
-		if !strings.Contains(p.Excluded(), "below capacity: at 1000 tx/s") {
-			t.Errorf("pair %d at the old rate still counts: %q", i, p.Excluded())
-		}
+	if !strings.Contains(sat.Pairs[0].Excluded(), "below capacity: at 1000 tx/s") {
+		t.Errorf("the pair at the old rate still counts: %q", sat.Pairs[0].Excluded())
 	}
-	if v := q.PairedRule().Decide(sat.JudgePairs()); v.Pairs != 0 || v.Excluded != 2 {
+	// At 1500 the first pair is overloaded: the rate stays, and a later
+	// pair that keeps up (a rate at the capacity) does not raise it.
+	if add(1300) || add(1480) || sat.OverloadRate != 1500 {
+		t.Fatalf("raised after the rate's first pair: %g", sat.OverloadRate)
+	}
+	if v := q.PairedRule().Decide(sat.JudgePairs()); v.Pairs != 2 || v.Excluded != 1 {
 		t.Errorf("the rule counted %d pairs, excluded %d", v.Pairs, v.Excluded)
 	}
-	// Raised again twice, then capped at max_rate (3000), then no more.
+	sat.Pairs, sat.OverloadRate = nil, 1500
+	// Raised twice more, the second capped at max_rate (3000), then no more.
 	if !add(1500) || sat.OverloadRate != 2250 || !add(2250) || sat.OverloadRate != 3000 {
 		t.Fatalf("raises: %g", sat.OverloadRate)
 	}
 	if add(3000) || sat.OverloadRate != 3000 {
-		t.Errorf("raised past max_rate or a fourth time: %g", sat.OverloadRate)
+		t.Errorf("raised past max_rate: %g", sat.OverloadRate)
+	}
+	// Without a max_rate, three raises at most.
+	q.MaxRate, sat.Pairs, sat.OverloadRate = 0, nil, 1000
+	for i := range 3 {
+		if !add(sat.OverloadRate) {
+			t.Fatalf("raise %d refused at %g", i+1, sat.OverloadRate)
+		}
+	}
+	if add(sat.OverloadRate) {
+		t.Errorf("a fourth raise, to %g", sat.OverloadRate)
 	}
 	if sat.Pairs[len(sat.Pairs)-1].Excluded() != "" {
 		t.Error("the pair at the last rate was excluded")
