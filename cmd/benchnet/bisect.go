@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/bisect"
+	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -193,7 +194,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 			return errors.Join(err, st.Save(dir))
 		}
 		st.Decisions++
-		c.QA = relOrAbs(dir, qd)
+		c.QA = experiment.RelTo(dir, qd)
 		c.Mark, c.Why = markOf(x, err)
 		if x != nil && x.Saturation != nil && x.Saturation.Paired != nil {
 			c.Ratio, c.Lo, c.Hi = x.Saturation.Paired.Ratio, x.Saturation.Paired.Lo, x.Saturation.Paired.Hi
@@ -241,7 +242,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 			return errors.Join(err, st.Save(dir))
 		}
 		st.Decisions++
-		cf := &bisect.Confirmation{Parent: parent.SHA, QA: relOrAbs(dir, qd)}
+		cf := &bisect.Confirmation{Parent: parent.SHA, QA: experiment.RelTo(dir, qd)}
 		mark, why := markOf(x, err)
 		cf.Confirmed, cf.Why = mark == bisect.Bad, why
 		if x != nil && x.Saturation != nil && x.Saturation.Paired != nil {
@@ -282,13 +283,6 @@ func markOf(x *rundir.QAIndex, err error) (bisect.Mark, string) {
 		return bisect.Good, why
 	}
 	return bisect.Skip, why
-}
-
-func relOrAbs(base, p string) string {
-	if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
-		return r
-	}
-	return p
 }
 
 // bisectSummary is what the bisection found, as printed.

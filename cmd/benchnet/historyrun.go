@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,54 +21,6 @@ import (
 	"github.com/benchnet/benchnet/internal/scenario"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
-
-// lineState is a release-line measurement as release-line.json keeps it:
-// which of its three stages are done and where they are, so that an
-// interrupted one goes on.
-type lineState struct {
-	SchemaVersion int      `json:"schema_version"`
-	Refs          []string `json:"refs"`
-	Control       string   `json:"control"`
-	Manifest      string   `json:"manifest,omitempty"`
-	Quick         bool     `json:"quick"`
-	Repeats       int      `json:"repeats"`
-	Duration      string   `json:"duration"`
-	// ControlQA: the control's A/A saturation QA (its operating point, the
-	// lab's noise); BuildQAs each other build's paired saturation decision
-	// against the control at that point; Steady the interleaved compare of
-	// every build at the steady rate (tx/s per connection).
-	ControlQA string            `json:"control_qa,omitempty"`
-	Rate      float64           `json:"rate,omitempty"`
-	BuildQAs  map[string]string `json:"build_qas,omitempty"`
-	Steady    string            `json:"steady,omitempty"`
-	Started   string            `json:"started"`
-	Finished  string            `json:"finished,omitempty"`
-}
-
-const lineFile = "release-line.json"
-
-func (s *lineState) save(dir string) error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return rundir.WriteAtomic(filepath.Join(dir, lineFile), append(data, '\n'))
-}
-
-func readLineState(dir string) (*lineState, error) {
-	data, err := os.ReadFile(filepath.Join(dir, lineFile))
-	if err != nil {
-		return nil, err
-	}
-	var s lineState
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, lineFile), err)
-	}
-	if s.SchemaVersion != 1 || len(s.Refs) < 2 {
-		return nil, fmt.Errorf("%s: not a release-line directory of this benchnet (schema %d, %d builds)", filepath.Join(dir, lineFile), s.SchemaVersion, len(s.Refs))
-	}
-	return &s, nil
-}
 
 type historyRunFlags struct {
 	up       upFlags
@@ -133,7 +84,7 @@ func splitRefsManifest(args []string) ([]string, string) {
 func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error {
 	ctx, log := cmd.Context(), os.Stderr
 	var (
-		st  *lineState
+		st  *rundir.ReleaseLine
 		dir string
 		err error
 	)
@@ -142,7 +93,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 			return usageError{errors.New("--resume takes the builds and settings from DIR (release-line.json): give no REF or --control")}
 		}
 		dir = f.resume
-		if st, err = readLineState(dir); err != nil {
+		if st, err = rundir.ReadReleaseLine(dir); err != nil {
 			return usageError{err}
 		}
 	} else {
@@ -173,7 +124,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 			}
 		}
 		start := time.Now()
-		st = &lineState{SchemaVersion: 1, Refs: refs, Control: control, Manifest: m, Quick: f.quick, Repeats: f.repeats, Started: start.UTC().Format(time.RFC3339)}
+		st = &rundir.ReleaseLine{SchemaVersion: rundir.ReleaseLineSchema, Refs: refs, Control: control, Manifest: m, Quick: f.quick, Repeats: f.repeats, Started: start.UTC().Format(time.RFC3339)}
 		if f.duration > 0 {
 			st.Duration = f.duration.String()
 		}
@@ -183,7 +134,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		if dir, err = os.MkdirTemp(f.up.output, start.UTC().Format("20060102-150405")+"-release-line-"); err != nil {
 			return fmt.Errorf("create release-line directory: %w", err)
 		}
-		if err := st.save(dir); err != nil {
+		if err := st.Save(dir); err != nil {
 			return err
 		}
 	}
@@ -208,7 +159,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		return fmt.Errorf("the control's saturation QA (%s) found no operating point: %w", qd, err)
 	}
 	st.ControlQA, st.Rate = qd, x.Saturation.Rate
-	if err := st.save(dir); err != nil {
+	if err := st.Save(dir); err != nil {
 		return err
 	}
 	// Stage 2: each other build against the control, at its point.
@@ -221,13 +172,13 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		}
 		qd, _, err := saturation(fmt.Sprintf("build-%02d", i+1), ref, st.ControlQA)
 		if ctx.Err() != nil {
-			return errors.Join(context.Cause(ctx), st.save(dir))
+			return errors.Join(context.Cause(ctx), st.Save(dir))
 		}
 		if err != nil {
 			fmt.Fprintf(log, "history run: %s's saturation decision: %v\n", ref, err)
 		}
 		st.BuildQAs[ref] = qd
-		if err := st.save(dir); err != nil {
+		if err := st.Save(dir); err != nil {
 			return err
 		}
 	}
@@ -237,10 +188,10 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		st.Steady = root
 	}
 	if ctx.Err() != nil {
-		return errors.Join(context.Cause(ctx), st.save(dir))
+		return errors.Join(context.Cause(ctx), st.Save(dir))
 	}
 	st.Finished = time.Now().UTC().Format(time.RFC3339)
-	if serr := st.save(dir); serr != nil {
+	if serr := st.Save(dir); serr != nil {
 		return errors.Join(err, serr)
 	}
 	fmt.Fprint(cmd.OutOrStdout(), releaseLineSummary(dir, st))
@@ -248,7 +199,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 }
 
 // releaseLineSteady runs (or finishes) the steady compare of every build.
-func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *lineState, dir string, upOpts testnet.Options) (string, error) {
+func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.ReleaseLine, dir string, upOpts testnet.Options) (string, error) {
 	var m *manifest.Manifest
 	var err error
 	if st.Manifest != "" {
@@ -314,7 +265,7 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *lineState, d
 }
 
 // releaseLineSummary is what the release line measured, as printed.
-func releaseLineSummary(dir string, st *lineState) string {
+func releaseLineSummary(dir string, st *rundir.ReleaseLine) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nrelease line: %d builds, control %s, steady rate %g tx/s per connection\n", len(st.Refs), st.Control, st.Rate)
 	for _, ref := range st.Refs {

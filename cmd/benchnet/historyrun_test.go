@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // TestHistoryRunArgs: bad input to `history run` is refused before
@@ -37,11 +39,11 @@ func TestReleaseLineState(t *testing.T) {
 		t.Errorf("split: %v %q", refs, m)
 	}
 	dir := t.TempDir()
-	st := &lineState{SchemaVersion: 1, Refs: refs, Control: refs[0], Repeats: 3, BuildQAs: map[string]string{"./tree": "build-02/x-qa"}}
-	if err := st.save(dir); err != nil {
+	st := &rundir.ReleaseLine{SchemaVersion: rundir.ReleaseLineSchema, Refs: refs, Control: refs[0], Repeats: 3, BuildQAs: map[string]string{"./tree": "build-02/x-qa"}}
+	if err := st.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	back, err := readLineState(dir)
+	back, err := rundir.ReadReleaseLine(dir)
 	if err != nil || back.BuildQAs["./tree"] != "build-02/x-qa" || back.Control != refs[0] {
 		t.Errorf("read back %+v: %v", back, err)
 	}

@@ -8,8 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Mark is a commit's decision.
@@ -125,7 +128,7 @@ func (s *State) Next() (i int, ok bool) {
 		if s.Commits[j].Mark != Unknown {
 			continue
 		}
-		if best < 0 || abs(float64(j)-mid) < abs(float64(best)-mid) {
+		if best < 0 || math.Abs(float64(j)-mid) < math.Abs(float64(best)-mid) {
 			best = j
 		}
 	}
@@ -157,7 +160,7 @@ func (s *State) Inconsistent() []string {
 	var out []string
 	for _, c := range s.Commits[hi+1:] {
 		if c.Mark == Good {
-			out = append(out, fmt.Sprintf("%s was judged good after the first bad %s", short(c.SHA), short(s.Commits[hi].SHA)))
+			out = append(out, fmt.Sprintf("%s was judged good after the first bad %s", Short(c.SHA), Short(s.Commits[hi].SHA)))
 		}
 	}
 	return out
@@ -189,11 +192,7 @@ func (s *State) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, File+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, File))
+	return rundir.WriteAtomic(filepath.Join(dir, File), append(data, '\n'))
 }
 
 // Read reads dir's state.
@@ -215,19 +214,10 @@ func Read(dir string) (*State, error) {
 	return &s, nil
 }
 
-func short(sha string) string {
+// Short is a commit hash as printed.
+func Short(sha string) string {
 	if len(sha) > 12 {
 		return sha[:12]
 	}
 	return sha
-}
-
-// Short is a commit hash as printed.
-func Short(sha string) string { return short(sha) }
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

@@ -307,7 +307,7 @@ func (x *compareExec) Run(ctx context.Context) (Result, error) {
 		fmt.Fprintf(log, "compare: run %d/%d: variant %s, repeat %d\n", run.Order, len(idx.Runs), run.Variant, run.Repeat)
 		dir, err := x.env.Lab.Steady(ctx, x.variants[run.Variant], filepath.Join(root, CompareRunsDir))
 		if dir != "" {
-			run.RunDir = relTo(root, dir)
+			run.RunDir = RelTo(root, dir)
 		}
 		switch {
 		case err != nil:
@@ -377,8 +377,9 @@ func CompareResult(root string, idx *CompareIndex) Result {
 	return res
 }
 
-// relTo gives path relative to root when it lies inside it.
-func relTo(root, path string) string {
+// RelTo gives path relative to root when it lies inside it, else
+// absolute.
+func RelTo(root, path string) string {
 	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel
 	}

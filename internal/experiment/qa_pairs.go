@@ -84,7 +84,7 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o QAOptions, s *rundir.QAS
 				return dir, context.Cause(ctx)
 			}
 			tps, excl := pairValue(rdir, err, sat.Connections, sat.OverloadRate)
-			rel := relTo(o.Root, rdir)
+			rel := RelTo(o.Root, rdir)
 			if b == Baseline {
 				p.BaseTPS, p.BaseDir, p.BaseExcluded = tps, rel, excl
 			} else {

@@ -113,7 +113,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 		fmt.Fprintf(o.Log, "qa: step %s\n", name)
 		dir, err := f(s)
 		if dir != "" {
-			s.Dir = relTo(o.Root, dir)
+			s.Dir = RelTo(o.Root, dir)
 		}
 		s.Finished = o.Now().UTC().Format(time.RFC3339)
 		s.WallS = math.Round(o.Now().Sub(start).Seconds())
@@ -179,7 +179,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 		if err := errors.Join(os.WriteFile(filepath.Join(d.Path, rundir.Manifest), bm.Raw, 0o644), d.Save()); err != nil {
 			return d, bm, err
 		}
-		s.Dir = relTo(o.Root, d.Path)
+		s.Dir = RelTo(o.Root, d.Path)
 		return d, bm, save()
 	}
 	if q.Grid {
