@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -83,8 +84,13 @@ func (c *Calibration) PairsFor(t float64, maxN int) int {
 	return judge.PairsFor(c.CapacitySD, t, 0.95, maxN)
 }
 
-// TestbedHash is a QA's testbeds' identity: the manifests' bytes and the
-// QA configuration.
+// TestbedHash is a QA's testbeds' identity: each manifest as
+// manifest.Canonical makes it (its raw bytes when it does not decode) and
+// the QA configuration. The history keys its records on the same
+// canonical testbed. Until 2026-11-28 the raw bytes were hashed: a
+// comment or the build's release changed a testbed's identity, and a
+// calibration record of those days is found again only when remade
+// (benchnet calibrate DIR).
 func TestbedHash(manifests [][]byte, config []byte) string {
 	// The configuration as compact JSON: qa.json keeps it indented, the
 	// plan hashes it compact (two hashes of one testbed before: a QA's
@@ -93,8 +99,15 @@ func TestbedHash(manifests [][]byte, config []byte) string {
 	if json.Compact(&c, config) == nil {
 		config = c.Bytes()
 	}
+	parts := make([][]byte, 0, len(manifests)+1)
+	for _, m := range manifests {
+		if c, err := manifest.Canonical(m); err == nil {
+			m = c
+		}
+		parts = append(parts, m)
+	}
 	h := fnv.New64a()
-	for _, b := range append(manifests, config) {
+	for _, b := range append(parts, config) {
 		h.Write(b)
 		h.Write([]byte{0xff}) // a separator: ("ab","c") is not ("a","bc")
 	}

@@ -90,3 +90,24 @@ func TestTestbedHashLayout(t *testing.T) {
 		t.Error("two methods, one hash")
 	}
 }
+
+// The calibration's testbed is the history's: comments, layout, the
+// scenario's name and the build do not change it; a testbed setting does.
+func TestTestbedHashCanonical(t *testing.T) {
+	cfg := QuickQA().ConfigJSON()
+	base := "name = \"qa\"\n[node.validator]\ncount = 4\nrelease = \"cometbft@v1.0.1\"\n"
+	same := []string{
+		"# the QA testbed\nname = \"qa\"\n\n[node.validator]\nrelease = \"cometbft@v0.38.17\"\ncount = 4\n",
+		"name = \"other\"\n[node.validator]\ncount = 4\nrelease = \"cometbft@v1.0.1\"\n[load]\nrate = 99\n",
+	}
+	h := TestbedHash([][]byte{[]byte(base)}, cfg)
+	for _, s := range same {
+		if g := TestbedHash([][]byte{[]byte(s)}, cfg); g != h {
+			t.Errorf("%q: hash %s, want %s (one testbed)", s, g, h)
+		}
+	}
+	other := "name = \"qa\"\n[node.validator]\ncount = 5\nrelease = \"cometbft@v1.0.1\"\n"
+	if TestbedHash([][]byte{[]byte(other)}, cfg) == h {
+		t.Error("5 validators and 4 validators: one hash")
+	}
+}

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pelletier/go-toml/v2"
-
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/manifest"
@@ -191,37 +189,20 @@ func stampOf(dir, runID string) string {
 	return ""
 }
 
-// TestbedHash is a testbed's identity in the history: the manifest as a
-// canonical document (TOML decoded, re-encoded as JSON with sorted keys)
-// without what a record keys on elsewhere (its name: the scenario; every
-// node group's release: the build; [load]: the load profile, whose other
-// settings come from the plan's load below; [variants], [sweep], [qa],
-// [thresholds]: the experiment around it), plus the plan's load with its
-// profile fields (rate, connections, duration, count, size) cleared. The
-// same testbed run on two builds, or at two loads, has one hash.
+// TestbedHash is a testbed's identity in the history: the manifest as
+// manifest.Canonical makes it (the calibration record's identity too;
+// the record keys on the scenario, the build and the load profile
+// elsewhere), plus the plan's load with its profile fields (rate,
+// connections, duration, count, size) cleared. The same testbed run on
+// two builds, or at two loads, has one hash.
 func TestbedHash(manifestTOML []byte, load manifest.Load) (string, error) {
-	doc := map[string]any{}
-	if err := toml.Unmarshal(manifestTOML, &doc); err != nil {
+	if _, err := manifest.Canonical(manifestTOML); err != nil {
 		return "", err
-	}
-	for _, k := range []string{"name", "load", "variants", "sweep", "qa", "thresholds"} {
-		delete(doc, k)
-	}
-	if groups, ok := doc["node"].(map[string]any); ok {
-		for _, g := range groups {
-			if g, ok := g.(map[string]any); ok {
-				delete(g, "release")
-			}
-		}
 	}
 	load.Rate, load.Connections, load.Duration, load.Count, load.Size = 0, 0, manifest.Duration{}, 0, 0
-	m, err := json.Marshal(doc)
-	if err != nil {
-		return "", err
-	}
 	l, err := json.Marshal(load)
 	if err != nil {
 		return "", err
 	}
-	return experiment.TestbedHash([][]byte{m}, l), nil
+	return experiment.TestbedHash([][]byte{manifestTOML}, l), nil
 }
