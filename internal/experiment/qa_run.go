@@ -207,6 +207,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 	}
 	if x.Saturation == nil && sweeps[Baseline] != nil {
 		x.Saturation = saturationOf(q, sweeps[Baseline], sweeps[Candidate])
+		overloadFrom(x, o.Log)
 		_ = save()
 	}
 	run(PairedStep, func(s *rundir.QAStep) (string, error) {
@@ -457,6 +458,29 @@ func saturationOf(q *QA, base, cand *Index) *rundir.QASaturation {
 }
 
 func roundRate(r float64) float64 { return math.Round(r*10) / 10 }
+
+// overloadFrom starts the pairs of a QA that reuses an earlier one's
+// operating point (--baseline-from) at the rate the earlier pairs ended
+// on: when its baseline kept up with the first overload rate, the pairs
+// were raised (raiseOverload), and every later QA of the same baseline
+// would otherwise spend its first pair finding that again (a release
+// line of 6 builds spent 6 pairs so, 2026-11-28).
+func overloadFrom(x *rundir.QAIndex, log io.Writer) {
+	if x.BaselineFrom == "" || x.Saturation == nil || x.Saturation.OverloadRate <= 0 { // a grid QA has no pairs
+		return
+	}
+	earlier, err := rundir.ReadQA(x.BaselineFrom)
+	if err != nil || earlier.Saturation == nil {
+		return
+	}
+	e := earlier.Saturation
+	if e.Connections != x.Saturation.Connections || !(e.OverloadRate > x.Saturation.OverloadRate) {
+		return
+	}
+	fmt.Fprintf(log, "qa: the pairs start at %g tx/s per connection, where those of %s ended (raised from %g: its baseline kept up)\n",
+		e.OverloadRate, x.BaselineFrom, x.Saturation.OverloadRate)
+	x.Saturation.OverloadRate = e.OverloadRate
+}
 
 // bracket is a sweep's saturation interval: a search's [low, high); a
 // grid's highest sustainable rate at the chosen connections and the first

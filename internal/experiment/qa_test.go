@@ -677,3 +677,32 @@ func TestRaiseOverload(t *testing.T) {
 		t.Error("the pair at the last rate was excluded")
 	}
 }
+
+// A QA at an earlier QA's operating point starts its pairs where the
+// earlier pairs ended, not at the rate its baseline kept up with.
+func TestOverloadFrom(t *testing.T) {
+	earlierDir := t.TempDir()
+	earlier := &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa",
+		Saturation: &rundir.QASaturation{Connections: 1, OverloadRate: 1440}}
+	if err := rundir.WriteQA(earlierDir, earlier); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		from       string
+		conns      int
+		rate, want float64
+	}{
+		{"raised earlier", earlierDir, 1, 960, 1440},
+		{"no earlier QA", "", 1, 960, 960},
+		{"already higher", earlierDir, 1, 2000, 2000},
+		{"other connections", earlierDir, 2, 960, 960},
+		{"a grid QA: no pairs", earlierDir, 1, 0, 0},
+	} {
+		x := &rundir.QAIndex{BaselineFrom: tc.from, Saturation: &rundir.QASaturation{Connections: tc.conns, OverloadRate: tc.rate}}
+		overloadFrom(x, io.Discard)
+		if got := x.Saturation.OverloadRate; got != tc.want {
+			t.Errorf("%s: overload rate %g, want %g", tc.name, got, tc.want)
+		}
+	}
+}
