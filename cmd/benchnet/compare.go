@@ -149,7 +149,7 @@ compare --resume DIR' runs the rest.`,
 			files, rerr := report.RenderDir(root, "")
 			fmt.Fprint(cmd.OutOrStdout(), report.CompareVerdictText(idx))
 			printOutcome(cmd, root, files)
-			recordHistory(cmd, root)
+			finishDir(cmd, root)
 			if rerr != nil {
 				return rerr
 			}

@@ -45,6 +45,6 @@ func runExperiment(cmd *cobra.Command, x experiment.Executor) (experiment.Result
 	for _, f := range files {
 		fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", f)
 	}
-	recordHistory(cmd, res.Dir)
+	finishDir(cmd, res.Dir)
 	return res, errors.Join(runErr, rerr, res.Err())
 }

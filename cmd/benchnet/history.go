@@ -197,10 +197,29 @@ func addHistoryFlags(c *cobra.Command) {
 	c.Flags().Bool("no-history", false, "do not record the results in the history database")
 }
 
+// finishDir ends a command's finished directory: its sheet (one row per
+// run, rundir.SheetFile, which the reports link) and its record in the
+// history database. Both best effort: a failure is a warning, never the
+// command's error. Commands without addHistoryFlags, and --no-history,
+// record nothing in the history (the sheet is still written).
+func finishDir(cmd *cobra.Command, dir string) {
+	writeSheet(cmd, dir)
+	recordHistory(cmd, dir)
+}
+
+// writeSheet writes dir's sheet, best effort.
+func writeSheet(cmd *cobra.Command, dir string) {
+	if dir == "" || cmd.Context().Err() != nil {
+		return
+	}
+	if _, err := writeExport(cmd.Context(), io.Discard, filepath.Join(dir, rundir.SheetFile), "csv", dir); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s not written: %v\n", rundir.SheetFile, err)
+	}
+}
+
 // recordHistory records a command's finished directory in the history
 // database, best effort: a failure is a warning, never the command's
-// error, and the directory is untouched either way. Commands without
-// addHistoryFlags, and --no-history, record nothing.
+// error, and the directory is untouched either way.
 func recordHistory(cmd *cobra.Command, dir string) {
 	off := cmd.Flags().Lookup("no-history")
 	if off == nil || off.Value.String() == "true" || dir == "" {

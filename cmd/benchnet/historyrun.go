@@ -260,7 +260,7 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.Relea
 		fmt.Fprint(cmd.OutOrStdout(), report.CompareVerdictText(idx))
 	}
 	printOutcome(cmd, root, files)
-	recordHistory(cmd, root)
+	finishDir(cmd, root)
 	return root, errors.Join(runErr, rerr)
 }
 

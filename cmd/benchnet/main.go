@@ -145,7 +145,7 @@ regression failed, 4 inconclusive (the data cannot decide), 130 interrupted.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
-	root.AddCommand(newPlanCmd(), newBuildCmd(), newSetupCmd(), newUpCmd(), newRunCmd(), newLoadCmd(), newSweepCmd(), newSoakCmd(), newStatusCmd(), newDownCmd(), newAnalyzeCmd(), newReportCmd(), newCompareCmd(), newNodeCmd(), newQACmd(), newCalibrateCmd(), newHistoryCmd(), newBisectCmd())
+	root.AddCommand(newPlanCmd(), newBuildCmd(), newSetupCmd(), newUpCmd(), newRunCmd(), newLoadCmd(), newSweepCmd(), newSoakCmd(), newStatusCmd(), newDownCmd(), newAnalyzeCmd(), newReportCmd(), newCompareCmd(), newNodeCmd(), newQACmd(), newCalibrateCmd(), newHistoryCmd(), newBisectCmd(), newExportCmd())
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}

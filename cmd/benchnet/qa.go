@@ -458,7 +458,7 @@ func finishQA(cmd *cobra.Command, root string, x *rundir.QAIndex, junit string, 
 			rerr = errors.Join(rerr, fmt.Errorf("--junit %s: %w", junit, err))
 		}
 	}
-	recordHistory(cmd, root)
+	finishDir(cmd, root)
 	if runErr != nil && !x.Complete {
 		fmt.Fprintf(os.Stderr, "qa not finished: 'benchnet qa --resume %s' runs the remaining steps\n", root)
 	}

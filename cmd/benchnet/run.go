@@ -85,7 +85,7 @@ as it happens; Ctrl-C keeps what was collected and still tears down.`,
 				Judge:          experiment.ThresholdJudge(m, os.Stderr),
 			})
 			printOutcome(cmd, out.RunDir, out.Report)
-			recordHistory(cmd, out.RunDir)
+			finishDir(cmd, out.RunDir)
 			return err
 		},
 	}

@@ -50,7 +50,7 @@ func searchVariants(cmd *cobra.Command, m *manifest.Manifest, cfg *experiment.Sw
 		for _, f := range files {
 			fmt.Fprintf(out, "  %s\n", f)
 		}
-		recordHistory(cmd, r.Dir)
+		finishDir(cmd, r.Dir)
 	}
 	for _, r := range res {
 		outcome := r.State.Outcome

@@ -4,6 +4,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/benchnet/benchnet/internal/report/page"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // The reports here are built of internal/report/page's blocks and plot
@@ -32,8 +33,12 @@ func renderPNG(p *plot.Plot) ([]byte, error) { return page.RenderPNG(p) }
 
 // writeDoc is page.Write.
 func writeDoc(what, outDir, mdName, htmlName, title string, blocks []block, pngs map[string][]byte) ([]string, error) {
-	return page.Write(what, outDir, mdName, htmlName, title, blocks, pngs)
+	return page.Write(what, outDir, mdName, htmlName, title, append(blocks, sheetLink), pngs)
 }
+
+// sheetLink ends every experiment report: its runs in one sheet.
+var sheetLink = para{Text: "Every run of this directory in one sheet, one row per run with its load, build and every judged metric: [" +
+	rundir.SheetFile + "](" + rundir.SheetFile + ") (written when the command ends; `benchnet export DIR --format csv` remakes it)."}
 
 const (
 	plotW = page.W

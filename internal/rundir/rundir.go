@@ -65,6 +65,10 @@ const (
 	Homes          = "homes"
 	Logs           = "logs"
 	Metrics        = "metrics"
+	// SheetFile is one row per run of an experiment directory (sweep,
+	// compare, soak, qa, or a run): written when its command ends
+	// (history.Sheet), linked from its report.
+	SheetFile = "summary.csv"
 )
 
 // Dir is one run directory.

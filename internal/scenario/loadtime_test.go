@@ -17,6 +17,7 @@ import (
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
 
 	"github.com/benchnet/benchnet/internal/analyze"
+	"github.com/benchnet/benchnet/internal/export"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -111,6 +112,40 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 		}
 		theirs[r["tx_hash"]] = d
 	}
+	// `benchnet export --format loadtime` writes the tool's rows: for
+	// every tx the tool counted, the same experiment, block time,
+	// duration and load columns.
+	exportPath := filepath.Join(t.TempDir(), "export.csv")
+	ef, err := os.Create(exportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := export.Loadtime(ef, out.RunDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := ef.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]map[string]string{}
+	for _, r := range readCSV(t, exportPath) {
+		exported[r["tx_hash"]] = r
+	}
+	exportDiffers := 0
+	for _, r := range readCSV(t, csvPath) {
+		if r["experiment_id"] != ours {
+			continue
+		}
+		e, ok := exported[r["tx_hash"]]
+		if !ok || e["experiment_id"] != r["experiment_id"] || e["block_time"] != r["block_time"] || e["duration_ns"] != r["duration_ns"] ||
+			e["connections"] != r["connections"] || e["rate"] != r["rate"] || e["size"] != r["size"] {
+			if exportDiffers < 5 {
+				t.Errorf("tx %s: the tool's row %v, the export's %v", r["tx_hash"], r, e)
+			}
+			exportDiffers++
+		}
+	}
+	t.Logf("export: %d rows; the tool's %d rows of the run all equal in the export but %d", len(exported), len(theirs), exportDiffers)
+
 	in, err := analysis.Load(out.RunDir)
 	if err != nil {
 		t.Fatal(err)
