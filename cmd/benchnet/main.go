@@ -131,9 +131,10 @@ func newRootCmd() *cobra.Command {
 		Use:   "benchnet",
 		Short: "QA lab for BFT-consensus and gossip networks",
 		Long: `benchnet turns a TOML manifest into a testnet of real nodes (CometBFT or
-Tendermint releases, or our own gossipsub hosts), one network namespace (or
-Docker container) per node on this machine, drives an exactly accounted
-open-loop load, and writes a run directory with a report.
+Tendermint releases, or our own gossipsub hosts), one network namespace or
+Docker container per node on this machine, or one Docker Swarm service per
+node across a swarm's engines ([infra] runner, --runner), drives an exactly
+accounted open-loop load, and writes a run directory with a report.
 
 Exit codes: 0 ok, 1 failure, 2 usage or invalid manifest, 3 threshold or
 regression failed, 4 inconclusive (the data cannot decide), 130 interrupted.

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -704,5 +706,83 @@ func TestOverloadFrom(t *testing.T) {
 		if got := x.Saturation.OverloadRate; got != tc.want {
 			t.Errorf("%s: overload rate %g, want %g", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestQADocTable: docs/qa.md's [qa] table names every key of the method's
+// configuration, with the full QA's default and --quick's value as the
+// code has them.
+func TestQADocTable(t *testing.T) {
+	data, err := os.ReadFile("../../docs/qa.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ def, quick string }
+	doc := map[string]row{}
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "## The `[qa]` table") {
+			in = true
+			continue
+		}
+		if in && strings.HasPrefix(line, "## ") {
+			break
+		}
+		if !in || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|") // an empty cell is "| |"
+		unquote := func(c string) string {
+			c = strings.Trim(strings.TrimSpace(c), "`")
+			// "150s" and "2m30s" are one duration.
+			if d, err := time.ParseDuration(strings.Trim(c, `"`)); err == nil && strings.HasPrefix(c, `"`) {
+				return fmt.Sprintf("%q", d.String())
+			}
+			return c
+		}
+		doc[unquote(cells[0])] = row{unquote(cells[1]), unquote(cells[2])}
+	}
+	tomlValue := func(v reflect.Value) string {
+		switch x := v.Interface().(type) {
+		case manifest.Duration:
+			return fmt.Sprintf("%q", x.Duration.String())
+		case string:
+			return fmt.Sprintf("%q", x)
+		case []string:
+			q := make([]string, len(x))
+			for i, s := range x {
+				q[i] = fmt.Sprintf("%q", s)
+			}
+			return "[" + strings.Join(q, ", ") + "]"
+		case []float64:
+			q := make([]string, len(x))
+			for i, f := range x {
+				q[i] = fmt.Sprint(f)
+			}
+			return "[" + strings.Join(q, ", ") + "]"
+		default:
+			return fmt.Sprint(x)
+		}
+	}
+	def, quick := reflect.ValueOf(*DefaultQA()), reflect.ValueOf(*QuickQA())
+	typ := def.Type()
+	for i := range typ.NumField() {
+		key := strings.Split(typ.Field(i).Tag.Get("toml"), ",")[0]
+		r, ok := doc[key]
+		if !ok {
+			t.Errorf("docs/qa.md's [qa] table has no row for %s", key)
+			continue
+		}
+		delete(doc, key)
+		d, qv := tomlValue(def.Field(i)), tomlValue(quick.Field(i))
+		if r.def != d {
+			t.Errorf("%s: docs/qa.md's default %s, the code's %s", key, r.def, d)
+		}
+		if want := map[bool]string{true: "", false: qv}[qv == d]; r.quick != want && !(r.quick == qv) {
+			t.Errorf("%s: docs/qa.md's --quick value %q, the code's %s (leave it empty when the same as the default)", key, r.quick, qv)
+		}
+	}
+	for key := range doc {
+		t.Errorf("docs/qa.md's [qa] table has %s, which is no key of the configuration", key)
 	}
 }

@@ -105,3 +105,28 @@ func TestSheet(t *testing.T) {
 		t.Error("an empty folder gave a sheet")
 	}
 }
+
+// A gossip series is one row with its kind's metrics: MDR, dissemination
+// p50/p99 and the last-delivery hop, under their units.
+func TestSheetGossip(t *testing.T) {
+	dir := filepath.Join("..", "kinds", "gossipsub", "gossipreport", "testdata", "gossip-m2")
+	var buf bytes.Buffer
+	if _, err := Sheet(context.Background(), &buf, dir); err != nil {
+		t.Fatal(err)
+	}
+	header, rows := sheetRows(t, buf.Bytes())
+	if len(rows) != 1 || rows[0]["node_kind"] != "gossipsub" {
+		t.Fatalf("rows %v", rows)
+	}
+	ms, _ := judge.MetricsOf("gossipsub")
+	unit := map[string]string{}
+	for _, m := range ms {
+		unit[m.Key] = m.Unit
+	}
+	for _, k := range []string{"mdr", "dissemination_p50", "dissemination_p99", "last_delivery_hop"} {
+		col := k + " (" + unit[k] + ")"
+		if unit[k] == "" || !slices.Contains(header, col) || rows[0][col] == "" {
+			t.Errorf("no %q in the sheet (header %v)", col, header)
+		}
+	}
+}
