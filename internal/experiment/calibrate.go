@@ -36,6 +36,12 @@ type Calibration struct {
 	CapacityPairs int     `json:"capacity_pairs"`
 	CapacityDF    int     `json:"capacity_df"`
 	CapacitySD    float64 `json:"capacity_sd_log"`
+	// CapacityBetweenSD is the spread of an A/A QA's mean ln(cand/base)
+	// beyond what its pairs' spread explains (method of moments around
+	// the true 0: the mean of m_i^2 - s^2/n_i over the A/A QAs, 0 when
+	// negative), over CapacityBetweenQAs A/A QAs of two or more pairs.
+	CapacityBetweenSD  float64 `json:"capacity_between_sd_log,omitempty"`
+	CapacityBetweenQAs int     `json:"capacity_between_qas,omitempty"`
 	// Metrics: each steady metric's run-to-run spread (coefficient of
 	// variation over the A/A QAs' steady runs, pooled within QAs).
 	Metrics []CalibMetric `json:"metrics"`
@@ -80,6 +86,9 @@ func (c *Calibration) Matches(fp CalibMachine, testbed string) bool {
 func (c *Calibration) PairsFor(t float64, maxN int) int {
 	if c == nil || c.CapacityPairs < 3 || c.CapacitySD <= 0 {
 		return 0
+	}
+	if c.CapacityBetweenSD > 0 {
+		return judge.PairsForPrior(judge.NoisePrior{SDLog: c.CapacitySD, DF: c.CapacityDF, BetweenSD: c.CapacityBetweenSD, BetweenDF: c.CapacityBetweenQAs}, t, 0.95, maxN)
 	}
 	return judge.PairsFor(c.CapacitySD, t, 0.95, maxN)
 }
@@ -209,6 +218,11 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 	c := &Calibration{Machine: Fingerprint(first.Machine, version), Profile: first.Profile, Made: now.UTC().Format(time.RFC3339)}
 	var ss float64
 	var df int
+	type qaMean struct {
+		m float64
+		n int
+	}
+	var aaMeans []qaMean             // each A/A QA's mean log ratio, for the between-QA spread
 	steady := map[string][]float64{} // per metric: each round's ln(cand/base)
 	for _, r := range recs {
 		if fp := Fingerprint(r.Index.Machine, version); fp.CPUModel != c.Machine.CPUModel || fp.CPUs != c.Machine.CPUs || fp.Kernel != c.Machine.Kernel {
@@ -230,6 +244,9 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 			}
 			df += len(d) - 1
 			c.CapacityPairs += len(d)
+			if r.Index.Baseline.Ref == r.Index.Candidate.Ref {
+				aaMeans = append(aaMeans, qaMean{m, len(d)})
+			}
 		}
 		for _, rd := range r.Steady {
 			for _, k := range calibKeys {
@@ -241,6 +258,18 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 	}
 	if df > 0 {
 		c.CapacitySD, c.CapacityDF = round6(math.Sqrt(ss/float64(df))), df
+		if len(aaMeans) >= 2 {
+			s2 := ss / float64(df)
+			var tau2 float64
+			for _, q := range aaMeans {
+				tau2 += q.m*q.m - s2/float64(q.n)
+			}
+			tau2 /= float64(len(aaMeans))
+			c.CapacityBetweenQAs = len(aaMeans)
+			if tau2 > 0 {
+				c.CapacityBetweenSD = round6(math.Sqrt(tau2))
+			}
+		}
 	}
 	for _, k := range calibKeys {
 		d := steady[k]
@@ -325,7 +354,11 @@ func (c *Calibration) ForQA() *rundir.QACalibration {
 	if df == 0 { // a record from before capacity_df: pooled within each QA
 		df = c.CapacityPairs - len(c.QAs)
 	}
-	q := &rundir.QACalibration{Made: c.Made, QAs: len(c.QAs), Capacity: judge.NoisePrior{SDLog: c.CapacitySD, DF: df}, Steady: map[string]judge.NoisePrior{}}
+	capacity := judge.NoisePrior{SDLog: c.CapacitySD, DF: df}
+	if c.CapacityBetweenSD > 0 {
+		capacity.BetweenSD, capacity.BetweenDF = c.CapacityBetweenSD, c.CapacityBetweenQAs
+	}
+	q := &rundir.QACalibration{Made: c.Made, QAs: len(c.QAs), Capacity: capacity, Steady: map[string]judge.NoisePrior{}}
 	for _, m := range c.Metrics {
 		if m.CV > 0 && m.Runs >= 2 {
 			q.Steady[m.Key] = judge.NoisePrior{SDLog: m.CV, DF: m.Runs}
@@ -345,6 +378,9 @@ func (c *Calibration) Describe(threshold float64, maxPairs int) string {
 			need = fmt.Sprint(n)
 		}
 		fmt.Fprintf(&b, "  saturation (capacity under overload): spread of ln(cand/base) %.4f over %d pairs; a %.0f %% decision needs %s pairs here (max_pairs %d)\n", c.CapacitySD, c.CapacityPairs, 100*threshold, need, maxPairs)
+	}
+	if c.CapacityBetweenQAs >= 2 {
+		fmt.Fprintf(&b, "  saturation, between A/A QAs: a QA's mean ratio varies by %.4f on the log scale beyond its pairs' spread (%d A/A QAs); every paired interval carries it\n", c.CapacityBetweenSD, c.CapacityBetweenQAs)
 	}
 	for _, m := range c.Metrics {
 		fmt.Fprintf(&b, "  steady %s: spread of a round's ln(cand/base) %.4f over %d rounds; detects %.1f %% at 3 rounds, %.1f %% at 4\n", m.Key, m.CV, m.Runs, 100*m.MDE3, 100*m.MDE4)

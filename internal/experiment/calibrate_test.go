@@ -41,9 +41,32 @@ func TestCalibrate(t *testing.T) {
 	if len(c.Metrics) != 1 || c.Metrics[0].Key != "latency_avg" || math.Abs(c.Metrics[0].CV-0.2) > 1e-6 || c.Metrics[0].Runs != 2 {
 		t.Errorf("steady: %+v", c.Metrics)
 	}
+	// Both are A/A QAs (one reference): their means 0 and 0.4 vary beyond
+	// the pairs' spread, tau^2 = ((0 - 0.02/2) + (0.16 - 0.02/2)) / 2.
+	if c.CapacityBetweenQAs != 2 || math.Abs(c.CapacityBetweenSD-math.Sqrt(0.07)) > 1e-6 {
+		t.Errorf("between QAs: %g over %d, want %.4f over 2", c.CapacityBetweenSD, c.CapacityBetweenQAs, math.Sqrt(0.07))
+	}
 	q := c.ForQA()
-	if q.Capacity != (judge.NoisePrior{SDLog: c.CapacitySD, DF: 2}) || q.Steady["latency_avg"] != (judge.NoisePrior{SDLog: 0.2, DF: 2}) {
+	if q.Capacity != (judge.NoisePrior{SDLog: c.CapacitySD, DF: 2, BetweenSD: c.CapacityBetweenSD, BetweenDF: 2}) || q.Steady["latency_avg"] != (judge.NoisePrior{SDLog: 0.2, DF: 2}) {
 		t.Errorf("for the QA: %+v", q)
+	}
+	// QAs of two builds carry no between-QA estimate (their true ratio is
+	// not 1), and A/A QAs that agree within their pairs' spread give 0.
+	ab := func(d string, ratios ...float64) *QADirRecord {
+		x := idx()
+		x.Baseline.Ref, x.Candidate.Ref = "cometbft@v0.38.17", "cometbft@v1.0.1"
+		r := &QADirRecord{Dir: d, Index: x}
+		for _, v := range ratios {
+			r.Pairs = append(r.Pairs, judge.Pair{Base: 100, Cand: 100 * math.Exp(v)})
+		}
+		return r
+	}
+	if c2, err := Calibrate([]*QADirRecord{ab("x", 0.3, 0.5), ab("y", -0.4, -0.2)}, "dev", time.Now()); err != nil || c2.CapacityBetweenQAs != 0 || c2.ForQA().Capacity.BetweenSD != 0 {
+		t.Errorf("two A/B QAs: between %+v, %v", c2, err)
+	}
+	same := []*QADirRecord{recs[0], {Dir: "c", Index: idx(), Pairs: []judge.Pair{{Base: 100, Cand: 100 * math.Exp(0.12)}, {Base: 100, Cand: 100 * math.Exp(-0.08)}}}}
+	if c3, err := Calibrate(same, "dev", time.Now()); err != nil || c3.CapacityBetweenQAs != 2 || c3.CapacityBetweenSD != 0 {
+		t.Errorf("two A/A QAs whose means sit within their spread: between %g over %d (%v), want 0 over 2", c3.CapacityBetweenSD, c3.CapacityBetweenQAs, err)
 	}
 	// Too few pairs: nothing to judge with.
 	if (&Calibration{CapacityPairs: 2, CapacitySD: 0.1}).ForQA() != nil {

@@ -62,7 +62,18 @@ type PairedRule struct {
 type NoisePrior struct {
 	SDLog float64 `json:"sd_log"`
 	DF    int     `json:"df"`
+	// BetweenSD is the spread of a whole QA's mean ln(cand/base) across
+	// A/A QAs beyond what their pairs' own spread explains: an offset
+	// the pairs of one QA share (measured 2026-11-28: A/A QAs whose every
+	// pair read the candidate 5-15 % low, others high, cause not found),
+	// which no number of pairs in one QA averages away. BetweenDF is the
+	// A/A QAs it rests on; zero: none known. The interval adds it to the
+	// mean's variance, with Welch-Satterthwaite degrees of freedom.
+	BetweenSD float64 `json:"between_sd_log,omitempty"`
+	BetweenDF int     `json:"between_df,omitempty"`
 }
+
+func (p NoisePrior) between() bool { return p.BetweenSD > 0 && p.BetweenDF >= 1 }
 
 func (p NoisePrior) usable() bool { return p.SDLog > 0 && p.DF >= 2 }
 
@@ -99,6 +110,9 @@ type PairedVerdict struct {
 	// pairs were noisier than the calibration, so it was not used.
 	PooledDF int  `json:"pooled_df,omitempty"`
 	Noisier  bool `json:"noisier_than_calibrated,omitempty"`
+	// BetweenSD: the calibration's between-QA spread, added to the
+	// interval (0: none).
+	BetweenSD float64 `json:"between_sd_log,omitempty"`
 	// MDE is the smallest change (a fraction) that these pairs detect
 	// with 80 % power at the test's level; 0 when not known.
 	MDE float64 `json:"mde,omitempty"`
@@ -127,6 +141,9 @@ func (r PairedRule) String() string {
 	s := r.base()
 	if r.Prior.usable() {
 		s += fmt.Sprintf("; the spread pooled with this machine's calibrated %.3f (%d df) unless the pairs are noisier (F test, 5 %%)", r.Prior.SDLog, r.Prior.DF)
+	}
+	if r.Prior.between() {
+		s += fmt.Sprintf("; the interval also carries the between-QA spread %.3f of %d A/A QAs", r.Prior.BetweenSD, r.Prior.BetweenDF)
 	}
 	return s
 }
@@ -231,16 +248,25 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 			return v
 		}
 	}
+	se := sd / math.Sqrt(n)
+	pairsDF := df // of the spread alone (pooled or not)
+	if b := r.Prior; b.between() {
+		w, bb := se*se, b.BetweenSD*b.BetweenSD
+		se = math.Sqrt(w + bb)
+		df = (w + bb) * (w + bb) / (w*w/df + bb*bb/float64(b.BetweenDF)) // Welch-Satterthwaite
+		v.BetweenSD = b.BetweenSD
+		pool += fmt.Sprintf("; with the between-QA spread %.3f of %d A/A QAs", b.BetweenSD, b.BetweenDF)
+	}
 	alpha := (1 - r.Level) / 2
 	tq := StudentTQuantile(1-alpha, df)
-	half := tq * sd / math.Sqrt(n)
+	half := tq * se
 	lo, hi := mean-half, mean+half
 	if r.Better == LowerIsBetter {
 		v.Lo, v.Hi = round6(math.Exp(-hi)), round6(math.Exp(-lo))
 	} else {
 		v.Lo, v.Hi = round6(math.Exp(lo)), round6(math.Exp(hi))
 	}
-	v.MDE = round6(mdeDF(sd, len(d), df, r.Level, 0.8))
+	v.MDE = round6(1 - math.Exp(-(tq+StudentTQuantile(0.8, df))*se))
 	iv := fmt.Sprintf("ratio %.3f, %g %% interval [%.3f, %.3f] over %d pairs%s", v.Ratio, 100*r.Level, v.Lo, v.Hi, len(d), pool)
 	if len(excl) > 0 {
 		iv += fmt.Sprintf(" (%d excluded: %s)", len(excl), strings.Join(excl, "; "))
@@ -265,8 +291,11 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 	}
 	// Undecided: the interval straddles 1 - T. Pairs that would shrink
 	// the half-width below the distance of the mean from the threshold.
-	v.PairsNeeded = pairsNeeded(sd, mean-theta, r.Level, len(d), df-n+1)
+	v.PairsNeeded = pairsNeededBetween(sd, r.Prior, mean-theta, r.Level, len(d), pairsDF-n+1)
 	need := "no number of pairs would: the ratio sits on the threshold"
+	if r.Prior.between() {
+		need = fmt.Sprintf("no number of pairs would: the between-QA spread %.3f (%d A/A QAs) alone is too wide for the ratio's distance from the threshold; more A/A QAs narrow its estimate (benchnet calibrate), removing the offset between QAs would decide", r.Prior.BetweenSD, r.Prior.BetweenDF)
+	}
 	if v.PairsNeeded > 0 {
 		need = fmt.Sprintf("~%d pairs would decide at this spread", v.PairsNeeded)
 	}
@@ -275,16 +304,25 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 	return v
 }
 
-// pairsNeeded is the smallest n whose t half-width at spread sd is below
-// |dist| (-1: none up to 1000); extraDF are the calibration's degrees of
-// freedom pooled into the spread.
-func pairsNeeded(sd, dist float64, level float64, have int, extraDF float64) int {
+// pairsNeededBetween is the smallest n whose t half-width at spread sd
+// (and the prior's between-QA spread, when known) is below |dist| (-1:
+// none up to 1000); extraDF are the calibration's degrees of freedom
+// pooled into the spread.
+func pairsNeededBetween(sd float64, p NoisePrior, dist float64, level float64, have int, extraDF float64) int {
 	dist = math.Abs(dist)
 	if dist < 1e-9 {
 		return -1
 	}
 	for n := max(have+1, 2); n <= 1000; n++ {
-		if StudentTQuantile(1-(1-level)/2, float64(n-1)+extraDF)*sd/math.Sqrt(float64(n)) < dist {
+		df := float64(n-1) + extraDF
+		w := sd * sd / float64(n)
+		se := math.Sqrt(w)
+		if p.between() {
+			bb := p.BetweenSD * p.BetweenSD
+			se = math.Sqrt(w + bb)
+			df = (w + bb) * (w + bb) / (w*w/df + bb*bb/float64(p.BetweenDF))
+		}
+		if StudentTQuantile(1-(1-level)/2, df)*se < dist {
 			return n
 		}
 	}
@@ -315,6 +353,27 @@ func mdeDF(sd float64, n int, df, level, power float64) float64 {
 func PairsFor(sd, t, level float64, maxN int) int {
 	for n := 2; n <= maxN; n++ {
 		if MDE(sd, n, level, 0.8) <= t {
+			return n
+		}
+	}
+	return 0
+}
+
+// PairsForPrior is PairsFor for a QA judged with the calibration p: its
+// spread pooled with the pairs' (p.DF more degrees of freedom) and its
+// between-QA spread added to every interval, which no number of pairs
+// averages away (0: more than maxN, or never).
+func PairsForPrior(p NoisePrior, t, level float64, maxN int) int {
+	for n := 2; n <= maxN; n++ {
+		df := float64(n - 1 + p.DF)
+		w := p.SDLog * p.SDLog / float64(n)
+		se := math.Sqrt(w)
+		if p.between() {
+			bb := p.BetweenSD * p.BetweenSD
+			se = math.Sqrt(w + bb)
+			df = (w + bb) * (w + bb) / (w*w/df + bb*bb/float64(p.BetweenDF))
+		}
+		if 1-math.Exp(-(StudentTQuantile(1-(1-level)/2, df)+StudentTQuantile(0.8, df))*se) <= t {
 			return n
 		}
 	}

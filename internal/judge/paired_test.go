@@ -145,3 +145,51 @@ func TestFCDF(t *testing.T) {
 		}
 	}
 }
+
+// TestPairedBetween: a calibration's between-QA spread widens the
+// interval by a term that no number of pairs averages away, with
+// Welch-Satterthwaite degrees of freedom.
+func TestPairedBetween(t *testing.T) {
+	// The control's A/A pairs of 2026-11-28, candidate low in 4 of 5.
+	aa := pairsOf(1300, math.Exp(-0.152), math.Exp(-0.137), math.Exp(-0.119), math.Exp(-0.066), math.Exp(0.006))
+	r := DefaultPairedRule()
+	r.Prior = NoisePrior{SDLog: 0.064, DF: 9}
+	within := r.Decide(aa)
+	r.Prior.BetweenSD, r.Prior.BetweenDF = 0.06, 3
+	with := r.Decide(aa)
+	if !(with.Lo < within.Lo && with.Hi > within.Hi) {
+		t.Fatalf("between-QA spread: [%g, %g], without [%g, %g]: want wider", with.Lo, with.Hi, within.Lo, within.Hi)
+	}
+	if within.Hi >= 1 || with.Hi <= 1 {
+		t.Errorf("this A/A QA's interval: [%g, %g] within only (excludes 1), [%g, %g] with the between spread (should hold 1)", within.Lo, within.Hi, with.Lo, with.Hi)
+	}
+	if with.BetweenSD != 0.06 || !strings.Contains(with.Why, "between-QA spread 0.060 of 3 A/A QAs") {
+		t.Errorf("verdict does not say it: %+v", with)
+	}
+	// However many pairs, the interval stays wider than the between term.
+	many := make([]float64, 200)
+	for i := range many {
+		many[i] = math.Exp(0.02 * float64(i%3-1))
+	}
+	v := r.Decide(pairsOf(1300, many...))
+	if half := math.Log(v.Hi / v.Ratio); half < 1.96*0.06 {
+		t.Errorf("200 pairs: half-width %.4f on the log scale, below 1.96 x the between spread", half)
+	}
+	if n := PairsForPrior(NoisePrior{SDLog: 0.064, DF: 9, BetweenSD: 0.06, BetweenDF: 3}, 0.10, 0.95, 1000); n != 0 {
+		t.Errorf("a 10 %% decision with a 0.06 between-QA spread on 3 QAs needs %d pairs: none would", n)
+	}
+	if n, n0 := PairsForPrior(NoisePrior{SDLog: 0.064, DF: 9, BetweenSD: 0.01, BetweenDF: 10}, 0.10, 0.95, 1000), PairsForPrior(NoisePrior{SDLog: 0.064, DF: 9}, 0.10, 0.95, 1000); !(n >= n0 && n0 > 0) {
+		t.Errorf("pairs for 10 %%: %d with a small between spread, %d without: want at least as many", n, n0)
+	}
+}
+
+// An interval the between-QA spread keeps open says so, and what would
+// decide.
+func TestPairedBetweenSaysWhy(t *testing.T) {
+	r := DefaultPairedRule()
+	r.Prior = NoisePrior{SDLog: 0.064, DF: 9, BetweenSD: 0.06, BetweenDF: 3}
+	v := r.Decide(pairsOf(1300, 1.0, 1.02, 0.98))
+	if v.Decided || v.Outcome != OutcomeInconclusive || v.PairsNeeded != -1 || !strings.Contains(v.Why, "between-QA spread 0.060 (3 A/A QAs) alone is too wide") {
+		t.Errorf("%s decided=%v needed=%d: %s", v.Outcome, v.Decided, v.PairsNeeded, v.Why)
+	}
+}

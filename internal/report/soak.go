@@ -74,6 +74,7 @@ func RenderSoak(runDir string) ([]string, error) {
 		}
 		add(image{Alt: f.Title, File: PlotsDir + "/" + f.File + ".png", PNG: b})
 	}
+	add(sheetLink)
 	md, htmlPath := filepath.Join(runDir, SoakMarkdownFile), filepath.Join(runDir, SoakHTMLFile)
 	if err := rundir.WriteAtomic(md, markdown(bs)); err != nil {
 		return nil, fmt.Errorf("soak report: %w", err)

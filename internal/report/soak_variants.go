@@ -111,6 +111,7 @@ func RenderSoakVariants(dir string) ([]string, error) {
 		add(image{Alt: "Committed tx/s per second, every variant", File: PlotsDir + "/soak_variants_tps.png", PNG: png})
 		add(para{Text: "Dots: each variant's txs committed per 1 s of block time; lines: its fitted a + b·exp(−t/τ), one colour per variant."})
 	}
+	add(sheetLink)
 	md, htmlPath := filepath.Join(dir, SoakVariantsMarkdownFile), filepath.Join(dir, SoakVariantsHTMLFile)
 	if err := rundir.WriteAtomic(md, markdown(bs)); err != nil {
 		return written, fmt.Errorf("soak report: %w", err)
