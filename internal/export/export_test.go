@@ -180,7 +180,7 @@ func TestParseLabels(t *testing.T) {
 	}
 	// A node's own job label is kept as exported_job, as Prometheus does.
 	got, err := withTarget(`{job="x",a="1"}`, target{job: "validator0", instance: "10.0.0.2:26660"})
-	if err != nil || got != `{job="validator0",instance="10.0.0.2:26660",node="validator0",exported_job="x",a="1"}` {
+	if err != nil || got != `{job="validator0",instance="10.0.0.2:26660",node="validator0",a="1",exported_job="x"}` {
 		t.Errorf("withTarget: %s, %v", got, err)
 	}
 }

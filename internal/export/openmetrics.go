@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -288,51 +290,16 @@ func escape(s string) string {
 }
 
 // parseLabels reads a label set in exposition syntax ({a="x",b="y"} or
-// empty), values unescaped.
+// empty), values unescaped, in name order (samples.csv.gz keeps them
+// sorted): collect's parser, the one that wrote them.
 func parseLabels(s string) ([]label, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "{}" {
-		return nil, nil
+	m, err := collect.ParseLabels(strings.TrimSpace(s))
+	if err != nil {
+		return nil, err
 	}
-	if !strings.HasPrefix(s, "{") || !strings.HasSuffix(s, "}") {
-		return nil, fmt.Errorf("labels %q: want {name=\"value\",...}", s)
-	}
-	in := s[1 : len(s)-1]
-	var out []label
-	for len(in) > 0 {
-		eq := strings.IndexByte(in, '=')
-		if eq <= 0 || eq+1 >= len(in) || in[eq+1] != '"' {
-			return nil, fmt.Errorf("labels %q: want name=\"value\" at %q", s, in)
-		}
-		name := strings.TrimSpace(in[:eq])
-		var v strings.Builder
-		i := eq + 2
-		closed := false
-		for ; i < len(in); i++ {
-			c := in[i]
-			if c == '\\' && i+1 < len(in) {
-				i++
-				switch in[i] {
-				case 'n':
-					v.WriteByte('\n')
-				default:
-					v.WriteByte(in[i])
-				}
-				continue
-			}
-			if c == '"' {
-				closed = true
-				break
-			}
-			v.WriteByte(c)
-		}
-		if !closed {
-			return nil, fmt.Errorf("labels %q: unterminated value of %s", s, name)
-		}
-		out = append(out, label{name, v.String()})
-		in = strings.TrimLeft(in[i+1:], " ")
-		in = strings.TrimPrefix(in, ",")
-		in = strings.TrimLeft(in, " ")
+	out := make([]label, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, label{k, m[k]})
 	}
 	return out, nil
 }
