@@ -18,8 +18,8 @@ import (
 // exportFormats are the formats `benchnet export` writes, with the file
 // each writes into the directory by default.
 var exportFormats = map[string]string{
-	"openmetrics": "metrics.om",
-	"loadtime":    "loadtime.csv",
+	"openmetrics": rundir.OpenMetricsFile,
+	"loadtime":    rundir.LoadtimeFile,
 	"csv":         rundir.SheetFile,
 }
 
@@ -73,7 +73,7 @@ names another; -o - writes to stdout.`,
 			if out == "" {
 				out = filepath.Join(dir, name)
 			}
-			what, err := writeExport(cmd.Context(), cmd.OutOrStdout(), out, format, dir)
+			what, err := writeExport(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), out, format, dir)
 			if err != nil {
 				return err
 			}
@@ -93,8 +93,9 @@ names another; -o - writes to stdout.`,
 }
 
 // writeExport writes format of dir to out (a file, written whole then
-// renamed into place, or "-" for stdout) and says what it wrote.
-func writeExport(ctx context.Context, stdout io.Writer, out, format, dir string) (string, error) {
+// renamed into place, or "-" for stdout) and says what it wrote; log gets
+// what the sheet left out.
+func writeExport(ctx context.Context, stdout, log io.Writer, out, format, dir string) (string, error) {
 	write := func(w io.Writer) (string, error) {
 		switch format {
 		case "openmetrics":
@@ -105,7 +106,7 @@ func writeExport(ctx context.Context, stdout io.Writer, out, format, dir string)
 		default:
 			skipped, err := history.Sheet(ctx, w, dir)
 			for _, s := range skipped {
-				fmt.Fprintf(os.Stderr, "export: left out %s\n", s)
+				fmt.Fprintf(log, "export: left out %s\n", s)
 			}
 			return "one row per run", err
 		}

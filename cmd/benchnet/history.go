@@ -212,7 +212,7 @@ func writeSheet(cmd *cobra.Command, dir string) {
 	if dir == "" || cmd.Context().Err() != nil {
 		return
 	}
-	if _, err := writeExport(cmd.Context(), io.Discard, filepath.Join(dir, rundir.SheetFile), "csv", dir); err != nil {
+	if _, err := writeExport(cmd.Context(), io.Discard, cmd.ErrOrStderr(), filepath.Join(dir, rundir.SheetFile), "csv", dir); err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s not written: %v\n", rundir.SheetFile, err)
 	}
 }

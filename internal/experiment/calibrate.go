@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,15 +109,22 @@ func TestbedHash(manifests [][]byte, config []byte) string {
 	if json.Compact(&c, config) == nil {
 		config = c.Bytes()
 	}
-	parts := make([][]byte, 0, len(manifests)+1)
+	canon := make([][]byte, 0, len(manifests))
 	for _, m := range manifests {
 		if c, err := manifest.Canonical(m); err == nil {
 			m = c
 		}
-		parts = append(parts, m)
+		canon = append(canon, m)
 	}
+	return HashCanonical(canon, config)
+}
+
+// HashCanonical is TestbedHash of manifests already made canonical
+// (manifest.Canonical): the history hashes its testbeds so, having
+// decoded them once.
+func HashCanonical(canon [][]byte, config []byte) string {
 	h := fnv.New64a()
-	for _, b := range append(parts, config) {
+	for _, b := range append(slices.Clone(canon), config) {
 		h.Write(b)
 		h.Write([]byte{0xff}) // a separator: ("ab","c") is not ("a","bc")
 	}

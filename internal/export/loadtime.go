@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/hex"
 	"fmt"
@@ -94,7 +95,7 @@ func loadtimeRun(cw *csv.Writer, dir string) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", rundir.TxsCSV.Name, err)
 	}
-	slices.SortStableFunc(txs, func(a, b rundir.Tx) int { return cmpInt(a.Height, b.Height) })
+	slices.SortStableFunc(txs, func(a, b rundir.Tx) int { return cmp.Compare(a.Height, b.Height) })
 	id := uuidOf(runID)
 	conns, rate, size := "0", "0", "0"
 	if t != nil {

@@ -6,6 +6,7 @@ package export
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,14 +116,21 @@ func OpenMetrics(w io.Writer, dir string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", rundir.SamplesCSV.Name, err)
 	}
+	type seriesKey struct{ node, labels string }
+	relabelled := map[seriesKey]string{} // a series repeats at every scrape: relabel it once
 	for _, s := range samples {
-		x, ok := tg[s.Node]
+		k := seriesKey{s.Node, s.Labels}
+		labels, ok := relabelled[k]
 		if !ok {
-			x = target{job: s.Node}
-		}
-		labels, err := withTarget(s.Labels, x)
-		if err != nil {
-			return fmt.Errorf("%s: node %s, %s: %w", rundir.SamplesCSV.Name, s.Node, s.Metric, err)
+			x, known := tg[s.Node]
+			if !known {
+				x = target{job: s.Node}
+			}
+			var err error
+			if labels, err = withTarget(s.Labels, x); err != nil {
+				return fmt.Errorf("%s: node %s, %s: %w", rundir.SamplesCSV.Name, s.Node, s.Metric, err)
+			}
+			relabelled[k] = labels
 		}
 		fam.add(s.Metric, labels, s.TimeNs, s.Value)
 	}
@@ -143,17 +151,18 @@ func harness(d *rundir.Dir, fam families) error {
 		inst = m.Hostname
 	}
 	base := []label{{"job", HarnessJob}, {"instance", inst}}
+	machine := render(base)
 
 	host, _, err := rundir.HostCSV.ReadFile(rundir.HostCSV.Path(d))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", rundir.HostCSV.Name, err)
 	}
 	for _, h := range host {
-		fam.add("node_load1", render(base), h.TimeNs, h.Load1)
-		fam.add("node_load5", render(base), h.TimeNs, h.Load5)
-		fam.add("node_load15", render(base), h.TimeNs, h.Load15)
+		fam.add("node_load1", machine, h.TimeNs, h.Load1)
+		fam.add("node_load5", machine, h.TimeNs, h.Load5)
+		fam.add("node_load15", machine, h.TimeNs, h.Load15)
 		if m != nil && m.MemoryBytes > 0 {
-			fam.add("node_memory_MemTotal_bytes", render(base), h.TimeNs, float64(m.MemoryBytes))
+			fam.add("node_memory_MemTotal_bytes", machine, h.TimeNs, float64(m.MemoryBytes))
 		}
 		// host.csv sums all CPUs; node_exporter has one series per CPU and
 		// mode. The sums are split evenly over the CPUs, so every stock
@@ -217,7 +226,7 @@ func writeFamilies(w io.Writer, fam families) error {
 		slices.Sort(keys)
 		for _, k := range keys {
 			pts := series[k]
-			slices.SortStableFunc(pts, func(a, b point) int { return cmpInt(a.ns, b.ns) })
+			slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.ns, b.ns) })
 			last := int64(-1)
 			for _, p := range pts {
 				ms := p.ns / 1e6
@@ -237,16 +246,6 @@ func writeFamilies(w io.Writer, fam families) error {
 	}
 	bw.WriteString("# EOF\n")
 	return bw.Flush()
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func validName(s string) bool {
@@ -285,9 +284,9 @@ func render(ls []label) string {
 	return b.String()
 }
 
-func escape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
-}
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func escape(s string) string { return labelEscaper.Replace(s) }
 
 // parseLabels reads a label set in exposition syntax ({a="x",b="y"} or
 // empty), values unescaped, in name order (samples.csv.gz keeps them

@@ -196,7 +196,8 @@ func stampOf(dir, runID string) string {
 // connections, duration, count, size) cleared. The same testbed run on
 // two builds, or at two loads, has one hash.
 func TestbedHash(manifestTOML []byte, load manifest.Load) (string, error) {
-	if _, err := manifest.Canonical(manifestTOML); err != nil {
+	canon, err := manifest.Canonical(manifestTOML)
+	if err != nil {
 		return "", err
 	}
 	load.Rate, load.Connections, load.Duration, load.Count, load.Size = 0, 0, manifest.Duration{}, 0, 0
@@ -204,5 +205,5 @@ func TestbedHash(manifestTOML []byte, load manifest.Load) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return experiment.TestbedHash([][]byte{manifestTOML}, l), nil
+	return experiment.HashCanonical([][]byte{canon}, l), nil
 }

@@ -75,6 +75,18 @@ type NoisePrior struct {
 
 func (p NoisePrior) between() bool { return p.BetweenSD > 0 && p.BetweenDF >= 1 }
 
+// meanSE is the standard error of a mean of n log ratios of spread sd
+// (df degrees of freedom) and its degrees of freedom, with the between-QA
+// spread added when known (Welch-Satterthwaite).
+func (p NoisePrior) meanSE(sd float64, n int, df float64) (se, dfOut float64) {
+	w := sd * sd / float64(n)
+	if !p.between() {
+		return math.Sqrt(w), df
+	}
+	bb := p.BetweenSD * p.BetweenSD
+	return math.Sqrt(w + bb), (w + bb) * (w + bb) / (w*w/df + bb*bb/float64(p.BetweenDF))
+}
+
 func (p NoisePrior) usable() bool { return p.SDLog > 0 && p.DF >= 2 }
 
 // DefaultPairedRule is the QA's saturation rule.
@@ -248,12 +260,9 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 			return v
 		}
 	}
-	se := sd / math.Sqrt(n)
 	pairsDF := df // of the spread alone (pooled or not)
+	se, df := r.Prior.meanSE(sd, len(d), df)
 	if b := r.Prior; b.between() {
-		w, bb := se*se, b.BetweenSD*b.BetweenSD
-		se = math.Sqrt(w + bb)
-		df = (w + bb) * (w + bb) / (w*w/df + bb*bb/float64(b.BetweenDF)) // Welch-Satterthwaite
 		v.BetweenSD = b.BetweenSD
 		pool += fmt.Sprintf("; with the between-QA spread %.3f of %d A/A QAs", b.BetweenSD, b.BetweenDF)
 	}
@@ -314,14 +323,7 @@ func pairsNeededBetween(sd float64, p NoisePrior, dist float64, level float64, h
 		return -1
 	}
 	for n := max(have+1, 2); n <= 1000; n++ {
-		df := float64(n-1) + extraDF
-		w := sd * sd / float64(n)
-		se := math.Sqrt(w)
-		if p.between() {
-			bb := p.BetweenSD * p.BetweenSD
-			se = math.Sqrt(w + bb)
-			df = (w + bb) * (w + bb) / (w*w/df + bb*bb/float64(p.BetweenDF))
-		}
+		se, df := p.meanSE(sd, n, float64(n-1)+extraDF)
 		if StudentTQuantile(1-(1-level)/2, df)*se < dist {
 			return n
 		}
@@ -365,14 +367,7 @@ func PairsFor(sd, t, level float64, maxN int) int {
 // averages away (0: more than maxN, or never).
 func PairsForPrior(p NoisePrior, t, level float64, maxN int) int {
 	for n := 2; n <= maxN; n++ {
-		df := float64(n - 1 + p.DF)
-		w := p.SDLog * p.SDLog / float64(n)
-		se := math.Sqrt(w)
-		if p.between() {
-			bb := p.BetweenSD * p.BetweenSD
-			se = math.Sqrt(w + bb)
-			df = (w + bb) * (w + bb) / (w*w/df + bb*bb/float64(p.BetweenDF))
-		}
+		se, df := p.meanSE(p.SDLog, n, float64(n-1+p.DF))
 		if 1-math.Exp(-(StudentTQuantile(1-(1-level)/2, df)+StudentTQuantile(0.8, df))*se) <= t {
 			return n
 		}

@@ -69,6 +69,10 @@ const (
 	// compare, soak, qa, or a run): written when its command ends
 	// (history.Sheet), linked from its report.
 	SheetFile = "summary.csv"
+	// OpenMetricsFile and LoadtimeFile are `benchnet export`'s other
+	// formats, written into the directory unless -o names another file.
+	OpenMetricsFile = "metrics.om"
+	LoadtimeFile    = "loadtime.csv"
 )
 
 // Dir is one run directory.
