@@ -43,7 +43,9 @@ pairs of both builds at 1.2 x that rate, alternating order, until the paired
 rule decides. A regression (more than [qa] saturation_threshold, 10 %) is
 bad, same or better is good, inconclusive is skipped as git skips a commit
 that does not build. When one commit is left, it is confirmed against its
-parent with a QA of its own.
+parent with a QA of its own. When skips leave several commits apart, each is
+decided against its own parent, newest first, and the one that regressed
+against its parent is named (that decision confirms it).
 
 It prints the first bad commit, its subject line, the measured step (the
 capacity ratio commit/parent with its 95 % interval) and the QA directories
@@ -207,8 +209,59 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 			return err
 		}
 	}
+	// againstParent decides commit j against its parent. The parent is
+	// the good revision or was judged the same as it, or skipped: the
+	// good build's operating point serves its pairs too.
+	againstParent := func(name string, j int) (*bisect.Confirmation, error) {
+		c, parent := st.Commits[j], st.Commits[j-1]
+		ptree, err := treeOf(parent.SHA)
+		if err != nil {
+			return nil, err
+		}
+		ctree, err := treeOf(c.SHA)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(log, "bisect: %s against its parent %s\n", bisect.Short(c.SHA), bisect.Short(parent.SHA))
+		x, qd, err := decide(name+"-"+bisect.Short(c.SHA), ptree, ctree, st.BaselineQA, j-1 != 0)
+		if ctx.Err() != nil {
+			return nil, errors.Join(err, st.Save(dir))
+		}
+		st.Decisions++
+		cf := &bisect.Confirmation{Commit: c.SHA, Parent: parent.SHA, QA: experiment.RelTo(dir, qd)}
+		cf.Mark, cf.Why = markOf(x, err)
+		cf.Confirmed = cf.Mark == bisect.Bad
+		if x != nil && x.Saturation != nil && x.Saturation.Paired != nil {
+			cf.Ratio, cf.Lo, cf.Hi = x.Saturation.Paired.Ratio, x.Saturation.Paired.Lo, x.Saturation.Paired.Hi
+		}
+		return cf, nil
+	}
+	// Skips left several commits apart: each against its own parent,
+	// newest first, until one regressed against it (bisect.NextAdjacent).
+	for {
+		j, found := st.NextAdjacent()
+		if found >= 0 {
+			st.FirstBad, st.Confirm = st.Commits[found].SHA, st.AdjacentOf(found)
+			break
+		}
+		if j < 0 {
+			break
+		}
+		cf, err := againstParent("adjacent", j)
+		if err != nil {
+			return err
+		}
+		st.Adjacent = append(st.Adjacent, *cf)
+		fmt.Fprintf(out, "bisect: %s %s against its parent: %s (%s)\n", bisect.Short(cf.Commit), st.Commits[j].Subject, cf.Mark, cf.Why)
+		if err := st.Save(dir); err != nil {
+			return err
+		}
+	}
 	st.Warnings = st.Inconsistent()
 	first, maybe, ok := st.Culprit()
+	if st.FirstBad != "" {
+		first, ok = st.Index(st.FirstBad), true
+	}
 	if !ok {
 		var names []string
 		for _, j := range maybe {
@@ -218,35 +271,15 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 		st.Finished = time.Now().UTC().Format(time.RFC3339)
 		err := st.Save(dir)
 		writeBisectReport(dir, st)
-		fmt.Fprintf(out, "the first bad commit is one of %d (skipped decisions left them apart):\n  %s\n", len(names), strings.Join(names, "\n  "))
+		fmt.Fprintf(out, "the first bad commit is one of %d (skipped decisions left them apart, and their decisions against their parents did not name one):\n  %s\n", len(names), strings.Join(names, "\n  "))
 		return errors.Join(fmt.Errorf("%w: bisect ended with %d candidates", errInconclusive, len(names)), err)
 	}
 	culprit := st.Commits[first]
 	st.FirstBad = culprit.SHA
 	if st.Confirm == nil || st.Confirm.QA == "" {
-		parent := st.Commits[first-1]
-		ptree, err := treeOf(parent.SHA)
+		cf, err := againstParent("confirm", first)
 		if err != nil {
 			return err
-		}
-		ctree, err := treeOf(culprit.SHA)
-		if err != nil {
-			return err
-		}
-		// The parent is the good revision or was judged the same as it:
-		// the good build's operating point serves its pairs too.
-		reuse := st.BaselineQA
-		fmt.Fprintf(log, "bisect: confirming %s against its parent %s\n", bisect.Short(culprit.SHA), bisect.Short(parent.SHA))
-		x, qd, err := decide("confirm-"+bisect.Short(culprit.SHA), ptree, ctree, reuse, first-1 != 0)
-		if ctx.Err() != nil {
-			return errors.Join(err, st.Save(dir))
-		}
-		st.Decisions++
-		cf := &bisect.Confirmation{Parent: parent.SHA, QA: experiment.RelTo(dir, qd)}
-		mark, why := markOf(x, err)
-		cf.Confirmed, cf.Why = mark == bisect.Bad, why
-		if x != nil && x.Saturation != nil && x.Saturation.Paired != nil {
-			cf.Ratio, cf.Lo, cf.Hi = x.Saturation.Paired.Ratio, x.Saturation.Paired.Lo, x.Saturation.Paired.Hi
 		}
 		st.Confirm = cf
 	}

@@ -63,7 +63,7 @@ func TestBisectLocalHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.FirstBad != bad || st.Commits[1].Mark != bisect.Good || st.Confirm == nil || !st.Confirm.Confirmed || !(st.Confirm.Hi < 0.9) {
+	if st.FirstBad != bad || st.Commits[1].Mark == bisect.Bad || st.Confirm == nil || !st.Confirm.Confirmed || !(st.Confirm.Hi < 0.9) {
 		t.Errorf("bisect.json: first bad %s, harmless %s, confirmation %+v", st.FirstBad, st.Commits[1].Mark, st.Confirm)
 	}
 	if st.Decisions > bisect.MaxDecisions(2) {

@@ -43,10 +43,13 @@ type Commit struct {
 	Why   string  `json:"why,omitempty"`
 }
 
-// Confirmation is the last decision: the first bad commit against its
-// parent.
+// Confirmation is a commit decided against its parent: the last decision
+// (the first bad commit against its parent), and, when skips left several
+// commits apart, each of them newest first (State.Adjacent).
 type Confirmation struct {
+	Commit    string  `json:"commit,omitempty"`
 	Parent    string  `json:"parent"`
+	Mark      Mark    `json:"mark,omitempty"`
 	QA        string  `json:"qa"`
 	Confirmed bool    `json:"confirmed"`
 	Ratio     float64 `json:"ratio,omitempty"`
@@ -72,8 +75,11 @@ type State struct {
 	Commits    []Commit      `json:"commits"`
 	Decisions  int           `json:"decisions"`
 	Confirm    *Confirmation `json:"confirm,omitempty"`
-	Started    string        `json:"started"`
-	Finished   string        `json:"finished,omitempty"`
+	// Adjacent are the decisions of commits against their own parents
+	// after skips left several apart (NextAdjacent).
+	Adjacent []Confirmation `json:"adjacent,omitempty"`
+	Started  string         `json:"started"`
+	Finished string         `json:"finished,omitempty"`
 	// FirstBad is the commit named (empty until found); Range, when skips
 	// left several, the commits it may be any of.
 	FirstBad string   `json:"first_bad,omitempty"`
@@ -150,6 +156,43 @@ func (s *State) Culprit() (first int, maybe []int, ok bool) {
 		maybe = append(maybe, j)
 	}
 	return hi, maybe, false
+}
+
+// NextAdjacent goes on where skips left several commits apart (Culprit
+// not ok): each of them is decided against its own parent, newest first.
+// The first bad one (hi) regressed against the good revision; when it is
+// the same as its parent, that parent carries the regression too, and so
+// on down. found is the commit that regressed against its parent (the
+// step, confirmed by that decision); next the commit to decide; both -1
+// when a decision against a parent was skipped too or none is left.
+func (s *State) NextAdjacent() (next, found int) {
+	_, maybe, ok := s.Culprit()
+	if ok {
+		return -1, -1
+	}
+	for k := len(maybe) - 1; k >= 0; k-- {
+		j := maybe[k]
+		a := s.AdjacentOf(j)
+		switch {
+		case a == nil:
+			return j, -1
+		case a.Mark == Bad:
+			return -1, j
+		case a.Mark != Good:
+			return -1, -1
+		}
+	}
+	return -1, -1
+}
+
+// AdjacentOf is commit i's decision against its parent (nil: none yet).
+func (s *State) AdjacentOf(i int) *Confirmation {
+	for k := range s.Adjacent {
+		if s.Adjacent[k].Commit == s.Commits[i].SHA {
+			return &s.Adjacent[k]
+		}
+	}
+	return nil
 }
 
 // Inconsistent names good commits after the first bad one: the verdicts

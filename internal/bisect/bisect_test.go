@@ -101,6 +101,45 @@ func TestBisectSkips(t *testing.T) {
 	}
 }
 
+// TestNextAdjacent: skips left commits 6..9 apart (5 good, 9 bad); each
+// is decided against its own parent, newest first, until one regressed
+// against its parent (found) or a decision against a parent is skipped.
+func TestNextAdjacent(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		adjacent   map[int]Mark // decisions against the parent
+		next, find int
+	}{
+		{"none yet: the bad end first", nil, 9, -1},
+		{"the bad end regressed against its parent", map[int]Mark{9: Bad}, -1, 9},
+		{"the bad end the same as its parent", map[int]Mark{9: Good}, 8, -1},
+		{"the step two down", map[int]Mark{9: Good, 8: Good, 7: Bad}, -1, 7},
+		{"the oldest, against the good commit", map[int]Mark{9: Good, 8: Good, 7: Good}, 6, -1},
+		{"every one the same as its parent", map[int]Mark{9: Good, 8: Good, 7: Good, 6: Good}, -1, -1},
+		{"a skip against a parent stops", map[int]Mark{9: Good, 8: Skip}, -1, -1},
+	} {
+		s, _ := New("tree", "good", "bad", commits(9))
+		for i := 1; i <= 8; i++ {
+			s.Commits[i].Mark = Good
+		}
+		for i := 6; i <= 8; i++ {
+			s.Commits[i].Mark = Skip
+		}
+		for i, m := range c.adjacent {
+			s.Adjacent = append(s.Adjacent, Confirmation{Commit: s.Commits[i].SHA, Parent: s.Commits[i-1].SHA, Mark: m})
+		}
+		if next, found := s.NextAdjacent(); next != c.next || found != c.find {
+			t.Errorf("%s: next %d, found %d; want %d, %d", c.name, next, found, c.next, c.find)
+		}
+	}
+	// Without skips Culprit answers: nothing to decide against parents.
+	s, _ := New("tree", "good", "bad", commits(2))
+	s.Commits[1].Mark = Good
+	if next, found := s.NextAdjacent(); next != -1 || found != -1 {
+		t.Errorf("no skips: next %d, found %d", next, found)
+	}
+}
+
 func TestInconsistent(t *testing.T) {
 	s, _ := New("tree", "good", "bad", commits(4))
 	s.Commits[2].Mark, s.Commits[3].Mark = Bad, Good

@@ -42,7 +42,11 @@ type PairedRule struct {
 	// (1 - Level)/2.
 	Level float64 `json:"level"`
 	// MinPairs before any decision (a t interval of 2 pairs has 1 degree
-	// of freedom: 12.7 standard errors wide); MaxPairs ends it.
+	// of freedom: 12.7 standard errors wide); MaxPairs counted pairs end
+	// it. Excluded pairs (a raised overload rate, a testbed-bound run) do
+	// not use that budget, up to MaxPairs of them: a QA whose first two
+	// pairs measured a rate below capacity had 3 of its 4 pairs left to
+	// judge with and ended inconclusive (CI, 2026-11-28).
 	MinPairs int `json:"min_pairs"`
 	MaxPairs int `json:"max_pairs"`
 	// Better is the metric's direction (capacity: higher).
@@ -201,7 +205,7 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 		if len(excl) > 0 {
 			v.Why = fmt.Sprintf("no pair counted: %d excluded (%s)", len(excl), strings.Join(excl, "; "))
 		}
-		v.Decided = len(pairs) >= r.MaxPairs
+		v.Decided = r.spent(len(d), len(pairs))
 		return v
 	}
 	n := float64(len(d))
@@ -248,7 +252,7 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 		if len(d) < 2 {
 			v.Why = fmt.Sprintf("one pair (ratio %.3f): one run per build has no spread, not significant", v.Ratio)
 			v.PairsNeeded = max(r.MinPairs, 2)
-			v.Decided = len(pairs) >= r.MaxPairs
+			v.Decided = r.spent(len(d), len(pairs))
 			return v
 		}
 		if sd < 1e-12 {
@@ -256,7 +260,7 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 			// confidence can be computed from them.
 			v.Why = fmt.Sprintf("%d pairs with the same ratio %.3f: no spread, no interval, not significant", len(d), v.Ratio)
 			v.PairsNeeded = len(d) + 1
-			v.Decided = len(pairs) >= r.MaxPairs
+			v.Decided = r.spent(len(d), len(pairs))
 			return v
 		}
 	}
@@ -309,8 +313,14 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 		need = fmt.Sprintf("~%d pairs would decide at this spread", v.PairsNeeded)
 	}
 	v.Why = fmt.Sprintf("%s straddles %s: %s", iv, fmtRatio(r.worseBound()), need)
-	v.Decided = len(pairs) >= r.MaxPairs
+	v.Decided = r.spent(len(d), len(pairs))
 	return v
+}
+
+// spent: no pair is left to run, MaxPairs counted or as many excluded
+// on top of them.
+func (r PairedRule) spent(counted, all int) bool {
+	return counted >= r.MaxPairs || all-counted >= r.MaxPairs
 }
 
 // pairsNeededBetween is the smallest n whose t half-width at spread sd

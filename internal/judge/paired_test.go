@@ -84,6 +84,31 @@ func TestPairedMaxPairsEnds(t *testing.T) {
 	}
 }
 
+// TestPairedExcludedBudget: excluded pairs do not use the MaxPairs
+// counted ones, but as many of them end the step too.
+func TestPairedExcludedBudget(t *testing.T) {
+	r := DefaultPairedRule()
+	r.MaxPairs = 4
+	below := Pair{Base: 1000, Cand: 1000, Excluded: "below capacity"}
+	for _, c := range []struct {
+		name    string
+		pairs   []Pair
+		decided bool
+	}{
+		{"2 excluded, 2 counted", append([]Pair{below, below}, pairsOf(500, 0.85, 0.95)...), false},
+		{"2 excluded, 3 counted", append([]Pair{below, below}, pairsOf(500, 0.85, 0.95, 0.90)...), false},
+		{"2 excluded, 4 counted", append([]Pair{below, below}, pairsOf(500, 0.85, 0.95, 0.90, 0.88)...), true},
+		{"4 excluded, 1 counted", append([]Pair{below, below, below, below}, pairsOf(500, 0.9)...), true},
+		{"4 excluded", []Pair{below, below, below, below}, true},
+		{"3 excluded", []Pair{below, below, below}, false},
+	} {
+		v := r.Decide(c.pairs)
+		if v.Decided != c.decided || v.Outcome != OutcomeInconclusive {
+			t.Errorf("%s: decided %v (%s), want %v, inconclusive", c.name, v.Decided, v.Why, c.decided)
+		}
+	}
+}
+
 func TestMDE(t *testing.T) {
 	// sd 0.05 over 4 pairs (df 3): (3.182 + 0.978) x 0.05 / 2 = 0.104 on
 	// the log scale, a change of 1 - exp(-0.104) = 9.88 %.
