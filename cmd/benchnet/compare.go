@@ -29,6 +29,7 @@ func newCompareCmd() *cobra.Command {
 		cooldown  time.Duration
 		scrape    time.Duration
 		resume    string
+		equiv     bool
 	)
 	c := &cobra.Command{
 		Use:   "compare [manifest.toml | DIR_A DIR_B [DIR_C...]]",
@@ -43,6 +44,13 @@ A metric regresses when it is worse by more than --threshold and the whole
 interval lies beyond the threshold; an interval that straddles it is
 "inconclusive" (with the repeats that would decide). Exit code 3 when a
 metric of --fail-on regresses.
+
+--equivalence asks "the same within ±threshold?" instead (two one-sided
+tests): each metric is equivalent when its whole interval lies within
+±threshold, not equivalent (worse or better) when it lies wholly beyond one
+end, inconclusive otherwise; with a manifest, each round's two runs are a
+pair (the ratio's t interval, as the QA's steady step). Exit 3 when a
+metric of --fail-on is not equivalent, 4 when one is undecided.
 
 With a manifest, every [variants.<name>] runs --repeats times, interleaved
 (A B C A B C ...), each run a normal run directory with its own testnet, under
@@ -62,6 +70,7 @@ is spent whole). Ctrl-C keeps the finished runs and judges them; 'benchnet
 compare --resume DIR' runs the rest.`,
 		Example: `  benchnet compare examples/compare-releases.toml --repeats 3
   benchnet compare examples/compare-app.toml --duration 20s --fail-on tps,latency_p95
+  benchnet compare examples/compare-transport.toml --equivalence --threshold 10
   benchnet compare examples/gossip-series1.toml --repeats 2 --rate 5 --scrape-interval 5s
   benchnet compare runs/20261123-101500-v038 runs/20261123-103000-quickstart
   benchnet compare old=runs/a1,runs/a2,runs/a3 new=runs/b1,runs/b2,runs/b3 --threshold 5`,
@@ -72,6 +81,9 @@ compare --resume DIR' runs the rest.`,
 			}
 			cfg := experiment.DefaultCompare()
 			cfg.Repeats, cfg.Threshold, cfg.FailOn, cfg.MaxRepeats = repeats, threshold, fo, maxRep
+			// Asked for equivalence, a manifest's variants are judged over
+			// their rounds' pairs (the QA's paired decision).
+			cfg.Equivalence, cfg.Paired = equiv, equiv && !dirMode(args) && resume == ""
 			var cerrs []string
 			for _, e := range cfg.Validate() {
 				var fe *manifest.FieldError
@@ -167,7 +179,8 @@ compare --resume DIR' runs the rest.`,
 	lf.register(c.Flags())
 	c.Flags().IntVar(&repeats, "repeats", 3, "runs per variant (with a manifest)")
 	c.Flags().IntVar(&maxRep, "max-repeats", 0, "adaptive repeats (with a manifest): while a --fail-on metric is inconclusive, run another round, up to this many per variant (0: off)")
-	c.Flags().Float64Var(&threshold, "threshold", judge.DefaultThreshold, "regression threshold in %")
+	c.Flags().Float64Var(&threshold, "threshold", judge.DefaultThreshold, "regression threshold in % (with --equivalence: the margin, ±)")
+	c.Flags().BoolVar(&equiv, "equivalence", false, "ask \"equivalent within ±threshold?\" (two one-sided tests, paired rounds) instead of \"regressed?\"")
 	c.Flags().StringVar(&failOn, "fail-on", "all", "metrics whose regression fails the comparison (exit 3), comma-separated: "+strings.Join(experiment.AllMetricKeys(), ", "))
 	c.Flags().DurationVar(&cooldown, "cooldown", 5*time.Second, "longest settle between runs (each run has its own testnet: no loaded chain is left to watch, so the settle is spent whole)")
 	c.Flags().StringVar(&resume, "resume", "", "finish an interrupted compare directory: run its runs not done, then judge them all")

@@ -94,6 +94,9 @@ func printPlan(cmd *cobra.Command, t *plan.Testnet) error {
 		case len(n.Seeds) > 0 || len(n.PersistentPeers) == 0:
 			peers = "seeds: " + strings.Join(n.Seeds, ",")
 		}
+		if n.Transport != "" {
+			peers = n.Transport + " " + strings.Replace(peers, "persistent:", "bootstrap:", 1)
+		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d/%d/%d\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Zone, n.Addr,
 			n.P2PPort, n.RPCPort, n.PrometheusPort, n.Release, n.App, n.StartDelay, peers)
 	}

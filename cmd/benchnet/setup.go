@@ -25,7 +25,8 @@ var testCommands = []string{"ping", "chromium", "prometheus", "nsenter", "fuse-o
 
 // testReleases are the binaries the test suite runs: the quickstart's release,
 // the v0.38 baseline, the socket app, CometBFT's own load tools for the
-// cross-checks, and Tendermint Core v0.34.22 (its own metrics namespace).
+// cross-checks, Tendermint Core v0.34.22 (its own metrics namespace) and
+// v0.40.0 (the go-libp2p transport).
 // Pinned, like everything else.
 var testReleases = []struct {
 	rel  plan.Release
@@ -37,6 +38,7 @@ var testReleases = []struct {
 	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-load"},
 	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-report"},
 	{plan.Release{Name: "tendermint", Version: "v0.34.22"}, "cometbft"},
+	{plan.Release{Name: "cometbft", Version: "v0.40.0"}, "cometbft"}, // the go-libp2p transport
 }
 
 func newSetupCmd() *cobra.Command {

@@ -48,6 +48,9 @@ func (c *Compare) Validate() []error {
 	if c.MaxRepeats != 0 && (c.MaxRepeats < c.Repeats || c.MaxRepeats > 100) {
 		errs = append(errs, &manifest.FieldError{Field: "max_repeats", Msg: fmt.Sprintf("%d: want 0 (off) or %d (repeats) to 100", c.MaxRepeats, c.Repeats)})
 	}
+	if c.Equivalence && c.NonInferiority {
+		errs = append(errs, &manifest.FieldError{Field: "equivalence", Msg: "asks \"the same within ±threshold?\"; non_inferiority asks \"worse by more than it?\": set one"})
+	}
 	known := AllMetricKeys()
 	for _, k := range c.FailOn {
 		if !slices.Contains(known, k) {
@@ -231,6 +234,9 @@ func (c *Compare) NewExecutor(m *manifest.Manifest, env Env) (Executor, error) {
 	}
 	cfg := *c
 	x.cfg, x.m, x.names, x.rule = &cfg, m, names, KindRuleText(c.Threshold, nm)
+	if c.Equivalence {
+		x.rule = EquivalenceRuleText(c.Threshold, nm)
+	}
 	return x, nil
 }
 
@@ -351,10 +357,16 @@ func (x *compareExec) result() Result {
 func CompareResult(root string, idx *CompareIndex) Result {
 	res := Result{Kind: "compare", Dir: root, Complete: idx.Complete}
 	switch {
+	case idx.ExitCode == judge.ExitRegression && idx.Config.Equivalence:
+		res.Verdict, res.Why = Fail, "not equivalent: "+strings.Join(idx.Regressions, ", ")
 	case idx.ExitCode == judge.ExitRegression:
 		res.Verdict, res.Why = Fail, "regression in "+strings.Join(idx.Regressions, ", ")
 	case TestbedReason(idx) != "":
 		res.Verdict, res.Why = Inconclusive, TestbedReason(idx)
+	case idx.ExitCode == judge.ExitInconclusive:
+		res.Verdict, res.Why = Inconclusive, fmt.Sprintf("not shown equivalent within ±%g %%: a judged metric is inconclusive", idx.Config.Threshold)
+	case idx.Complete && idx.Config.Equivalence:
+		res.Verdict, res.Why = Pass, fmt.Sprintf("equivalent within ±%g %%", idx.Config.Threshold)
 	case idx.Complete:
 		res.Verdict, res.Why = Pass, "no regression"
 	}
@@ -457,7 +469,7 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 				j = judgePaired(m, idx.Config, byRepeat[vv.Base], byRepeat[v])
 			}
 			vv.Judgements = append(vv.Judgements, j)
-			if j.Verdict == judge.OutcomeRegression && judge.ExitCode([]judge.Judgement{j}, idx.Config.FailOn) != 0 {
+			if judge.ExitCode([]judge.Judgement{j}, idx.Config.FailOn, idx.Config.Equivalence) == judge.ExitRegression {
 				idx.Regressions = append(idx.Regressions, v+": "+m.Key)
 			}
 		}
@@ -477,7 +489,7 @@ func JudgeCompare(root string, idx *CompareIndex) error {
 			break
 		}
 	}
-	idx.ExitCode = judge.ExitCode(all, idx.Config.FailOn)
+	idx.ExitCode = judge.ExitCode(all, idx.Config.FailOn, idx.Config.Equivalence)
 	return nil
 }
 
@@ -912,6 +924,7 @@ func judgePaired(m judge.Metric, cfg rundir.CompareConfig, base, variant map[int
 	r := judge.DefaultPairedRule()
 	r.Threshold, r.Better, r.Prior = cfg.Threshold/100, m.Better, cfg.Priors[m.Key]
 	r.MinPairs, r.MaxPairs = PairedMinRounds, max(cfg.MaxRepeats, cfg.Repeats, PairedMinRounds)
+	r.Equivalence = cfg.Equivalence
 	var rounds []int
 	for k := range base {
 		if _, ok := variant[k]; ok {

@@ -115,14 +115,18 @@ func TestRunCompare(t *testing.T) {
 		slowTPS, slowLat float64
 		wantExit         int
 		wantRegressed    []string
+		equivalence      bool
 	}{
-		{"regression", 600, 300, 3, []string{"slow: tps", "slow: latency_avg", "slow: latency_p50", "slow: latency_p95", "slow: p2p_bytes_per_tx"}},
-		{"A/A", 1000, 200, 0, nil},
+		{"regression", 600, 300, 3, []string{"slow: tps", "slow: latency_avg", "slow: latency_p50", "slow: latency_p95", "slow: p2p_bytes_per_tx"}, false},
+		{"A/A", 1000, 200, 0, nil, false},
+		// 40 % faster: not a regression, but not equivalent either.
+		{"better, asked for equivalence", 1400, 120, 3, []string{"slow: tps", "slow: latency_avg"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
 			measure, order := fakeMeasure(t, tc.slowTPS, tc.slowLat)
 			cfg := DefaultCompare()
+			cfg.Equivalence, cfg.Paired = tc.equivalence, tc.equivalence
 			root, idx, err := RunCompare(context.Background(), m, cfg, CompareOptions{Output: out, Measure: measure,
 				Now: func() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }})
 			if err != nil {
@@ -148,7 +152,9 @@ func TestRunCompare(t *testing.T) {
 			}
 			for _, j := range idx.Verdicts[0].Judgements {
 				want := "runs+blocks"
-				if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" || j.Metric == "inclusion" || j.Metric == "p2p_bytes_per_tx" {
+				if tc.equivalence {
+					want = "pairs" // the rounds' pairs
+				} else if j.Metric == "peak_mempool" || j.Metric == "rss_peak" || j.Metric == "cpu_per_tx" || j.Metric == "inclusion" || j.Metric == "p2p_bytes_per_tx" {
 					want = "runs"
 				}
 				if j.Basis != want || j.NBase != 3 {

@@ -101,6 +101,15 @@ func kindName(kind string) string {
 }
 
 // KindRuleText states the verdict rule for nm's runs as the report prints it.
+// EquivalenceRuleText is the rule of a compare that asks "equivalent
+// within ±threshold?" (compare --equivalence).
+func EquivalenceRuleText(threshold float64, nm NodeMetrics) string {
+	return fmt.Sprintf("equivalence within ±%[2]g %%: Δ = (variant − base)/base, 95 %% CI by bootstrap (%[1]s; paired rounds: the ratio's t interval), two one-sided tests at 2.5 %% each. "+
+		"equivalent: the CI within ±%[2]g %%; not equivalent (worse or better): the whole CI beyond -%[2]g %% or +%[2]g %%, which fails the comparison (exit 3); "+
+		"inconclusive: the CI reaches past an end (exit 4 when no metric is not equivalent), or a metric without %[3]ss has fewer than %[4]d runs per side.",
+		nm.Resampling(), threshold, nm.Unit(), MinRuns)
+}
+
 func KindRuleText(threshold float64, nm NodeMetrics) string {
 	return fmt.Sprintf("Δ = (variant − base)/base, 95 %% CI by bootstrap (%s). "+
 		"regression: worse by more than %[2]g %% with the whole CI beyond %[2]g %%; improvement: likewise better; "+

@@ -49,6 +49,12 @@ type PairedRule struct {
 	// judge with and ended inconclusive (CI, 2026-11-28).
 	MinPairs int `json:"min_pairs"`
 	MaxPairs int `json:"max_pairs"`
+	// Equivalence asks "the same within ±T?" (two one-sided tests, each
+	// at (1 - Level)/2): same ("equivalent") only when the whole interval
+	// lies within (1 - T, 1 + T); regression or improvement ("not
+	// equivalent") when it lies wholly beyond one end; else inconclusive.
+	// Without it the rule is non-inferiority: "worse by more than T?".
+	Equivalence bool `json:"equivalence,omitempty"`
 	// Better is the metric's direction (capacity: higher).
 	Better Better `json:"-"`
 	// Prior is this machine's calibrated spread of the metric, pooled
@@ -165,6 +171,12 @@ func (r PairedRule) String() string {
 }
 
 func (r PairedRule) base() string {
+	if r.Equivalence {
+		return fmt.Sprintf("paired runs, each pair's ratio variant/base; the geometric mean ratio with its %g %% Student t interval over the pairs (log scale), "+
+			"two one-sided tests at %g %% each: equivalent when the interval lies within (%s, %s), not equivalent (worse or better) when it lies wholly beyond one end, "+
+			"else another pair, from %d pairs up to %d, then inconclusive",
+			100*r.Level, 100*(1-r.Level)/2, fmtRatio(1-r.Threshold), fmtRatio(1+r.Threshold), r.MinPairs, r.MaxPairs)
+	}
 	if r.Better == LowerIsBetter {
 		return fmt.Sprintf("paired runs of both builds, alternating order, each pair's ratio candidate/baseline; the geometric mean ratio with its %g %% Student t interval over the pairs (log scale): "+
 			"regression when the interval's lower end is above %s, no regression when its upper end is below %s (improvement below %s), "+
@@ -291,15 +303,32 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 		return v
 	case hi < theta:
 		v.Outcome, v.Decided = OutcomeRegression, true
-		v.Why = fmt.Sprintf("%s: worse by more than %s", iv, pct(r.Threshold))
+		v.Why = fmt.Sprintf("%s: %sworse by more than %s", iv, r.notEquivalent(), pct(r.Threshold))
 		return v
 	case lo > math.Log(1+r.Threshold):
 		v.Outcome, v.Decided = OutcomeImprovement, true
-		v.Why = fmt.Sprintf("%s: better by more than %s", iv, pct(r.Threshold))
+		v.Why = fmt.Sprintf("%s: %sbetter by more than %s", iv, r.notEquivalent(), pct(r.Threshold))
 		return v
-	case lo > theta:
+	case r.Equivalence && lo > theta && hi < math.Log(1+r.Threshold):
+		v.Outcome, v.Decided = OutcomeSame, true
+		v.Why = fmt.Sprintf("%s: equivalent within ±%s", iv, pct(r.Threshold))
+		return v
+	case !r.Equivalence && lo > theta:
 		v.Outcome, v.Decided = OutcomeSame, true
 		v.Why = fmt.Sprintf("%s: not worse by more than %s", iv, pct(r.Threshold))
+		return v
+	}
+	if r.Equivalence {
+		// Undecided: the interval reaches past 1 - T or 1 + T. Pairs that
+		// would shrink it inside the nearer end, or wholly past it.
+		dist := min(math.Abs(mean-theta), math.Abs(mean-math.Log(1+r.Threshold)))
+		v.PairsNeeded = pairsNeededBetween(sd, r.Prior, dist, r.Level, len(d), pairsDF-n+1)
+		need := "no number of pairs would: the ratio sits on an end of the margin"
+		if v.PairsNeeded > 0 {
+			need = fmt.Sprintf("~%d pairs would decide at this spread", v.PairsNeeded)
+		}
+		v.Why = fmt.Sprintf("%s reaches past ±%s: %s", iv, pct(r.Threshold), need)
+		v.Decided = r.spent(len(d), len(pairs))
 		return v
 	}
 	// Undecided: the interval straddles 1 - T. Pairs that would shrink
@@ -315,6 +344,14 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 	v.Why = fmt.Sprintf("%s straddles %s: %s", iv, fmtRatio(r.worseBound()), need)
 	v.Decided = r.spent(len(d), len(pairs))
 	return v
+}
+
+// notEquivalent prefixes a decided difference in equivalence mode.
+func (r PairedRule) notEquivalent() string {
+	if r.Equivalence {
+		return "not equivalent: "
+	}
+	return ""
 }
 
 // spent: no pair is left to run, MaxPairs counted or as many excluded

@@ -218,3 +218,62 @@ func TestPairedBetweenSaysWhy(t *testing.T) {
 		t.Errorf("%s decided=%v needed=%d: %s", v.Outcome, v.Decided, v.PairsNeeded, v.Why)
 	}
 }
+
+// TestPairedEquivalence: asked "the same within ±T?", a ratio whose whole
+// interval lies inside (1 - T, 1 + T) is equivalent; wholly beyond one end
+// not equivalent (either way); an interval that reaches past an end is
+// inconclusive, where non-inferiority would have said "same".
+func TestPairedEquivalence(t *testing.T) {
+	eq := DefaultPairedRule()
+	eq.Equivalence = true
+	ni := DefaultPairedRule()
+	for _, c := range []struct {
+		name     string
+		pairs    []Pair
+		eq, ni   Outcome
+		whyEq    string
+		eqNeeded bool
+	}{
+		{"A/A", pairsOf(500, 1.01, 0.99, 1.0, 1.02, 0.98), OutcomeSame, OutcomeSame, "equivalent within ±10 %", false},
+		{"25 % better", pairsOf(500, 1.24, 1.26, 1.25, 1.23), OutcomeImprovement, OutcomeImprovement, "not equivalent: better by more than 10 %", false},
+		{"25 % worse", pairsOf(500, 0.74, 0.76, 0.75, 0.77), OutcomeRegression, OutcomeRegression, "not equivalent: worse by more than 10 %", false},
+		// +8 % with spread: not worse (non-inferiority), but the interval
+		// reaches past +10 %: equivalence cannot be claimed yet.
+		{"8 % better, noisy", pairsOf(500, 1.02, 1.14, 1.08, 1.06, 1.10), OutcomeInconclusive, OutcomeSame, "reaches past ±10 %", true},
+	} {
+		v := eq.Decide(c.pairs)
+		if v.Outcome != c.eq || !strings.Contains(v.Why, c.whyEq) {
+			t.Errorf("%s: equivalence %s (%s), want %s with %q", c.name, v.Outcome, v.Why, c.eq, c.whyEq)
+		}
+		if c.eqNeeded && v.PairsNeeded <= 0 {
+			t.Errorf("%s: inconclusive without the pairs that would decide: %s", c.name, v.Why)
+		}
+		if w := ni.Decide(c.pairs); w.Outcome != c.ni {
+			t.Errorf("%s: non-inferiority %s (%s), want %s", c.name, w.Outcome, w.Why, c.ni)
+		}
+	}
+	if !strings.Contains(eq.String(), "two one-sided tests") {
+		t.Errorf("the rule does not say it is an equivalence test: %s", eq)
+	}
+}
+
+// TestExitCodeEquivalence: asked for equivalence, a difference either way
+// fails and an undecided metric is inconclusive; --fail-on still filters.
+func TestExitCodeEquivalence(t *testing.T) {
+	js := []Judgement{{Metric: "tps", Verdict: OutcomeSame}, {Metric: "latency_avg", Verdict: OutcomeImprovement}, {Metric: "latency_p95", Verdict: OutcomeInconclusive}}
+	for _, c := range []struct {
+		failOn      []string
+		equivalence bool
+		want        int
+	}{
+		{nil, false, 0},
+		{nil, true, ExitRegression},
+		{[]string{"tps", "latency_p95"}, true, ExitInconclusive},
+		{[]string{"tps"}, true, 0},
+		{[]string{"tps", "latency_p95"}, false, 0},
+	} {
+		if got := ExitCode(js, c.failOn, c.equivalence); got != c.want {
+			t.Errorf("fail-on %v, equivalence %v: exit %d, want %d", c.failOn, c.equivalence, got, c.want)
+		}
+	}
+}

@@ -205,12 +205,21 @@ func round6(x float64) float64 {
 const ExitRegression = 3
 
 // ExitCode is ExitRegression when any judgement of a metric in failOn
-// (every metric when failOn is empty) is a regression, else 0.
-func ExitCode(js []Judgement, failOn []string) int {
+// (every metric when failOn is empty) is a regression, else 0. Asked for
+// equivalence, a difference either way fails (ExitRegression: not
+// equivalent) and an undecided metric leaves it ExitInconclusive.
+func ExitCode(js []Judgement, failOn []string, equivalence bool) int {
+	code := 0
 	for _, j := range js {
-		if j.Verdict == OutcomeRegression && (len(failOn) == 0 || slices.Contains(failOn, j.Metric)) {
+		if len(failOn) > 0 && !slices.Contains(failOn, j.Metric) {
+			continue
+		}
+		switch {
+		case j.Verdict == OutcomeRegression, equivalence && j.Verdict == OutcomeImprovement:
 			return ExitRegression
+		case equivalence && j.Verdict == OutcomeInconclusive:
+			code = ExitInconclusive
 		}
 	}
-	return 0
+	return code
 }

@@ -52,7 +52,7 @@ func TestCompareVerdicts(t *testing.T) {
 			if j.Verdict != tc.want {
 				t.Fatalf("verdict %s (delta %.2f%% [%v, %v], %s), want %s", j.Verdict, j.DeltaPct, deref(j.CILo), deref(j.CIHi), j.Reason, tc.want)
 			}
-			if got := ExitCode([]Judgement{j}, nil); got != tc.wantExit {
+			if got := ExitCode([]Judgement{j}, nil, false); got != tc.wantExit {
 				t.Errorf("exit %d, want %d", got, tc.wantExit)
 			}
 			if tc.wantNeeded && j.RepeatsNeeded == 0 {
@@ -107,10 +107,10 @@ func TestThreshold(t *testing.T) {
 
 func TestExitCodeFailOn(t *testing.T) {
 	js := []Judgement{{Metric: "tps", Verdict: OutcomeSame}, {Metric: "rss_peak", Verdict: OutcomeRegression}}
-	if ExitCode(js, nil) != ExitRegression {
+	if ExitCode(js, nil, false) != ExitRegression {
 		t.Error("every metric: want 3")
 	}
-	if ExitCode(js, []string{"tps", "latency_p95"}) != 0 {
+	if ExitCode(js, []string{"tps", "latency_p95"}, false) != 0 {
 		t.Error("rss_peak not in --fail-on: want 0")
 	}
 }

@@ -57,6 +57,7 @@ func (m *Manifest) applyDefaults() {
 		}
 		setStr(&g.Release, DefaultRelease)
 		setStr(&g.App, DefaultApp)
+		setStr(&g.Transport, TransportComet)
 		if g.Zone == "" && len(g.Zones) == 0 {
 			g.Zone = DefaultZone
 		}

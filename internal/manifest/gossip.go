@@ -163,7 +163,7 @@ func (m *Manifest) applyGossipDefaults() {
 }
 
 // gossipKeysNotFor are keys of a group that a gossipsub host has no use for.
-var gossipKeysNotFor = []string{"release", "app", "config", "role"}
+var gossipKeysNotFor = []string{"release", "app", "config", "role", "transport"}
 
 // validateKinds checks the kind of every group and the tables that belong
 // to one kind only. It returns whether the testnet is a gossipsub one.
@@ -185,7 +185,7 @@ func (m *Manifest) validateKinds(add func(string, string, ...any)) (gossip bool)
 		if g.Kind == KindGossipsub {
 			for _, k := range gossipKeysNotFor {
 				if m.pos.has(f + "." + k) {
-					add(f+"."+k, "does not apply to kind = \"gossipsub\" (our own host: no release, app, config overrides or roles)")
+					add(f+"."+k, "does not apply to kind = \"gossipsub\" (our own host: no release, app, config overrides, roles or transport: it always runs go-libp2p)")
 				}
 			}
 		}

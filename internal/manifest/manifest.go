@@ -145,6 +145,10 @@ type Group struct {
 	// each sender's txs in PrepareProposal (an app-side nonce queue);
 	// false rejects them in CheckTx, like a Cosmos SDK ante handler.
 	AppMempool bool `toml:"app_mempool" json:"app_mempool"`
+	// Transport is the nodes' p2p stack: "comet" (CometBFT's own, the
+	// default when empty) or "libp2p" (go-libp2p over QUIC, cometbft
+	// v0.40.0 and later; transport.go).
+	Transport string `toml:"transport" json:"transport,omitempty"`
 	// StartDelay starts the group this long after the others were started.
 	StartDelay Duration `toml:"start_delay" json:"start_delay"`
 	// Config overrides the node's config.toml by dotted key

@@ -163,7 +163,8 @@ func (m *Manifest) Validate() Errors {
 	}
 	if !gossip {
 		errs = append(errs, m.validateLoad(validators)...)
-		m.validateAccounts(add) // accounts.go
+		m.validateAccounts(add)  // accounts.go
+		m.validateTransport(add) // transport.go
 	}
 	errs = append(errs, m.validateGenesis()...)
 	errs = append(errs, m.validateVariants(errs)...) // variants.go

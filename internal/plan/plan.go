@@ -81,8 +81,11 @@ type Node struct {
 	Ref string `json:"ref,omitempty"`
 	App string `json:"app"`
 	// AppMempool: the accounts app holds future sequences (app_mempool).
-	AppMempool bool       `json:"app_mempool,omitempty"`
-	Addr       netip.Addr `json:"addr"`
+	AppMempool bool `json:"app_mempool,omitempty"`
+	// Transport is "libp2p" for a go-libp2p node; empty is CometBFT's own
+	// p2p (manifest.TransportComet).
+	Transport string     `json:"transport,omitempty"`
+	Addr      netip.Addr `json:"addr"`
 	// Host is the name peers dial instead of Addr, for runners that cannot
 	// give a node a fixed address (a swarm service's DNS name); set from
 	// the runner's report, empty otherwise.
@@ -202,8 +205,11 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 	addr := gw
 	for _, gname := range m.GroupNames() {
 		g := m.Node[gname]
-		rel, app, ref := GossipRelease, "", ""
+		rel, app, ref, transport := GossipRelease, "", "", ""
 		if t.Kind != manifest.KindGossipsub {
+			if manifest.TransportOf(g) == manifest.TransportLibp2p {
+				transport = manifest.TransportLibp2p
+			}
 			var err error
 			if rel, err = m.ReleaseOf(g.Release); err != nil {
 				return nil, fmt.Errorf("resolve node.%s.release: %w", gname, err)
@@ -235,7 +241,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 			}
 			t.Nodes = append(t.Nodes, &Node{
 				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
-				Zone: zone, Release: rel, Ref: ref, App: app, AppMempool: g.AppMempool, Addr: addr,
+				Zone: zone, Release: rel, Ref: ref, App: app, AppMempool: g.AppMempool, Transport: transport, Addr: addr,
 				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
 				StartDelay: g.StartDelay.Duration, Config: g.Config,
 				MetricsNamespace: metricsNamespace(rel, g.Config),

@@ -86,10 +86,33 @@ func CompareVerdictText(idx *rundir.CompareIndex) string {
 }
 
 func compareOutcome(idx *rundir.CompareIndex) string {
-	if len(idx.Regressions) > 0 {
+	switch {
+	case idx.Config.Equivalence && len(idx.Regressions) > 0:
+		return fmt.Sprintf("NOT EQUIVALENT within ±%g %% (exit %d): %s", idx.Config.Threshold, idx.ExitCode, strings.Join(idx.Regressions, ", "))
+	case len(idx.Regressions) > 0:
 		return fmt.Sprintf("REGRESSION (exit %d): %s", idx.ExitCode, strings.Join(idx.Regressions, ", "))
+	case idx.Config.Equivalence && idx.ExitCode != 0:
+		return fmt.Sprintf("not shown equivalent within ±%g %%: inconclusive (exit %d)", idx.Config.Threshold, idx.ExitCode)
+	case idx.Config.Equivalence:
+		return fmt.Sprintf("equivalent within ±%g %% (exit 0)", idx.Config.Threshold)
 	}
 	return "no regression (exit 0)"
+}
+
+// verdictWord is a judgement as the verdict table prints it; asked for
+// equivalence, same is "equivalent" and a difference "not equivalent".
+func verdictWord(o judge.Outcome, equivalence bool) string {
+	switch {
+	case o == judge.OutcomeRegression && equivalence:
+		return "**NOT EQUIVALENT** (worse)"
+	case o == judge.OutcomeImprovement && equivalence:
+		return "**NOT EQUIVALENT** (better)"
+	case o == judge.OutcomeSame && equivalence:
+		return "equivalent"
+	case o == judge.OutcomeRegression:
+		return "**REGRESSION**"
+	}
+	return string(o)
 }
 
 func verdictTable(idx *rundir.CompareIndex) table {
@@ -101,10 +124,7 @@ func verdictTable(idx *rundir.CompareIndex) table {
 			if j.CILo != nil && j.CIHi != nil {
 				ci = "[" + cmpPct(*j.CILo) + ", " + cmpPct(*j.CIHi) + "]"
 			}
-			verdict := string(j.Verdict)
-			if j.Verdict == judge.OutcomeRegression {
-				verdict = "**REGRESSION**"
-			}
+			verdict := verdictWord(j.Verdict, idx.Config.Equivalence)
 			why := j.Reason
 			if j.RepeatsNeeded > 0 && j.Basis != "runs" && !strings.HasPrefix(j.Basis, "runs+") {
 				why += fmt.Sprintf("; ~%d %s per side would decide: longer runs, or repeats", j.RepeatsNeeded, j.Basis)

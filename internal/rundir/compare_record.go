@@ -99,6 +99,12 @@ type CompareConfig struct {
 	// interval wholly below +T (worse-positive) is "same" however far it
 	// reaches on the better side (the QA's question; judge.RegressionRule).
 	NonInferiority bool `toml:"non_inferiority" json:"non_inferiority,omitempty"`
+	// Equivalence asks "the same within ±threshold?" rather than
+	// "regressed?": a metric is equivalent when its whole interval lies
+	// within ±T, not equivalent (worse or better) when it lies wholly
+	// beyond one end, and either way not equivalent fails the comparison
+	// (exit 3), an undecided one leaves it inconclusive (exit 4).
+	Equivalence bool `toml:"equivalence" json:"equivalence,omitempty"`
 	// Paired judges each metric over the rounds' pairs (the two variants'
 	// runs of one round, ratio variant/base, judge.PairedRule) instead of
 	// the bootstrap: for two variants run in balanced rounds (the QA).

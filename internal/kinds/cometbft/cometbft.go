@@ -16,10 +16,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	p2pcrypto "github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -49,10 +54,40 @@ func AppDataDir(home string) string { return filepath.Join(home, "data", "app") 
 // 20 bytes of SHA-256 of its ed25519 public key, as `cometbft show-node-id`
 // prints it.
 func NodeID(home string) (string, error) {
+	priv, err := nodeKey(home)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(priv[32:]) // an ed25519 private key is seed ‖ public key
+	return hex.EncodeToString(sum[:20]), nil
+}
+
+// Libp2pID is the go-libp2p peer ID of the node whose home is home, as a
+// v0.40 node derives it from the same node key (lp2p.IDFromPrivateKey:
+// the key as a libp2p ed25519 key, its identity-hashed public key,
+// "12D3KooW…").
+func Libp2pID(home string) (string, error) {
+	priv, err := nodeKey(home)
+	if err != nil {
+		return "", err
+	}
+	sk, err := p2pcrypto.UnmarshalEd25519PrivateKey(priv)
+	if err != nil {
+		return "", fmt.Errorf("node key as a libp2p key: %w", err)
+	}
+	id, err := peer.IDFromPrivateKey(sk)
+	if err != nil {
+		return "", fmt.Errorf("libp2p peer ID: %w", err)
+	}
+	return id.String(), nil
+}
+
+// nodeKey is the 64-byte ed25519 private key of home's node_key.json.
+func nodeKey(home string) ([]byte, error) {
 	path := filepath.Join(home, "config", "node_key.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("read node key: %w", err)
+		return nil, fmt.Errorf("read node key: %w", err)
 	}
 	var nk struct {
 		PrivKey struct {
@@ -61,17 +96,16 @@ func NodeID(home string) (string, error) {
 		} `json:"priv_key"`
 	}
 	if err := json.Unmarshal(data, &nk); err != nil {
-		return "", fmt.Errorf("decode %s: %w", path, err)
+		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
 	if !strings.Contains(nk.PrivKey.Type, "Ed25519") {
-		return "", fmt.Errorf("%s: key type %q, want an ed25519 key", path, nk.PrivKey.Type)
+		return nil, fmt.Errorf("%s: key type %q, want an ed25519 key", path, nk.PrivKey.Type)
 	}
 	priv, err := base64.StdEncoding.DecodeString(nk.PrivKey.Value)
 	if err != nil || len(priv) != 64 {
-		return "", fmt.Errorf("%s: not a 64-byte base64 ed25519 private key", path)
+		return nil, fmt.Errorf("%s: not a 64-byte base64 ed25519 private key", path)
 	}
-	sum := sha256.Sum256(priv[32:]) // an ed25519 private key is seed ‖ public key
-	return hex.EncodeToString(sum[:20]), nil
+	return priv, nil
 }
 
 // GenerateHomes creates homesDir/<node>/ for every node of p. Keys and the
@@ -139,7 +173,13 @@ func GenerateHomes(ctx context.Context, p *plan.Testnet, bins map[plan.Release]s
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
 		}
-		if ids[n.Name], err = NodeID(home); err != nil {
+		// The ID peers dial: the node's own transport's (one per testnet,
+		// manifest.validateTransport).
+		id := NodeID
+		if n.Transport == manifest.TransportLibp2p {
+			id = Libp2pID
+		}
+		if ids[n.Name], err = id(home); err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
 	}
@@ -211,10 +251,24 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 		{"p2p.persistent_peers", peers},
 		{"p2p.seeds", seeds},
 	}
-	switch p.Topology {
-	case "seeds":
+	switch {
+	case n.Transport == manifest.TransportLibp2p:
+		// go-libp2p dials bootstrap_peers (ids are libp2p peer IDs) over
+		// QUIC on the p2p port; PEX is off, as node.go would turn it.
+		boot, err := bootstrapPeers(p, append(slices.Clone(n.PersistentPeers), n.Seeds...), ids)
+		if err != nil {
+			return nil, fmt.Errorf("bootstrap peers: %w", err)
+		}
+		// Later settings win: the comet-p2p peer lists are emptied.
+		set = append(set,
+			Setting{"p2p.persistent_peers", ""},
+			Setting{"p2p.seeds", ""},
+			Setting{"p2p.pex", false},
+			Setting{"p2p.libp2p.enabled", true},
+			Setting{"p2p.libp2p.bootstrap_peers", boot})
+	case p.Topology == "seeds":
 		set = append(set, Setting{"p2p.pex", true})
-	case "random":
+	case p.Topology == "random":
 		// The plan's random graph is the topology: PEX would grow it.
 		set = append(set, Setting{"p2p.pex", false})
 	}
@@ -259,6 +313,25 @@ func peerList(p *plan.Testnet, names []string, ids map[string]string) (string, e
 		parts = append(parts, id+"@"+peer.P2PAddr())
 	}
 	return strings.Join(parts, ","), nil
+}
+
+// bootstrapPeers renders node names as [p2p.libp2p] bootstrap_peers: one
+// inline table per peer, its p2p address and libp2p peer ID, persistent
+// (redialled when lost, as persistent_peers are).
+func bootstrapPeers(p *plan.Testnet, names []string, ids map[string]string) ([]any, error) {
+	out := make([]any, 0, len(names))
+	for _, name := range names {
+		peer := p.Node(name)
+		if peer == nil {
+			return nil, fmt.Errorf("no node %q in the testnet", name)
+		}
+		id, ok := ids[name]
+		if !ok {
+			return nil, fmt.Errorf("no peer ID for %s", name)
+		}
+		out = append(out, map[string]any{"host": peer.P2PAddr(), "id": id, "persistent": true})
+	}
+	return out, nil
 }
 
 func configPath(home string) string { return filepath.Join(home, "config", "config.toml") }

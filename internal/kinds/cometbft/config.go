@@ -3,8 +3,10 @@ package cometbft
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,11 +57,21 @@ var renamed = map[string]string{
 	"fast_sync":                                      `Tendermint v0.34's name; CometBFT v0.37 and later always block-sync (see [blocksync])`,
 	"mempool.max_batch_bytes":                        `removed in v1.0`,
 	"consensus.peer_gossip_intraloop_sleep_duration": `added in v1.0`,
+	"p2p.libp2p.enabled":                             `the go-libp2p transport came with cometbft v0.40.0 (transport = "libp2p" needs that line)`,
+	"p2p.libp2p.bootstrap_peers":                     `the go-libp2p transport came with cometbft v0.40.0 (transport = "libp2p" needs that line)`,
 }
+
+// insertable are keys a release's own config.toml lacks although the
+// release reads them: PatchConfig inserts them under their section's
+// header. v0.40.0's template trims the newline before bootstrap_peers
+// ("{{- $bps := … -}}"), so `init` writes it inside the comment line above
+// ("# format: { host, id, … }bootstrap_peers = []").
+var insertable = map[string]bool{"p2p.libp2p.bootstrap_peers": true}
 
 var (
 	sectionRe = regexp.MustCompile(`^\s*\[([A-Za-z0-9_.-]+)\]\s*(#.*)?$`)
 	keyRe     = regexp.MustCompile(`^(\s*)([A-Za-z0-9_-]+)\s*=`)
+	bareKeyRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
 
 // PatchConfig sets each setting, in order, in a config.toml as the release
@@ -71,11 +83,13 @@ func PatchConfig(config []byte, set []Setting, release string) ([]byte, error) {
 	// index: "section.key" -> line number; sections seen.
 	index := map[string]int{}
 	sections := map[string]bool{"": true}
+	headers := map[string]int{"": -1} // section -> its header's line
 	section := ""
 	for i, l := range lines {
 		if m := sectionRe.FindStringSubmatch(l); m != nil {
 			section = m[1]
 			sections[section] = true
+			headers[section] = i
 			continue
 		}
 		if m := keyRe.FindStringSubmatch(l); m != nil {
@@ -88,6 +102,24 @@ func PatchConfig(config []byte, set []Setting, release string) ([]byte, error) {
 			return nil, fmt.Errorf("config key %q: %w", s.Key, err)
 		}
 		i, ok := index[s.Key]
+		if sec, key := split(s.Key); !ok && insertable[s.Key] && sections[sec] {
+			// Inserted under its section's header: the release's file
+			// lacks the key, not the section.
+			at := headers[sec] + 1
+			lines = slices.Insert(lines, at, key+" = "+val+"\n")
+			for k, j := range index {
+				if j >= at {
+					index[k] = j + 1
+				}
+			}
+			for k, j := range headers {
+				if j >= at {
+					headers[k] = j + 1
+				}
+			}
+			index[s.Key] = at
+			continue
+		}
 		if !ok {
 			e := &UnknownKeyError{Key: s.Key, Hint: renamed[s.Key]}
 			if sec, _ := split(s.Key); !sections[sec] && e.Hint == "" {
@@ -179,6 +211,21 @@ func tomlValue(v any) (string, error) {
 			parts[i] = s
 		}
 		return "[" + strings.Join(parts, ", ") + "]", nil
+	case map[string]any:
+		// An inline table, keys sorted (v0.40's bootstrap_peers entries).
+		keys := slices.Sorted(maps.Keys(v))
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			if !bareKeyRe.MatchString(k) {
+				return "", fmt.Errorf("table key %q is not a bare TOML key", k)
+			}
+			s, err := tomlValue(v[k])
+			if err != nil {
+				return "", err
+			}
+			parts[i] = k + " = " + s
+		}
+		return "{ " + strings.Join(parts, ", ") + " }", nil
 	default:
 		return "", fmt.Errorf("cannot write a %T (%v) to config.toml", v, v)
 	}

@@ -133,8 +133,13 @@ func (r *run) parameters() []page.Block {
 	} else {
 		t := page.Table{Head: []string{"node", "role", "zone", "release", "app", "address", "persistent peers", "seeds"}}
 		for _, n := range r.plan.Nodes {
+			peers := strings.Join(n.PersistentPeers, " ")
+			if n.Transport != "" {
+				// go-libp2p dials them as bootstrap_peers.
+				peers = n.Transport + " bootstrap: " + peers
+			}
 			t.Rows = append(t.Rows, []string{n.Name, n.Role, n.Zone, n.Release.String(), n.App, n.Addr.String(),
-				strings.Join(n.PersistentPeers, " "), strings.Join(n.Seeds, " ")})
+				peers, strings.Join(n.Seeds, " ")})
 		}
 		bs = append(bs, t)
 	}
