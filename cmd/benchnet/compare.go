@@ -58,7 +58,7 @@ DIR/<time>-<name>-compare/runs/; the first variant (or [variants] base) is the
 base. With directories, each argument is one variant: a finished run
 directory, or several joined by commas (repeats of one variant; a name may
 lead: name=DIR1,DIR2). Their manifests must differ only in releases, node
-config, app and genesis unless --force (which also lets a testnet past the
+config, app, transport and genesis unless --force (which also lets a testnet past the
 capacity estimate start); a different machine is a warning. For gossipsub
 runs the keys a variant changes are [network] topology, m, degree, peers and
 link conditions, [gossipsub] and [publish] rate, and --rate, --duration,

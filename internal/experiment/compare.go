@@ -622,7 +622,7 @@ type DirVariant struct {
 
 // CompareDirs judges finished run directories: the first variant is the
 // base. Their manifests must differ only in the keys a variant exists to
-// change (releases, node config, app, genesis) unless force; a machine that
+// change (releases, node config, app, transport, genesis) unless force; a machine that
 // differs is a warning. The index is written into a new compare directory
 // under output.
 func CompareDirs(vars []DirVariant, cfg *Compare, output string, force bool, now time.Time) (string, *CompareIndex, error) {

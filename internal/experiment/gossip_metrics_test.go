@@ -152,3 +152,24 @@ func TestGossipVariantKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestChainVariantKeys: two CometBFT runs compare across releases, node
+// config, app, transport and genesis, not across testbeds.
+func TestChainVariantKeys(t *testing.T) {
+	nm, err := NodeMetricsFor(manifest.KindCometBFT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"node.validator.release", true}, {"node.validator.config.log_level", true}, {"node.full.app", true},
+		{"node.validator.transport", true}, {"genesis.consensus_params", true},
+		{"node.validator.count", false}, {"network.subnet", false}, {"network.zones", false}, {"load.rate", false},
+	} {
+		if got := nm.VariantKey(c.path); got != c.want {
+			t.Errorf("VariantKey(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func (chainMetrics) Metrics() []judge.Metric                      { return metri
 func (chainMetrics) ReadFigures(dir string) (*figures.Run, error) { return ReadFigures(dir) }
 func (chainMetrics) Unit() string                                 { return "block" }
 func (chainMetrics) VariantKey(path string) bool                  { return chainVariantKey(path) }
-func (chainMetrics) VariantKeys() string                          { return "releases, node config, app, genesis" }
+func (chainMetrics) VariantKeys() string                          { return "releases, node config, app, transport, genesis" }
 func (chainMetrics) Resampling() string {
 	return "two-stage: runs, then blocks within each run (accounts for the accounts workload's inclusion); run values alone for peak mempool, RSS, CPU and other inclusion"
 }
@@ -259,7 +259,7 @@ func chainVariantKey(path string) bool {
 	case parts[0] == "name" || parts[0] == "genesis" || parts[0] == "variants":
 		return true
 	case parts[0] == "node" && len(parts) >= 3:
-		return parts[2] == "release" || parts[2] == "config" || parts[2] == "app"
+		return parts[2] == "release" || parts[2] == "config" || parts[2] == "app" || parts[2] == "transport"
 	}
 	return false
 }
