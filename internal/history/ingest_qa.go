@@ -72,6 +72,11 @@ func qaStep(name string) string {
 	return name
 }
 
+// PairRate is the value key of a QA pair's overload rate (tx/s per
+// connection): the pairs of one QA may run at raised rates, and two QAs at
+// different ones.
+const PairRate = "pair_rate"
+
 // pairs records the saturation step's paired runs: per build, pair i is
 // repeat i, with the run's judged values and the busy-span throughput the
 // paired rule decided on (busy_tps). A side excluded from the decision
@@ -106,6 +111,11 @@ func (b *Batch) pairs(ctx context.Context, root string, x *rundir.QAIndex, sc sc
 			}
 			ri.run.Repeat = i + 1
 			ri.run.Values["busy_tps"] = tps
+			if p.Rate > 0 {
+				// The overload the pair ran at: a capacity under overload
+				// is compared across sessions at one rate (the drift check).
+				ri.run.Values[PairRate] = p.Rate
+			}
 			if excluded != "" {
 				ri.run.Excluded = excluded
 			}

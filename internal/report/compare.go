@@ -126,11 +126,15 @@ func verdictTable(idx *rundir.CompareIndex) table {
 			}
 			verdict := verdictWord(j.Verdict, idx.Config.Equivalence)
 			why := j.Reason
-			if j.RepeatsNeeded > 0 && j.Basis != "runs" && !strings.HasPrefix(j.Basis, "runs+") {
+			switch {
+			case j.Basis == "pairs":
+				// The paired rule's reason already says the pairs that
+				// would decide.
+			case j.RepeatsNeeded > 0 && j.Basis != "runs" && !strings.HasPrefix(j.Basis, "runs+"):
 				why += fmt.Sprintf("; ~%d %s per side would decide: longer runs, or repeats", j.RepeatsNeeded, j.Basis)
-			} else if j.RepeatsNeeded > 0 {
+			case j.RepeatsNeeded > 0:
 				why += fmt.Sprintf("; ~%d repeats per side would decide", j.RepeatsNeeded)
-			} else if j.RepeatsNeeded < 0 {
+			case j.RepeatsNeeded < 0:
 				why += "; the delta sits on the threshold: more repeats cannot decide"
 			}
 			t.Rows = append(t.Rows, []string{vv.Variant, m.Name + " (" + m.Unit + ")", CmpNum(j.Base), CmpNum(j.Variant),

@@ -212,6 +212,57 @@ func TestViewDrift(t *testing.T) {
 	}
 }
 
+// TestViewDriftRates: a control whose sessions' pairs ran at different
+// overload rates is not judged for drift (a capacity under overload
+// depends on the overload) and refuses nothing; where two sessions share a
+// rate, only their pairs at it are compared.
+func TestViewDriftRates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	s1, s2 := "/runs/20261120-100000-s1-qa", "/runs/20261201-100000-s2-qa"
+	at := func(n int, f, rate float64) map[string][]float64 {
+		rs := make([]float64, n)
+		for i := range rs {
+			rs[i] = rate
+		}
+		return map[string][]float64{"busy_tps": noise(rng, n, 1300*f, 0.05), history.PairRate: rs}
+	}
+	merge := func(a, b map[string][]float64) map[string][]float64 {
+		for k, v := range b {
+			a[k] = append(a[k], v...)
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		name        string
+		second      map[string][]float64
+		wantDrift   string
+		wantRefused bool
+	}{
+		{"different rates", at(6, 1.12, 1993), "drift not checked: its sessions' counted pairs ran at different overload rates (1440, 1993 tx/s per connection)", false},
+		// The second session raised some pairs: its 1440 ones are compared.
+		{"a shared rate", merge(at(6, 1, 1440), at(6, 1.3, 1993)), "no drift", false},
+		{"a shared rate, drifted", merge(at(6, 0.8, 1440), at(6, 1, 1993)), "machine drifted by -", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, recs := store(t,
+				rec(s1, "baseline", "cometbft@v0.38.17", "2026-11-20T10:00:00Z", at(5, 0.6, 1440)),
+				rec(s1, "candidate", "cometbft@v1.0.1", "2026-11-20T10:00:00Z", at(6, 1, 1440)),
+				rec(s2, "candidate", "cometbft@v1.0.1", "2026-12-01T10:00:00Z", tc.second))
+			v, err := Build(context.Background(), s, recs, Options{Metrics: []string{"busy_tps"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := metricOf(t, v, 0, "busy_tps")
+			if len(m.Drift) != 1 || !strings.Contains(m.Drift[0], tc.wantDrift) {
+				t.Fatalf("drift %q, want %q", m.Drift, tc.wantDrift)
+			}
+			if (m.Refused != "") != tc.wantRefused {
+				t.Errorf("refused %q, want refused %v", m.Refused, tc.wantRefused)
+			}
+		})
+	}
+}
+
 // TestSelect: one series is chosen without flags; several are refused
 // naming the flag that tells them apart and the choices, a scenario of
 // two machines above all (never merged); a prefix of a key selects.
