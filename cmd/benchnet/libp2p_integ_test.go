@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"os"
 	"os/exec"
@@ -27,20 +26,7 @@ import (
 func TestLibp2pTransport(t *testing.T) {
 	testenv.NeedRoot(t)
 	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v0.40.0"}, "cometbft")
-	data, err := os.ReadFile("../../examples/libp2p.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for old, new := range map[string]string{`"10.213.40.0/24"`: `"10.213.41.0/24"`, `duration = "60s"`: `duration = "10s"`} {
-		if !bytes.Contains(data, []byte(old)) {
-			t.Fatalf("libp2p.toml has no %s any more: update the test", old)
-		}
-		data = bytes.Replace(data, []byte(old), []byte(new), 1)
-	}
-	m := filepath.Join(t.TempDir(), "libp2p.toml")
-	if err := os.WriteFile(m, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	m := exampleVariant(t, "libp2p.toml", map[string]string{`"10.213.40.0/24"`: `"10.213.41.0/24"`, `duration = "60s"`: `duration = "10s"`})
 	out := testenv.OutputDir(t)
 	if b, err := exec.Command(benchnetBinary(t), "run", m, "--output", out).CombinedOutput(); err != nil {
 		t.Fatalf("benchnet run: %v\n%s", err, b)

@@ -27,17 +27,25 @@ import (
 // takes a minute of load.
 func quickstartVariant(t *testing.T, subnet, duration string) string {
 	t.Helper()
-	data, err := os.ReadFile("../../examples/quickstart.toml")
+	return exampleVariant(t, "quickstart.toml", map[string]string{`"10.213.0.0/24"`: `"` + subnet + `"`, `duration = "60s"`: `duration = "` + duration + `"`})
+}
+
+// exampleVariant writes examples/name with each old text replaced by its
+// new one (each must be there: the test says when the example changed)
+// into a temporary file and returns its path.
+func exampleVariant(t *testing.T, name string, replace map[string]string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../examples/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for old, new := range map[string]string{`"10.213.0.0/24"`: `"` + subnet + `"`, `duration = "60s"`: `duration = "` + duration + `"`} {
+	for old, new := range replace {
 		if !bytes.Contains(data, []byte(old)) {
-			t.Fatalf("quickstart.toml has no %s any more: update the test", old)
+			t.Fatalf("%s has no %s any more: update the test", name, old)
 		}
 		data = bytes.Replace(data, []byte(old), []byte(new), 1)
 	}
-	p := filepath.Join(t.TempDir(), "quickstart.toml")
+	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -35,10 +34,7 @@ func TestGossipManifestDefaults(t *testing.T) {
 
 func TestGossipManifestErrors(t *testing.T) {
 	const g = "[node.gossip]\ncount = 4\nkind = \"gossipsub\"\n"
-	cases := []struct {
-		name, toml string
-		want       []string
-	}{
+	cases := []errCase{
 		{"unknown kind", "[node.validator]\ncount = 1\nkind = \"libp2p\"\n",
 			[]string{"bad.toml:3: node.validator.kind: \"libp2p\": want one of cometbft, gossipsub"}},
 		{"mixed kinds", "[node.validator]\ncount = 1\n" + g,
@@ -63,17 +59,5 @@ func TestGossipManifestErrors(t *testing.T) {
 		{"seeds topology", "[network]\ntopology = \"seeds\"\n" + g,
 			[]string{"bad.toml:2: network.topology: \"seeds\" needs PEX"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("bad.toml", []byte(c.toml))
-			if err == nil {
-				t.Fatalf("no error for:\n%s", c.toml)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\n does not contain %q", err, w)
-				}
-			}
-		})
-	}
+	checkErrors(t, cases)
 }

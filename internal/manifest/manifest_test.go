@@ -62,11 +62,7 @@ duration = "10s"
 
 // Every bad input names the file, the line and the field.
 func TestParseErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		toml string
-		want []string // substrings, each must appear
-	}{
+	cases := []errCase{
 		{"unknown key", "[node.validator]\ncount = 4\ncolour = \"red\"\n",
 			[]string{"bad.toml:3: node.validator.colour: unknown key"}},
 		{"unknown table", "[node.validator]\ncount = 1\n[netwrk]\nsubnet = \"10.0.0.0/24\"\n",
@@ -198,22 +194,7 @@ func TestParseErrors(t *testing.T) {
 		{"all problems at once", "[node.validator]\ncount = 0\nrelease = \"x\"\n",
 			[]string{"3 problems", "count", "release", "0 validators"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("bad.toml", []byte(c.toml))
-			if err == nil {
-				t.Fatalf("no error for:\n%s", c.toml)
-			}
-			for _, w := range c.want {
-				if strings.HasPrefix(w, "invalid manifest: ") && err.Error() != w {
-					t.Errorf("error %q\n want exactly %q", err, w)
-				}
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\n does not contain %q", err, w)
-				}
-			}
-		})
-	}
+	checkErrors(t, cases)
 }
 
 func TestExamplesParse(t *testing.T) {
