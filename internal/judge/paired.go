@@ -301,34 +301,21 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 		v.Why = fmt.Sprintf("%s: fewer than the %d pairs a decision needs", iv, r.MinPairs)
 		v.PairsNeeded = r.MinPairs
 		return v
+	case r.Equivalence:
+		return r.equivalence(v, iv, mean, lo, hi, func(dist float64) int {
+			return pairsNeededBetween(sd, r.Prior, dist, r.Level, len(d), pairsDF-n+1)
+		}, r.spent(len(d), len(pairs)))
 	case hi < theta:
 		v.Outcome, v.Decided = OutcomeRegression, true
-		v.Why = fmt.Sprintf("%s: %sworse by more than %s", iv, r.notEquivalent(), pct(r.Threshold))
+		v.Why = fmt.Sprintf("%s: worse by more than %s", iv, pct(r.Threshold))
 		return v
 	case lo > math.Log(1+r.Threshold):
 		v.Outcome, v.Decided = OutcomeImprovement, true
-		v.Why = fmt.Sprintf("%s: %sbetter by more than %s", iv, r.notEquivalent(), pct(r.Threshold))
+		v.Why = fmt.Sprintf("%s: better by more than %s", iv, pct(r.Threshold))
 		return v
-	case r.Equivalence && lo > theta && hi < math.Log(1+r.Threshold):
-		v.Outcome, v.Decided = OutcomeSame, true
-		v.Why = fmt.Sprintf("%s: equivalent within ±%s", iv, pct(r.Threshold))
-		return v
-	case !r.Equivalence && lo > theta:
+	case lo > theta:
 		v.Outcome, v.Decided = OutcomeSame, true
 		v.Why = fmt.Sprintf("%s: not worse by more than %s", iv, pct(r.Threshold))
-		return v
-	}
-	if r.Equivalence {
-		// Undecided: the interval reaches past 1 - T or 1 + T. Pairs that
-		// would shrink it inside the nearer end, or wholly past it.
-		dist := min(math.Abs(mean-theta), math.Abs(mean-math.Log(1+r.Threshold)))
-		v.PairsNeeded = pairsNeededBetween(sd, r.Prior, dist, r.Level, len(d), pairsDF-n+1)
-		need := "no number of pairs would: the ratio sits on an end of the margin"
-		if v.PairsNeeded > 0 {
-			need = fmt.Sprintf("~%d pairs would decide at this spread", v.PairsNeeded)
-		}
-		v.Why = fmt.Sprintf("%s reaches past ±%s: %s", iv, pct(r.Threshold), need)
-		v.Decided = r.spent(len(d), len(pairs))
 		return v
 	}
 	// Undecided: the interval straddles 1 - T. Pairs that would shrink
@@ -346,12 +333,42 @@ func (r PairedRule) Decide(pairs []Pair) PairedVerdict {
 	return v
 }
 
-// notEquivalent prefixes a decided difference in equivalence mode.
-func (r PairedRule) notEquivalent() string {
-	if r.Equivalence {
-		return "not equivalent: "
+// equivalence decides "the same within ±T?" on the ratio itself, not on
+// the metric's oriented scale: the margin is (1 - T, 1 + T) of
+// candidate/base whichever way is better (oriented, a lower-is-better
+// metric's margin would be (1/(1+T), 1/(1-T)): an A/A latency interval
+// reaching 1.104 read "equivalent within ±10 %"). mean, lo and hi are on
+// the oriented log scale; need gives the pairs that would bring the
+// interval a distance dist narrower.
+func (r PairedRule) equivalence(v PairedVerdict, iv string, mean, lo, hi float64, need func(dist float64) int, spent bool) PairedVerdict {
+	if r.Better == LowerIsBetter {
+		mean, lo, hi = -mean, -hi, -lo // back to ln(candidate/base)
 	}
-	return ""
+	down, up := math.Log(1-r.Threshold), math.Log(1+r.Threshold)
+	worse := func(below bool) bool { return below == (r.Better != LowerIsBetter) }
+	switch {
+	case hi < down || lo > up:
+		v.Outcome, v.Decided = OutcomeImprovement, true
+		word := "better"
+		if worse(hi < down) {
+			v.Outcome, word = OutcomeRegression, "worse"
+		}
+		v.Why = fmt.Sprintf("%s: not equivalent: %s by more than %s", iv, word, pct(r.Threshold))
+	case lo > down && hi < up:
+		v.Outcome, v.Decided = OutcomeSame, true
+		v.Why = fmt.Sprintf("%s: equivalent within ±%s", iv, pct(r.Threshold))
+	default:
+		// The interval reaches past an end: pairs that would bring it
+		// inside the nearer end, or wholly past it.
+		v.PairsNeeded = need(min(math.Abs(mean-down), math.Abs(mean-up)))
+		why := "no number of pairs would: the ratio sits on an end of the margin"
+		if v.PairsNeeded > 0 {
+			why = fmt.Sprintf("~%d pairs would decide at this spread", v.PairsNeeded)
+		}
+		v.Why = fmt.Sprintf("%s reaches past ±%s: %s", iv, pct(r.Threshold), why)
+		v.Decided = spent
+	}
+	return v
 }
 
 // spent: no pair is left to run, MaxPairs counted or as many excluded

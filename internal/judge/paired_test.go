@@ -252,6 +252,32 @@ func TestPairedEquivalence(t *testing.T) {
 			t.Errorf("%s: non-inferiority %s (%s), want %s", c.name, w.Outcome, w.Why, c.ni)
 		}
 	}
+	// A lower-is-better metric: the margin is on the ratio too, not on
+	// its oriented scale (an A/A latency at [0.949, 1.104] is not
+	// equivalent within ±10 %; oriented, it read so).
+	lat := eq
+	lat.Better = LowerIsBetter
+	for _, c := range []struct {
+		name  string
+		pairs []Pair
+		want  Outcome
+	}{
+		{"latency A/A reaching 1.104", pairsOf(800, 1.15, 0.92, 1.10, 0.95, 1.12, 0.96, 1.08, 0.93), OutcomeInconclusive},
+		{"latency A/A", pairsOf(800, 1.01, 0.99, 1.0, 1.02, 0.98), OutcomeSame},
+		{"latency 25 % higher", pairsOf(800, 1.24, 1.26, 1.25, 1.23), OutcomeRegression},
+		{"latency 25 % lower", pairsOf(800, 0.74, 0.76, 0.75, 0.77), OutcomeImprovement},
+	} {
+		v := lat.Decide(c.pairs)
+		if v.Outcome != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, v.Outcome, v.Why, c.want)
+		}
+		if c.want == OutcomeSame && !(v.Lo > 0.9 && v.Hi < 1.1) {
+			t.Errorf("%s: equivalent with the interval [%g, %g]", c.name, v.Lo, v.Hi)
+		}
+		if c.want == OutcomeInconclusive && v.Hi < 1.1 && v.Lo > 0.9 {
+			t.Errorf("%s: inconclusive with the interval [%g, %g] inside the margin", c.name, v.Lo, v.Hi)
+		}
+	}
 	if !strings.Contains(eq.String(), "two one-sided tests") {
 		t.Errorf("the rule does not say it is an equivalence test: %s", eq)
 	}
