@@ -274,12 +274,16 @@ func (x *compareExec) Run(ctx context.Context) (Result, error) {
 	idx, root := x.idx, x.root
 	var runErr error
 	measured := 0
-	rounds, roundStart := 0, x.env.now()
+	ran, roundStart := 0, x.env.now() // rounds measured by this process
 	var roundTime time.Duration
 	for i := 0; ; i++ {
 		if i == len(idx.Runs) {
 			// Every planned run is done: add a round while a judged metric
-			// is inconclusive (Pinpoint's adaptive repeats).
+			// is inconclusive (Pinpoint's adaptive repeats). The rounds
+			// are all the index holds, a resumed compare's earlier ones
+			// too (counting this process's alone, a resume numbered its
+			// added round 1 again, and past max_repeats).
+			rounds := len(idx.Runs) / len(idx.Variants)
 			more, why := nextRound(root, idx, rounds, roundTime, x.env)
 			idx.StopReason = why
 			if !more {
@@ -326,8 +330,8 @@ func (x *compareExec) Run(ctx context.Context) (Result, error) {
 			return x.result(), err
 		}
 		if (i+1)%len(idx.Variants) == 0 {
-			rounds++
-			roundTime = x.env.now().Sub(roundStart) / time.Duration(rounds)
+			ran++
+			roundTime = x.env.now().Sub(roundStart) / time.Duration(ran)
 		}
 	}
 	if runErr != nil {

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,39 @@ func TestCompareAdaptiveRepeats(t *testing.T) {
 			}
 		})
 	}
+	// A resume of a finished adaptive compare adds no round past the
+	// maximum, and never a second round 1.
+	measure, order := fakeMeasure(t, 900, 200)
 	cfg := DefaultCompare()
+	cfg.FailOn, cfg.MaxRepeats = []string{"tps"}, 5
+	out := t.TempDir()
+	root, idx, err := RunCompare(context.Background(), m, cfg, CompareOptions{Output: out, Measure: measure, Now: func() time.Time { return now }})
+	if err != nil || len(idx.Runs) != 10 {
+		t.Fatalf("first pass: %d runs, %v", len(idx.Runs), err)
+	}
+	rx, err := DefaultCompare().NewExecutor(nil, Env{Lab: &fakeLab{steady: measure}, Output: out, Resume: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rx.Run(context.Background()); err != nil && !strings.Contains(err.Error(), "inconclusive") {
+		t.Fatal(err)
+	}
+	again, err := ReadCompareIndex(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range again.Runs {
+		k := r.Variant + "/" + strconv.Itoa(r.Repeat)
+		if seen[k] {
+			t.Errorf("round %d of %s twice", r.Repeat, r.Variant)
+		}
+		seen[k] = true
+	}
+	if len(again.Runs) != 10 || len(*order) != 10 {
+		t.Errorf("resumed: %d runs in the index, %d measured; want 10 and 10", len(again.Runs), len(*order))
+	}
+	cfg = DefaultCompare()
 	cfg.MaxRepeats = 2
 	if errs := cfg.Validate(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "max_repeats") {
 		t.Errorf("max_repeats below repeats: %v", errs)
