@@ -133,11 +133,17 @@ func (m *Manifest) validateAccounts(add func(field, format string, args ...any))
 
 // olderThan038 is true for v0.x releases before v0.38 (ABCI 1.0 and older).
 func olderThan038(v string) bool {
+	minor, ok := v0Minor(v)
+	return ok && minor < 38
+}
+
+// v0Minor is x of a v0.x.y version (ok false for v1 and later).
+func v0Minor(v string) (int, bool) {
 	minor, ok := strings.CutPrefix(v, "v0.")
 	if !ok {
-		return false
+		return 0, false
 	}
 	minor, _, _ = strings.Cut(minor, ".")
 	n, err := strconv.Atoi(minor)
-	return err == nil && n < 38
+	return n, err == nil
 }

@@ -1,10 +1,5 @@
 package manifest
 
-import (
-	"strconv"
-	"strings"
-)
-
 // The p2p stacks a CometBFT node can run (Group.Transport).
 const (
 	// TransportComet is CometBFT's own p2p (MConnection over TCP): the
@@ -64,14 +59,6 @@ func (m *Manifest) validateTransport(add func(field, format string, args ...any)
 // do not have it. A tree or a binary is checked when its config.toml is
 // patched (the key is there or not).
 func hasLibp2p(flavour, version string) bool {
-	if flavour != "cometbft" {
-		return false
-	}
-	minor, ok := strings.CutPrefix(version, "v0.")
-	if !ok {
-		return false
-	}
-	minor, _, _ = strings.Cut(minor, ".")
-	n, err := strconv.Atoi(minor)
-	return err == nil && n >= 40
+	minor, ok := v0Minor(version)
+	return flavour == "cometbft" && ok && minor >= 40
 }

@@ -301,16 +301,8 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 // peerList renders node names as "id@addr:port,…".
 func peerList(p *plan.Testnet, names []string, ids map[string]string) (string, error) {
 	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		peer := p.Node(name)
-		if peer == nil {
-			return "", fmt.Errorf("no node %q in the testnet", name)
-		}
-		id, ok := ids[name]
-		if !ok {
-			return "", fmt.Errorf("no node ID for %s", name)
-		}
-		parts = append(parts, id+"@"+peer.P2PAddr())
+	if err := eachPeer(p, names, ids, func(id, addr string) { parts = append(parts, id+"@"+addr) }); err != nil {
+		return "", err
 	}
 	return strings.Join(parts, ","), nil
 }
@@ -320,18 +312,28 @@ func peerList(p *plan.Testnet, names []string, ids map[string]string) (string, e
 // (redialled when lost, as persistent_peers are).
 func bootstrapPeers(p *plan.Testnet, names []string, ids map[string]string) ([]any, error) {
 	out := make([]any, 0, len(names))
+	if err := eachPeer(p, names, ids, func(id, addr string) {
+		out = append(out, map[string]any{"host": addr, "id": id, "persistent": true})
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachPeer calls f with the ID and p2p address of every node named.
+func eachPeer(p *plan.Testnet, names []string, ids map[string]string, f func(id, addr string)) error {
 	for _, name := range names {
 		peer := p.Node(name)
 		if peer == nil {
-			return nil, fmt.Errorf("no node %q in the testnet", name)
+			return fmt.Errorf("no node %q in the testnet", name)
 		}
 		id, ok := ids[name]
 		if !ok {
-			return nil, fmt.Errorf("no peer ID for %s", name)
+			return fmt.Errorf("no node ID for %s", name)
 		}
-		out = append(out, map[string]any{"host": peer.P2PAddr(), "id": id, "persistent": true})
+		f(id, peer.P2PAddr())
 	}
-	return out, nil
+	return nil
 }
 
 func configPath(home string) string { return filepath.Join(home, "config", "config.toml") }

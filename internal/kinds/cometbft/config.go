@@ -84,6 +84,8 @@ func PatchConfig(config []byte, set []Setting, release string) ([]byte, error) {
 	index := map[string]int{}
 	sections := map[string]bool{"": true}
 	headers := map[string]int{"": -1} // section -> its header's line
+	under := map[int][]string{}       // header line -> insertable keys written under it
+	added := map[string]string{}      // insertable key -> its line
 	section := ""
 	for i, l := range lines {
 		if m := sectionRe.FindStringSubmatch(l); m != nil {
@@ -103,21 +105,12 @@ func PatchConfig(config []byte, set []Setting, release string) ([]byte, error) {
 		}
 		i, ok := index[s.Key]
 		if sec, key := split(s.Key); !ok && insertable[s.Key] && sections[sec] {
-			// Inserted under its section's header: the release's file
+			// Written under its section's header: the release's file
 			// lacks the key, not the section.
-			at := headers[sec] + 1
-			lines = slices.Insert(lines, at, key+" = "+val+"\n")
-			for k, j := range index {
-				if j >= at {
-					index[k] = j + 1
-				}
+			if _, again := added[s.Key]; !again {
+				under[headers[sec]] = append(under[headers[sec]], s.Key)
 			}
-			for k, j := range headers {
-				if j >= at {
-					headers[k] = j + 1
-				}
-			}
-			index[s.Key] = at
+			added[s.Key] = key + " = " + val + "\n"
 			continue
 		}
 		if !ok {
@@ -136,8 +129,18 @@ func PatchConfig(config []byte, set []Setting, release string) ([]byte, error) {
 		lines[i] = m[1] + key + " = " + val + nl
 	}
 	var b bytes.Buffer
-	for _, l := range lines {
+	write := func(h int) {
+		for _, k := range under[h] {
+			b.WriteString(added[k])
+		}
+	}
+	write(-1) // top-level keys
+	for i, l := range lines {
 		b.WriteString(l)
+		if len(under[i]) > 0 && !strings.HasSuffix(l, "\n") {
+			b.WriteString("\n")
+		}
+		write(i)
 	}
 	return b.Bytes(), nil
 }
