@@ -14,16 +14,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 )
 
 // Exit codes, resolved once here at the root.
 const (
 	exitOK           = 0
-	exitFailure      = 1                           // the run or the infrastructure failed
-	exitUsage        = 2                           // bad flags or an invalid manifest
-	exitThreshold    = experiment.ExitFail         // 3: a threshold or regression verdict failed
-	exitInconclusive = experiment.ExitInconclusive // 4: the data cannot decide
+	exitFailure      = 1                      // the run or the infrastructure failed
+	exitUsage        = 2                      // bad flags or an invalid manifest
+	exitThreshold    = judge.ExitRegression   // 3: a threshold or regression verdict failed
+	exitInconclusive = judge.ExitInconclusive // 4: the data cannot decide
 	exitInterrupted  = 130
 )
 

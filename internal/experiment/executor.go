@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -143,22 +144,15 @@ const (
 	Inconclusive Verdict = "inconclusive" // the data cannot decide
 )
 
-// Exit codes of verdicts: the one mapping, used by the CLI's root.
-const (
-	ExitPass         = 0
-	ExitFail         = 3
-	ExitInconclusive = 4
-)
-
-// ExitCode is the process exit code of a verdict.
+// ExitCode is the process exit code of a verdict (judge's one list).
 func (v Verdict) ExitCode() int {
 	switch v {
 	case Fail:
-		return ExitFail
+		return judge.ExitRegression
 	case Inconclusive:
-		return ExitInconclusive
+		return judge.ExitInconclusive
 	}
-	return ExitPass
+	return judge.ExitPass
 }
 
 // Result is what an experiment ended in.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -96,8 +97,8 @@ func TestComposeSearchThenCompare(t *testing.T) {
 	if cres.Verdict != Fail || !strings.Contains(cres.Why, "slow: tps") {
 		t.Fatalf("compare verdict %s (%s), want fail naming slow: tps", cres.Verdict, cres.Why)
 	}
-	if code, ok := ExitCodeOf(cres.Err()); !ok || code != ExitFail {
-		t.Errorf("exit code %d %v, want %d", code, ok, ExitFail)
+	if code, ok := ExitCodeOf(cres.Err()); !ok || code != judge.ExitRegression {
+		t.Errorf("exit code %d %v, want %d", code, ok, judge.ExitRegression)
 	}
 	// A second step of the same name gets its own directory.
 	again, err := env.Sub(parent, "2-steady")

@@ -16,9 +16,6 @@ const (
 	ResultInconclusive Result = "Inconclusive"
 )
 
-// Exit codes of a QA: Pass 0, Fail ExitRegression (3), Inconclusive 4.
-const ExitInconclusive = 4
-
 // severity orders results: the overall result is the worst.
 func (r Result) severity() int {
 	switch r {
@@ -50,7 +47,7 @@ func Worst(rs ...Result) Result {
 func ExitCodeOf(r Result) int {
 	switch r {
 	case ResultPass:
-		return 0
+		return ExitPass
 	case ResultInconclusive:
 		return ExitInconclusive
 	default:

@@ -201,15 +201,12 @@ func round6(x float64) float64 {
 	return math.Round(x*1e6) / 1e6
 }
 
-// ExitRegression is the CLI's exit code when a judged metric regresses.
-const ExitRegression = 3
-
 // ExitCode is ExitRegression when any judgement of a metric in failOn
 // (every metric when failOn is empty) is a regression, else 0. Asked for
 // equivalence, a difference either way fails (ExitRegression: not
 // equivalent) and an undecided metric leaves it ExitInconclusive.
 func ExitCode(js []Judgement, failOn []string, equivalence bool) int {
-	code := 0
+	code := ExitPass
 	for _, j := range js {
 		if len(failOn) > 0 && !slices.Contains(failOn, j.Metric) {
 			continue
