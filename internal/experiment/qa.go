@@ -33,7 +33,7 @@ func DefaultQA() *QA {
 	return &QA{
 		Connections: 1, ProbeDuration: dur(30 * time.Second), StartRate: 200, MaxRate: 3000, Precision: 0.05,
 		ProbeRepeats: 2, ProbeMax: 3, SearchBudget: 20, Margin: 0.5, SaturationThreshold: 10,
-		MinPairs: 3, MaxPairs: 10, Overload: 1.2, PairDuration: dur(30 * time.Second),
+		MinPairs: 3, MaxPairs: 10, Overload: 1.2, PairDuration: dur(30 * time.Second), PairOrder: rundir.PairOrderABAB,
 		Duration: dur(60 * time.Second), Repeats: 3, MaxRepeats: 6, Threshold: judge.DefaultThreshold,
 		FailOn: []string{"tps", "latency_avg", "latency_p95", "blocks_per_min"},
 		LE:     true, LERepeats: 2,
@@ -116,6 +116,9 @@ func (q *QA) Validate() []error {
 	}
 	if q.PairDuration.Duration < 5*time.Second {
 		add("pair_duration", "%s: want at least 5s", q.PairDuration.Duration)
+	}
+	if q.PairOrder != rundir.PairOrderABAB && q.PairOrder != rundir.PairOrderABBA && q.PairOrder != "" {
+		add("pair_order", "%q: want %q (the baseline first in every pair) or %q (AB, BA, AB, ...)", q.PairOrder, rundir.PairOrderABAB, rundir.PairOrderABBA)
 	}
 	if q.Duration.Duration < 5*time.Second {
 		add("duration", "%s: want at least 5s", q.Duration.Duration)
@@ -452,7 +455,7 @@ func PlanQA(q *QA, cost QACost, connections int, withBaseline bool, keepHomes bo
 		pairS := cost.upS(cost.Nodes) + q.PairDuration.Seconds() + cost.overheadS()
 		txsPair := rate * q.Overload * float64(q.Connections) * q.PairDuration.Seconds()
 		add(PairedStep, 2*q.MinPairs, float64(2*q.MinPairs)*pairS, runHomes(2*q.MaxPairs, diskHomes(1, cost.Nodes, txsPair, cost.TxBytes), keepHomes), diskRuns(float64(2*q.MaxPairs)*txsPair),
-			fmt.Sprintf("%d to %d pairs, one run of each build in alternating order at %g x the baseline's highest sustainable rate, %s each, until the paired rule decides", q.MinPairs, q.MaxPairs, q.Overload, q.PairDuration))
+			fmt.Sprintf("%d to %d pairs, one run of each build (%s) at %g x the baseline's highest sustainable rate, %s each, until the paired rule decides", q.MinPairs, q.MaxPairs, rundir.PairOrderWords(q.PairOrder), q.Overload, q.PairDuration))
 		if extra := q.MaxPairs - q.MinPairs; extra > 0 {
 			p.Notes = append(p.Notes, fmt.Sprintf("the paired saturation decision may add up to %d pairs (~%s) while its ratio's interval straddles %g, within the budget", extra, time.Duration(float64(2*extra)*pairS)*time.Second, 1-q.SaturationThreshold/100))
 		}

@@ -29,8 +29,8 @@ const BrokenRun = "broken run"
 type measureFunc func(ctx context.Context, m *manifest.Manifest, root string) (string, error)
 
 // runPairs runs pairs of the two builds at the overload rate (their
-// committed txs over the busy span, BusyThroughput), alternating
-// which goes first, until the paired rule decides, MaxPairs is reached or
+// committed txs over the busy span, BusyThroughput), in the configured
+// order (PairOrder), until the paired rule decides, MaxPairs is reached or
 // the step's deadline would be passed. Each pair is recorded in qa.json as
 // it finishes, so a resumed QA goes on from the last one.
 func runPairs(ctx context.Context, x *rundir.QAIndex, o QAOptions, s *rundir.QAStep, measure measureFunc, save func() error) (string, error) {
@@ -65,10 +65,7 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o QAOptions, s *rundir.QAS
 			return dir, context.Cause(ctx)
 		}
 		start := o.Now()
-		p := rundir.QAPair{First: Baseline}
-		if len(sat.Pairs)%2 == 1 {
-			p.First = Candidate
-		}
+		p := rundir.QAPair{First: rundir.PairFirst(q.PairOrder, len(sat.Pairs))}
 		order := []string{Baseline, Candidate}
 		if p.First == Candidate {
 			order = []string{Candidate, Baseline}

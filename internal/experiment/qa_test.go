@@ -67,7 +67,7 @@ func TestQAConfig(t *testing.T) {
 		t.Errorf("bad margin: %v", err)
 	}
 	q := DefaultQA()
-	q.JudgeLE, q.LE, q.MaxRepeats, q.Rates = true, false, 0, []float64{100}
+	q.JudgeLE, q.LE, q.MaxRepeats, q.Rates, q.PairOrder = true, false, 0, []float64{100}, "baab"
 	var fields []string
 	for _, e := range q.Validate() {
 		var fe *manifest.FieldError
@@ -75,7 +75,7 @@ func TestQAConfig(t *testing.T) {
 			fields = append(fields, fe.Field)
 		}
 	}
-	if got := strings.Join(fields, ","); !strings.Contains(got, "rates") || !strings.Contains(got, "judge_le") || !strings.Contains(got, "max_repeats") {
+	if got := strings.Join(fields, ","); !strings.Contains(got, "rates") || !strings.Contains(got, "judge_le") || !strings.Contains(got, "max_repeats") || !strings.Contains(got, "pair_order") {
 		t.Errorf("fields named: %s", got)
 	}
 	if errs := QuickQA().Validate(); len(errs) > 0 {
@@ -189,6 +189,7 @@ func TestRunQA(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(7, 8))
 			n := 0
+			var pairedRuns []bool // isCand of each paired run, in run order
 			now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 			err = RunQA(context.Background(), x, QAOptions{Root: root, Config: q, Manifest: m, Rotate: rm,
 				Now: func() time.Time { return now },
@@ -213,6 +214,9 @@ func TestRunQA(t *testing.T) {
 					tps := 1000.0
 					if isCand(vm) {
 						tps = tc.candTPS
+					}
+					if filepath.Base(runsRoot) == PairedStep {
+						pairedRuns = append(pairedRuns, strings.HasSuffix(vm.Name, "-"+Candidate))
 					}
 					fakeRun(t, dir, vm.Raw, tps, 200, rng)
 					return dir, nil
@@ -249,6 +253,18 @@ func TestRunQA(t *testing.T) {
 			sat := x.Saturation
 			if sat.Paired == nil || len(sat.Pairs) < q.MinPairs || sat.OverloadRate <= sat.Baseline.Lo {
 				t.Fatalf("paired step: %+v", sat)
+			}
+			// The default order (abab): the builds' runs alternate, the
+			// baseline first in every pair.
+			for i, c := range pairedRuns {
+				if c != (i%2 == 1) {
+					t.Fatalf("paired runs in order %v (true: the candidate's), want the builds alternating, the baseline first", pairedRuns)
+				}
+			}
+			for i, p := range sat.Pairs {
+				if p.First != Baseline {
+					t.Errorf("pair %d ran %s first", i+1, p.First)
+				}
 			}
 			if pooled := sat.Paired.PooledDF > 0; pooled != (tc.calib != nil) && !sat.Paired.Noisier {
 				t.Errorf("pairs pooled with a calibration: %v, want %v (%s)", pooled, tc.calib != nil, sat.Why)

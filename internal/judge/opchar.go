@@ -76,6 +76,13 @@ type SimConfig struct {
 	// record, itself drawn (a bootstrap of the recorded runs, as many as
 	// were recorded) so the record's own error is part of the simulation.
 	Calibrated bool
+	// BetweenSD draws each simulated QA an offset of its candidate's
+	// capacity, ln-normal with this spread, shared by all its pairs: the
+	// between-QA spread A/A QAs of this machine showed (NoisePrior's
+	// BetweenSD). With Calibrated, the judge knows it from BetweenDF A/A
+	// QAs, as a calibration record states it.
+	BetweenSD float64
+	BetweenDF int
 }
 
 // SimResult is the verdicts' frequencies at one shift.
@@ -103,7 +110,11 @@ func Simulate(rec *Recorded, cfg SimConfig, sh Shift) SimResult {
 		cfg := cfg
 		if cfg.Calibrated {
 			cfg.Paired.Prior, steadyPriors = drawCalibration(rec, cfg.FailOn, rng)
+			if cfg.BetweenSD > 0 {
+				cfg.Paired.Prior.BetweenSD, cfg.Paired.Prior.BetweenDF = cfg.BetweenSD, cfg.BetweenDF
+			}
 		}
+		offset := math.Exp(cfg.BetweenSD * rng.NormFloat64())
 		// Step 1: pairs drawn from the recorded ones (either way round,
 		// a recorded pair keeps the machine's state of its moment).
 		var ps []Pair
@@ -117,7 +128,7 @@ func Simulate(rec *Recorded, cfg SimConfig, sh Shift) SimResult {
 			if rng.IntN(2) == 1 {
 				p.Base, p.Cand = p.Cand, p.Base
 			}
-			p.Cand *= truth
+			p.Cand *= truth * offset
 			ps = append(ps, p)
 		}
 		res.MeanPairs += float64(len(ps))

@@ -386,13 +386,27 @@ func pairsNeededBetween(sd float64, p NoisePrior, dist float64, level float64, h
 	if dist < 1e-9 {
 		return -1
 	}
-	for n := max(have+1, 2); n <= 1000; n++ {
+	decides := func(n int) bool {
 		se, df := p.meanSE(sd, n, float64(n-1)+extraDF)
-		if StudentTQuantile(1-(1-level)/2, df)*se < dist {
-			return n
+		return StudentTQuantile(1-(1-level)/2, df)*se < dist
+	}
+	// The half-width shrinks as n grows (se falls, df grows): bisect for
+	// the first n that decides. A linear walk asked ~1000 quantiles of
+	// distinct Welch-Satterthwaite df whenever the between-QA spread
+	// alone kept every n from deciding (the simulation took minutes).
+	lo, hi := max(have+1, 2), 1000
+	if lo > hi || !decides(hi) {
+		return -1
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if decides(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
 	}
-	return -1
+	return lo
 }
 
 // MDE is the minimum detectable effect of a paired t test on log ratios:

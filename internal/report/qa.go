@@ -139,7 +139,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 				verdict += fmt.Sprintf("; ~%d pairs would decide", v.PairsNeeded)
 			}
 		}
-		add(para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, alternating which runs first: each run's committed txs over its busy span (load start to the last block with a run tx) is its build's capacity under overload. %s.", fmtG(sat.OverloadRate), verdict)})
+		add(para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, %s: each run's committed txs over its busy span (load start to the last block with a run tx) is its build's capacity under overload. %s.", fmtG(sat.OverloadRate), rundir.PairOrderWords(q.PairOrder), verdict)})
 		var rows [][]string
 		for i, p := range sat.Pairs {
 			ratio := "–"
@@ -345,8 +345,8 @@ func qaMethod(x *rundir.QAIndex, q *rundir.QAConfig) string {
 	step1 := fmt.Sprintf("Step 1 runs %s, baseline then candidate (each build's probes on its own testnet). A build's saturation is a bracket [highest sustainable, lowest saturated); the candidate regresses when every rate its bracket allows is more than %s %% below every rate the baseline's allows (improves likewise above; same when every difference is within ±%s %%; else inconclusive). The chosen load is the baseline's sustainable rate backed off by %s %%.",
 		search, fmtG(q.SaturationThreshold), fmtG(q.SaturationThreshold), fmtG(q.Margin*100))
 	if !q.Grid && q.MinPairs > 0 {
-		step1 = fmt.Sprintf("Step 1 runs %s for the baseline alone, to find its operating point; then pairs of runs, one of each build at %s x the baseline's highest sustainable rate (%s each, a fresh testnet per run, alternating which build runs first), and decides by the ratio of the two builds' committed tx/s under overload: %s. The chosen load is the baseline's sustainable rate backed off by %s %%.",
-			search, fmtG(q.Overload), q.PairDuration, pairedRuleText(q), fmtG(q.Margin*100))
+		step1 = fmt.Sprintf("Step 1 runs %s for the baseline alone, to find its operating point; then pairs of runs, one of each build at %s x the baseline's highest sustainable rate (%s each, a fresh testnet per run, %s), and decides by the ratio of the two builds' committed tx/s under overload: %s. The chosen load is the baseline's sustainable rate backed off by %s %%.",
+			search, fmtG(q.Overload), q.PairDuration, rundir.PairOrderWords(q.PairOrder), pairedRuleText(q), fmtG(q.Margin*100))
 	}
 	return strings.Join([]string{
 		step1,

@@ -297,12 +297,18 @@ type QAConfig struct {
 	// baseline's, in percent.
 	SaturationThreshold float64 `toml:"saturation_threshold" json:"saturation_threshold_pct"`
 	// The paired decision: MinPairs to MaxPairs pairs of runs, one of each
-	// build in alternating order, at Overload x the baseline's highest
-	// sustainable rate, each PairDuration long.
+	// build in PairOrder, at Overload x the baseline's highest sustainable
+	// rate, each PairDuration long.
 	MinPairs     int               `toml:"min_pairs" json:"min_pairs,omitempty"`
 	MaxPairs     int               `toml:"max_pairs" json:"max_pairs,omitempty"`
 	Overload     float64           `toml:"overload" json:"overload,omitempty"`
 	PairDuration manifest.Duration `toml:"pair_duration" json:"pair_duration,omitempty"`
+	// PairOrder is the pairs' run order: PairOrderABAB (the baseline
+	// first in every pair, so the builds' runs alternate and none runs
+	// twice in a row) or PairOrderABBA (AB, BA, AB, …; one build twice in
+	// a row at every pair boundary). Empty, as in a qa.json from before
+	// the key (2026-11-29): ABBA.
+	PairOrder string `toml:"pair_order" json:"pair_order,omitempty"`
 
 	// Steps 2 and 3: the steady test at the chosen load, and again with
 	// latency emulation.
@@ -332,3 +338,26 @@ const (
 	QABaseline  = "baseline"
 	QACandidate = "candidate"
 )
+
+// The paired step's run orders (QAConfig.PairOrder).
+const (
+	PairOrderABAB = "abab"
+	PairOrderABBA = "abba"
+)
+
+// PairOrderWords says how order orders a QA's pairs, for its plan and
+// report.
+func PairOrderWords(order string) string {
+	if order == PairOrderABAB {
+		return "the baseline first in every pair, so the builds' runs alternate and neither runs twice in a row"
+	}
+	return "alternating which build runs first (AB, BA, ...)"
+}
+
+// PairFirst is the build that runs first in pair i (0-based) of order.
+func PairFirst(order string, i int) string {
+	if order != PairOrderABAB && i%2 == 1 {
+		return QACandidate
+	}
+	return QABaseline
+}
