@@ -39,7 +39,7 @@ func newNodeCmd() *cobra.Command {
 func newAccountsAppCmd() *cobra.Command {
 	var cfg accounts.ServeConfig
 	c := &cobra.Command{
-		Use:   "accounts-app --addr ADDR --dir DIR [--db-backend B] [--app-mempool]",
+		Use:   "accounts-app --addr ADDR --dir DIR [--db-backend B] [--app-mempool] [--abci-mempool]",
 		Short: "benchnet's accounts ABCI app over a socket",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,6 +50,7 @@ func newAccountsAppCmd() *cobra.Command {
 	c.Flags().StringVar(&cfg.Dir, "dir", "", "the store's directory")
 	c.Flags().StringVar(&cfg.Backend, "db-backend", "goleveldb", "store backend: goleveldb or pebbledb")
 	c.Flags().BoolVar(&cfg.QueueMempool, "app-mempool", false, "hold future sequences and order them in PrepareProposal")
+	c.Flags().BoolVar(&cfg.ABCIMempool, "abci-mempool", false, "keep the mempool in the app (cometbft v0.40's [mempool] type = \"app\": InsertTx, ReapTxs; implies --app-mempool's nonce queue)")
 	_ = c.MarkFlagRequired("addr")
 	_ = c.MarkFlagRequired("dir")
 	return c

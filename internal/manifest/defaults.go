@@ -58,6 +58,12 @@ func (m *Manifest) applyDefaults() {
 		setStr(&g.Release, DefaultRelease)
 		setStr(&g.App, DefaultApp)
 		setStr(&g.Transport, TransportComet)
+		if g.Mempool == MempoolFlood {
+			// The default is kept empty (omitted from the canonical
+			// form), so every manifest from before the key keeps its
+			// testbed hash, written "flood" or not.
+			g.Mempool = ""
+		}
 		if g.Zone == "" && len(g.Zones) == 0 {
 			g.Zone = DefaultZone
 		}

@@ -163,7 +163,7 @@ func (m *Manifest) applyGossipDefaults() {
 }
 
 // gossipKeysNotFor are keys of a group that a gossipsub host has no use for.
-var gossipKeysNotFor = []string{"release", "app", "config", "role", "transport"}
+var gossipKeysNotFor = []string{"release", "app", "config", "role", "transport", "mempool"}
 
 // validateKinds checks the kind of every group and the tables that belong
 // to one kind only. It returns whether the testnet is a gossipsub one.

@@ -149,6 +149,10 @@ type Group struct {
 	// default when empty) or "libp2p" (go-libp2p over QUIC, cometbft
 	// v0.40.0 and later; transport.go).
 	Transport string `toml:"transport" json:"transport,omitempty"`
+	// Mempool is where the node's mempool lives: "flood" (CometBFT's, the
+	// default when empty) or "app" (cometbft v0.40's app-side mempool, the
+	// accounts app keeping the txs; mempool.go).
+	Mempool string `toml:"mempool" json:"mempool,omitempty"`
 	// StartDelay starts the group this long after the others were started.
 	StartDelay Duration `toml:"start_delay" json:"start_delay"`
 	// Config overrides the node's config.toml by dotted key

@@ -42,7 +42,7 @@ func (m *Manifest) validateTransport(add func(field, format string, args ...any)
 		if t != TransportLibp2p {
 			continue
 		}
-		if flavour, v, ok := ParseRelease(g.Release); ok && !hasLibp2p(flavour, v) {
+		if flavour, v, ok := ParseRelease(g.Release); ok && !inV040Line(flavour, v) {
 			add(f, "%s has no go-libp2p transport: it came with cometbft v0.40.0 ([p2p.libp2p]); use release = \"cometbft@v0.40.0\" or later in the v0.40 line", g.Release)
 		}
 		if g.Role == "seed" {
@@ -54,11 +54,11 @@ func (m *Manifest) validateTransport(add func(field, format string, args ...any)
 	}
 }
 
-// hasLibp2p: the release tag has [p2p.libp2p] in its config.toml. It
-// came with cometbft v0.40.0; the v1.0 line (v1.0.1) and Tendermint Core
-// do not have it. A tree or a binary is checked when its config.toml is
-// patched (the key is there or not).
-func hasLibp2p(flavour, version string) bool {
+// inV040Line: the release tag is of cometbft's v0.40 line (or a later
+// v0.x), the one with [p2p.libp2p] and the app-side mempool; the v1.0
+// line (v1.0.1) and Tendermint Core have neither. A tree or a binary is
+// checked when its config.toml is patched (the key is there or not).
+func inV040Line(flavour, version string) bool {
 	minor, ok := v0Minor(version)
 	return flavour == "cometbft" && ok && minor >= 40
 }

@@ -165,6 +165,7 @@ func (m *Manifest) Validate() Errors {
 		errs = append(errs, m.validateLoad(validators)...)
 		m.validateAccounts(add)  // accounts.go
 		m.validateTransport(add) // transport.go
+		m.validateMempool(add)   // mempool.go
 	}
 	errs = append(errs, m.validateGenesis()...)
 	errs = append(errs, m.validateVariants(errs)...) // variants.go

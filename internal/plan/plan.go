@@ -84,8 +84,11 @@ type Node struct {
 	AppMempool bool `json:"app_mempool,omitempty"`
 	// Transport is "libp2p" for a go-libp2p node; empty is CometBFT's own
 	// p2p (manifest.TransportComet).
-	Transport string     `json:"transport,omitempty"`
-	Addr      netip.Addr `json:"addr"`
+	Transport string `json:"transport,omitempty"`
+	// Mempool is "app" for cometbft v0.40's app-side mempool, the app
+	// keeping the txs; empty is CometBFT's own (manifest.MempoolFlood).
+	Mempool string     `json:"mempool,omitempty"`
+	Addr    netip.Addr `json:"addr"`
 	// Host is the name peers dial instead of Addr, for runners that cannot
 	// give a node a fixed address (a swarm service's DNS name); set from
 	// the runner's report, empty otherwise.
@@ -205,10 +208,13 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 	addr := gw
 	for _, gname := range m.GroupNames() {
 		g := m.Node[gname]
-		rel, app, ref, transport := GossipRelease, "", "", ""
+		rel, app, ref, transport, mempool := GossipRelease, "", "", "", ""
 		if t.Kind != manifest.KindGossipsub {
 			if manifest.TransportOf(g) == manifest.TransportLibp2p {
 				transport = manifest.TransportLibp2p
+			}
+			if manifest.MempoolOf(g) == manifest.MempoolApp && g.Role != "seed" {
+				mempool = manifest.MempoolApp
 			}
 			var err error
 			if rel, err = m.ReleaseOf(g.Release); err != nil {
@@ -241,7 +247,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 			}
 			t.Nodes = append(t.Nodes, &Node{
 				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
-				Zone: zone, Release: rel, Ref: ref, App: app, AppMempool: g.AppMempool, Transport: transport, Addr: addr,
+				Zone: zone, Release: rel, Ref: ref, App: app, AppMempool: g.AppMempool, Transport: transport, Mempool: mempool, Addr: addr,
 				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
 				StartDelay: g.StartDelay.Duration, Config: g.Config,
 				MetricsNamespace: metricsNamespace(rel, g.Config),

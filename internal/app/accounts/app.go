@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -28,6 +29,11 @@ type Options struct {
 	// them) and has PrepareProposal include each sender's contiguous run;
 	// false rejects them in CheckTx, like a Cosmos SDK ante handler.
 	QueueMempool bool
+	// ABCIMempool keeps the mempool in the app, for cometbft v0.40's
+	// [mempool] type = "app" (pool.go): CheckTx and InsertTx add txs,
+	// ReapTxs hands them to the node to broadcast, PrepareProposal builds
+	// the block from the pool with the queue's order.
+	ABCIMempool bool
 }
 
 type account struct {
@@ -57,6 +63,10 @@ type App struct {
 	// sequences.
 	checkNext map[[AddrLen]byte]uint64
 	held      map[[AddrLen]byte]map[uint64]bool
+	// pool is the app-side mempool (ABCIMempool), nil otherwise;
+	// blockIncluded the finalized block's tx hashes, pruned at Commit.
+	pool          *txPool
+	blockIncluded map[[32]byte]bool
 }
 
 var (
@@ -69,6 +79,9 @@ func accountKey(a [AddrLen]byte) []byte { return append([]byte("a/"), a[:]...) }
 // New opens the app on db (which it owns: Close closes it).
 func New(db dbm.DB, opts Options) (*App, error) {
 	a := &App{db: db, opts: opts}
+	if opts.ABCIMempool {
+		a.pool = newTxPool()
+	}
 	h, err := db.Get(keyHeight)
 	if err != nil {
 		return nil, fmt.Errorf("accounts: read height: %w", err)
@@ -117,11 +130,41 @@ func (a *App) Info(context.Context, *abci.InfoRequest) (*abci.InfoResponse, erro
 func (a *App) CheckTx(_ context.Context, req *abci.CheckTxRequest) (*abci.CheckTxResponse, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	code, log, err := a.check(req.Tx, req.Type == abci.CHECK_TX_TYPE_RECHECK)
+	check := a.check
+	if a.pool != nil {
+		// An app-side mempool's node calls CheckTx for the RPC's txs only
+		// (never a recheck): it adds them to the pool.
+		check = func(b []byte, _ bool) (uint32, string, error) { return a.insert(b) }
+	}
+	code, log, err := check(req.Tx, req.Type == abci.CHECK_TX_TYPE_RECHECK)
 	if err != nil {
 		return nil, err
 	}
 	return &abci.CheckTxResponse{Code: code, Log: log}, nil
+}
+
+// InsertTx is cometbft v0.40's app-mempool method (a tx a peer sent):
+// the pool takes it as CheckTx does. Its request is not in v1.0.1's ABCI
+// types, so the socket server (socket.go) decodes it.
+func (a *App) InsertTx(b []byte) (uint32, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pool == nil {
+		return 0, errors.New("accounts: InsertTx without an app-side mempool (start the app with --abci-mempool)")
+	}
+	code, _, err := a.insert(b)
+	return code, err
+}
+
+// ReapTxs is cometbft v0.40's app-mempool method: the txs added since the
+// last call, up to maxBytes (0: all), for the node to broadcast.
+func (a *App) ReapTxs(maxBytes uint64) ([][]byte, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pool == nil {
+		return nil, errors.New("accounts: ReapTxs without an app-side mempool (start the app with --abci-mempool)")
+	}
+	return a.pool.reap(maxBytes), nil
 }
 
 func (a *App) check(b []byte, recheck bool) (uint32, string, error) {
@@ -194,8 +237,12 @@ func (a *App) PrepareProposal(_ context.Context, req *abci.PrepareProposalReques
 		size += int64(len(tx)) + txOverhead
 		return true
 	}
-	if !a.opts.QueueMempool {
-		for _, tx := range req.Txs {
+	txs := req.Txs
+	if a.pool != nil {
+		txs = a.pool.txs() // the node proposes nothing of its own
+	}
+	if !a.opts.QueueMempool && a.pool == nil {
+		for _, tx := range txs {
 			if !fits(tx) {
 				break
 			}
@@ -203,7 +250,7 @@ func (a *App) PrepareProposal(_ context.Context, req *abci.PrepareProposalReques
 		}
 		return &abci.PrepareProposalResponse{Txs: out}, nil
 	}
-	order, err := a.orderBySender(req.Txs)
+	order, err := a.orderBySender(txs)
 	if err != nil {
 		return nil, err
 	}
@@ -294,6 +341,10 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	defer a.mu.Unlock()
 	a.blockAccts = map[[AddrLen]byte]account{}
 	a.blockWrites = map[string][]byte{}
+	a.blockIncluded = nil
+	if a.pool != nil {
+		a.blockIncluded = make(map[[32]byte]bool, len(req.Txs))
+	}
 	h := sha256.New()
 	h.Write(a.appHash)
 	_ = binary.Write(h, binary.BigEndian, req.Height)
@@ -306,6 +357,9 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 		results[i] = &abci.ExecTxResult{Code: code, Log: log}
 		sum := sha256.Sum256(b)
 		h.Write(sum[:])
+		if a.blockIncluded != nil {
+			a.blockIncluded[sum] = true
+		}
 		_ = binary.Write(h, binary.BigEndian, code)
 	}
 	a.blockHeight = req.Height
@@ -417,15 +471,33 @@ func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse
 	a.height, a.appHash = a.blockHeight, a.blockHash
 	a.blockAccts, a.blockWrites = nil, nil
 	a.resetCheck()
+	if a.pool != nil {
+		if err := a.prune(a.blockIncluded); err != nil {
+			return nil, fmt.Errorf("accounts: prune the app-side mempool: %w", err)
+		}
+		a.blockIncluded = nil
+	}
 	return &abci.CommitResponse{}, nil
 }
 
-// Query answers path "/account" (data: a 20-byte address) with the
+// PoolPath is the query path of the app-side mempool's size (8 bytes,
+// big-endian): the harness's drain and mempool poller read it where the
+// node's num_unconfirmed_txs reads 0 (cometrpc.AppPoolPath).
+const PoolPath = "/pool"
+
+// Query answers path "/pool" with the app-side mempool's size, path
+// "/account" (data: a 20-byte address) with the
 // account's sequence and balance (8 bytes each, big-endian), and any other
 // path with the value of the kv key in data.
 func (a *App) Query(_ context.Context, req *abci.QueryRequest) (*abci.QueryResponse, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if req.Path == PoolPath {
+		if a.pool == nil {
+			return &abci.QueryResponse{Code: CodeMalformed, Log: "no app-side mempool (start the app with --abci-mempool)"}, nil
+		}
+		return &abci.QueryResponse{Key: req.Data, Value: binary.BigEndian.AppendUint64(nil, uint64(len(a.pool.order))), Height: a.height}, nil
+	}
 	if req.Path == "/account" {
 		if len(req.Data) != AddrLen {
 			return &abci.QueryResponse{Code: CodeMalformed, Log: "want a 20-byte address"}, nil

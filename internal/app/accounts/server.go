@@ -2,14 +2,14 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 
 	dbm "github.com/cometbft/cometbft-db"
-	"github.com/cometbft/cometbft/abci/server"
-	cmtlog "github.com/cometbft/cometbft/libs/log"
 )
 
 // Backends are the store backends the app can use (cometbft-db's pure-Go ones).
@@ -55,14 +55,13 @@ func Serve(ctx context.Context, cfg ServeConfig, log io.Writer) error {
 		return err
 	}
 	defer app.Close()
-	srv := server.NewSocketServer(cfg.Addr, app)
-	srv.SetLogger(cmtlog.NewFilter(cmtlog.NewTMLogger(cmtlog.NewSyncWriter(log)), cmtlog.AllowInfo()).With("module", "abci-server"))
-	if err := srv.Start(); err != nil {
+	srv, err := newSocketServer(app, cfg.Addr, log)
+	if err != nil {
 		return fmt.Errorf("accounts: serve on %s: %w", cfg.Addr, err)
 	}
-	fmt.Fprintf(log, "accounts app: serving on %s (store %s, app_mempool %v)\n", cfg.Addr, cfg.Backend, cfg.QueueMempool)
+	fmt.Fprintf(log, "accounts app: serving on %s (store %s, app_mempool %v, abci_mempool %v)\n", cfg.Addr, cfg.Backend, cfg.QueueMempool, cfg.ABCIMempool)
 	<-ctx.Done()
-	if err := srv.Stop(); err != nil {
+	if err := srv.stop(); err != nil && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("accounts: stop server: %w", err)
 	}
 	return nil

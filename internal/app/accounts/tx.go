@@ -25,6 +25,10 @@ const (
 	CodeFutureSeq   uint32 = 4 // sequence ahead of the account (baseline), or too far ahead (queue)
 	CodeNoFunds     uint32 = 5 // transfer larger than the balance
 	CodeDuplicateSq uint32 = 6 // queue: another tx with this sender and sequence is pending
+	// CodePoolFull: the app-side mempool (ABCIMempool) holds PoolSize txs.
+	// At cometbft v0.40's abci.CodeTypeRetry (32000), so the node forgets
+	// the tx soon and takes it again when offered.
+	CodePoolFull uint32 = 32000
 )
 
 // Ops of an accounts tx.

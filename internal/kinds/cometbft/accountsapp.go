@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -42,6 +43,9 @@ func AccountsAppArgv(bin, home string, n *plan.Node) []string {
 	argv := []string{bin, "node", "accounts-app", "--addr", AppAddr, "--dir", AppDataDir(home), "--db-backend", AppDBBackend(n)}
 	if n.AppMempool {
 		argv = append(argv, "--app-mempool")
+	}
+	if n.Mempool == manifest.MempoolApp {
+		argv = append(argv, "--abci-mempool")
 	}
 	return argv
 }

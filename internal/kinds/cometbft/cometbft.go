@@ -272,6 +272,11 @@ func Settings(p *plan.Testnet, n *plan.Node, ids map[string]string) ([]Setting, 
 		// The plan's random graph is the topology: PEX would grow it.
 		set = append(set, Setting{"p2p.pex", false})
 	}
+	if n.Mempool == manifest.MempoolApp {
+		// The app keeps the txs (InsertTx, ReapTxs); CometBFT gossips
+		// what ReapTxs hands it and proposes what PrepareProposal builds.
+		set = append(set, Setting{"mempool.type", manifest.MempoolApp})
+	}
 	set = append(set,
 		Setting{"p2p.seed_mode", n.Role == "seed"},
 		// Testnet addresses are private and may share a host.

@@ -3,6 +3,7 @@ package cometbft
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -259,7 +260,7 @@ func chainVariantKey(path string) bool {
 	case parts[0] == "name" || parts[0] == "genesis" || parts[0] == "variants":
 		return true
 	case parts[0] == "node" && len(parts) >= 3:
-		return parts[2] == "release" || parts[2] == "config" || parts[2] == "app" || parts[2] == "transport"
+		return slices.Contains([]string{"release", "config", "app", "app_mempool", "transport", "mempool"}, parts[2])
 	}
 	return false
 }

@@ -7,6 +7,7 @@ package cometrpc
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,6 +79,31 @@ func (c *Client) MempoolSize(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(r.N)
+}
+
+// AppPoolPath is the abci_query path at which an app keeping the mempool
+// (cometbft v0.40's [mempool] type = "app": benchnet's accounts app)
+// answers how many txs it holds, as 8 big-endian bytes: the node's own
+// num_unconfirmed_txs reads 0 there.
+const AppPoolPath = "/pool"
+
+// AppPoolSize asks the node's app, through abci_query, how many txs its
+// app-side mempool holds.
+func (c *Client) AppPoolSize(ctx context.Context) (int, error) {
+	var r struct {
+		Response struct {
+			Code  uint32 `json:"code"`
+			Log   string `json:"log"`
+			Value []byte `json:"value"` // base64 in JSON
+		} `json:"response"`
+	}
+	if err := c.call(ctx, "abci_query", url.Values{"path": {strconv.Quote(AppPoolPath)}}, &r); err != nil {
+		return 0, err
+	}
+	if r.Response.Code != 0 || len(r.Response.Value) != 8 {
+		return 0, fmt.Errorf("abci_query %s: code %d, %d bytes: %s", AppPoolPath, r.Response.Code, len(r.Response.Value), r.Response.Log)
+	}
+	return int(binary.BigEndian.Uint64(r.Response.Value)), nil
 }
 
 // Peers calls /net_info and returns the number of connected peers.

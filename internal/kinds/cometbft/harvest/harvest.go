@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -22,13 +23,16 @@ import (
 type Node struct {
 	Name string
 	URL  string
+	// AppPool: the node's app keeps the mempool ([mempool] type = "app"),
+	// so its size is the app's (cometrpc.AppPoolSize), not the node's.
+	AppPool bool
 }
 
 // Nodes lists the plan's nodes with their RPC endpoints.
 func Nodes(t *plan.Testnet) []Node {
 	out := make([]Node, 0, len(t.Nodes))
 	for _, n := range t.Nodes {
-		out = append(out, Node{Name: n.Name, URL: n.RPCURL()})
+		out = append(out, Node{Name: n.Name, URL: n.RPCURL(), AppPool: n.Mempool == manifest.MempoolApp})
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package harvest
 import (
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -34,6 +35,7 @@ type fakeChain struct {
 	codes   map[string]uint32  // tx → exec code
 	height  int64              // latest height (status)
 	mempool func() int         // num_unconfirmed_txs answer
+	appPool func() int         // abci_query "/pool" answer (an app-side mempool)
 	fail    atomic.Bool        // answer 500 to everything
 	calls   atomic.Int64
 }
@@ -68,6 +70,13 @@ func (f *fakeChain) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		env = template(f.t, "status")
 		si := env["result"].(map[string]any)["sync_info"].(map[string]any)
 		si["latest_block_height"] = strconv.FormatInt(f.height, 10)
+	case "/abci_query":
+		if r.URL.Query().Get("path") != `"/pool"` || f.appPool == nil {
+			env = map[string]any{"jsonrpc": "2.0", "id": -1, "result": map[string]any{"response": map[string]any{"code": 1, "log": "unknown path"}}}
+			break
+		}
+		v := binary.BigEndian.AppendUint64(nil, uint64(f.appPool()))
+		env = map[string]any{"jsonrpc": "2.0", "id": -1, "result": map[string]any{"response": map[string]any{"code": 0, "value": base64.StdEncoding.EncodeToString(v)}}}
 	case "/num_unconfirmed_txs":
 		env = template(f.t, "num_unconfirmed_txs")
 		env["result"].(map[string]any)["n_txs"] = strconv.Itoa(f.mempool())
@@ -266,7 +275,7 @@ func TestDrain(t *testing.T) {
 			var i atomic.Int64
 			fa.mempool = func() int { return tc.sizes[min(int(i.Add(1))-1, len(tc.sizes)-1)] }
 			_, b := newFake(t)
-			res, err := Drain(context.Background(), []Node{{"a", a.URL}, {"b", b.URL}}, tc.grace)
+			res, err := Drain(context.Background(), []Node{{Name: "a", URL: a.URL}, {Name: "b", URL: b.URL}}, tc.grace)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,10 +291,22 @@ func TestDrain(t *testing.T) {
 		})
 	}
 
+	// A node whose app keeps the mempool reads 0 txs unconfirmed: the
+	// drain waits for the app's pool instead (the upstream app mempool's
+	// last txs were harvested before their block, 2026-11-29).
+	fp, pn := newFake(t)
+	var k atomic.Int64
+	fp.mempool = func() int { return 0 }
+	fp.appPool = func() int { return []int{4, 2, 0}[min(int(k.Add(1))-1, 2)] }
+	res, err := Drain(context.Background(), []Node{{Name: "app", URL: pn.URL, AppPool: true}}, time.Second)
+	if err != nil || !res.Drained || k.Load() != 3 {
+		t.Errorf("app pool: %+v %v, polled %d times, want 3", res, err, k.Load())
+	}
+
 	// A dead node is reported, and the wait ends at grace.
 	fd, d := newFake(t)
 	fd.fail.Store(true)
-	res, err := Drain(context.Background(), []Node{{"dead", d.URL}}, 100*time.Millisecond)
+	res, err = Drain(context.Background(), []Node{{Name: "dead", URL: d.URL}}, 100*time.Millisecond)
 	if err != nil || res.Drained || len(res.Unreachable) != 1 || !strings.Contains(res.String(), "unreachable: dead") {
 		t.Errorf("dead node: %+v %v (%s)", res, err, res)
 	}
@@ -298,7 +319,7 @@ func TestMempoolPoller(t *testing.T) {
 	fb, b := newFake(t)
 	fb.mempool = func() int { return 1 }
 	dir := t.TempDir()
-	p := NewMempoolPoller(dir, []Node{{"a", a.URL}, {"b", b.URL}}, 20*time.Millisecond)
+	p := NewMempoolPoller(dir, []Node{{Name: "a", URL: a.URL}, {Name: "b", URL: b.URL}}, 20*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {
@@ -396,7 +417,7 @@ func TestMempoolPollerRunning(t *testing.T) {
 	fl.fail.Store(true) // not started: it would not answer
 	var running atomic.Bool
 	dir := t.TempDir()
-	p := NewMempoolPoller(dir, []Node{{"a", a.URL}, {"late", late.URL}}, 20*time.Millisecond)
+	p := NewMempoolPoller(dir, []Node{{Name: "a", URL: a.URL}, {Name: "late", URL: late.URL}}, 20*time.Millisecond)
 	p.Running = func(n string) bool { return n != "late" || running.Load() }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

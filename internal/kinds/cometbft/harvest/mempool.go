@@ -125,7 +125,11 @@ func pollAll(ctx context.Context, nodes []Node, clients []*cometrpc.Client) ([]i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sizes[i], errs[i] = clients[i].NumUnconfirmedTxs(ctx)
+			if nodes[i].AppPool {
+				sizes[i], errs[i] = clients[i].AppPoolSize(ctx)
+			} else {
+				sizes[i], errs[i] = clients[i].NumUnconfirmedTxs(ctx)
+			}
 		}()
 	}
 	wg.Wait()

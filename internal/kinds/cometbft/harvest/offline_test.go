@@ -97,7 +97,7 @@ func offlineRealStore(t *testing.T, rel plan.Release, bin string) {
 	if err := d.WriteFile(rundir.SentCSV.Name, []byte(sent.String())); err != nil {
 		t.Fatal(err)
 	}
-	if dr, err := Drain(ctx, []Node{{"validator0", "http://" + rpc}}, 15*time.Second); err != nil || !dr.Drained {
+	if dr, err := Drain(ctx, []Node{{Name: "validator0", URL: "http://" + rpc}}, 15*time.Second); err != nil || !dr.Drained {
 		t.Fatalf("drain: %s %v", dr, err)
 	}
 	// Like `kill -9` of a run: the node gets no chance to close its stores.

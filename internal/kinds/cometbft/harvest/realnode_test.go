@@ -98,7 +98,7 @@ func runRealNode(t *testing.T, bin string) {
 	}
 	os.WriteFile(filepath.Join(dir, rundir.SentCSV.Name), []byte(sent.String()), 0o644)
 
-	dr, err := Drain(ctx, []Node{{"n0", "http://" + rpc}}, 10*time.Second)
+	dr, err := Drain(ctx, []Node{{Name: "n0", URL: "http://" + rpc}}, 10*time.Second)
 	if err != nil || !dr.Drained {
 		t.Fatalf("drain: %s %v", dr, err)
 	}
