@@ -1,0 +1,160 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/infra/dockercli"
+)
+
+// nodeAddr is where the harness reaches ports a swarm node published: its
+// address in the swarm (a manager may report 0.0.0.0 there; its manager
+// address then says it).
+func (r *Runner) nodeAddr(ctx context.Context, id string) (string, error) {
+	r.mu.Lock()
+	a, ok := r.addrs[id]
+	r.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	out, err := dockercli.Cmd(ctx, "node", "inspect", "--format", "{{.Status.Addr}} {{if .ManagerStatus}}{{.ManagerStatus.Addr}}{{end}}", id)
+	if err != nil {
+		return "", fmt.Errorf("address of swarm node %s: %w", id, err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return "", fmt.Errorf("swarm node %s reports no address", id)
+	}
+	a = f[0]
+	if (a == "0.0.0.0" || a == "") && len(f) > 1 {
+		if h, _, err := net.SplitHostPort(f[1]); err == nil {
+			a = h
+		}
+	}
+	r.mu.Lock()
+	r.addrs[id] = a
+	r.mu.Unlock()
+	return a, nil
+}
+
+// ipv4Ports reads a local container's published ports, the IPv4 binding
+// of each target port.
+func ipv4Ports(ctx context.Context, e dockercli.Engine, container string) ([]port, error) {
+	raw, err := e.Cmd(ctx, "inspect", "--type", "container", "--format", "{{json .NetworkSettings.Ports}}", container)
+	if err != nil {
+		return nil, err
+	}
+	var bindings map[string][]struct{ HostIp, HostPort string }
+	if err := json.Unmarshal(raw, &bindings); err != nil {
+		return nil, fmt.Errorf("decode ports of %s: %w", container, err)
+	}
+	return parseIPv4Ports(bindings), nil
+}
+
+// parseIPv4Ports picks, per "26657/tcp" key, the binding on an IPv4 host
+// address.
+func parseIPv4Ports(bindings map[string][]struct{ HostIp, HostPort string }) []port {
+	var out []port
+	for key, bs := range bindings {
+		target, err := strconv.Atoi(strings.TrimSuffix(key, "/tcp"))
+		if err != nil {
+			continue
+		}
+		for _, b := range bs {
+			ip, err := netip.ParseAddr(b.HostIp)
+			pub, perr := strconv.Atoi(b.HostPort)
+			if err == nil && perr == nil && ip.Is4() {
+				out = append(out, port{TargetPort: target, PublishedPort: pub})
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TargetPort < out[j].TargetPort })
+	return out
+}
+
+// taskInfo is what Start needs of a running task.
+type taskInfo struct {
+	ID, NodeID, ContainerID string
+	PID                     int
+	Ports                   []port
+}
+
+type port struct {
+	TargetPort, PublishedPort int
+}
+
+type taskStatus struct {
+	ID     string
+	NodeID string
+	Status struct {
+		State           string
+		Err             string
+		ContainerStatus struct {
+			ContainerID string
+			PID         int
+			ExitCode    int
+		}
+		PortStatus struct{ Ports []port }
+	}
+}
+
+// tasks returns a service's tasks that are meant to run (or, with all,
+// every task it still has), newest first as the engine lists them.
+func tasks(ctx context.Context, svc string, all bool) ([]taskStatus, error) {
+	args := []string{"service", "ps", "--quiet", "--no-trunc"}
+	if !all {
+		args = append(args, "--filter", "desired-state=running")
+	}
+	ids, err := dockercli.Cmd(ctx, append(args, svc)...)
+	if err != nil {
+		return nil, err
+	}
+	if len(strings.Fields(string(ids))) == 0 {
+		return nil, nil
+	}
+	raw, err := dockercli.Cmd(ctx, append([]string{"inspect", "--type", "task"}, strings.Fields(string(ids))...)...)
+	if err != nil {
+		return nil, err
+	}
+	var ts []taskStatus
+	if err := json.Unmarshal(raw, &ts); err != nil {
+		return nil, fmt.Errorf("decode tasks of %s: %w", svc, err)
+	}
+	return ts, nil
+}
+
+// waitTask waits until the service's task runs.
+func waitTask(ctx context.Context, svc string) (taskInfo, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ts, err := tasks(ctx, svc, false)
+		if err != nil && !dockercli.NoSuch(err) {
+			return taskInfo{}, err
+		}
+		for _, t := range ts {
+			switch t.Status.State {
+			case "running":
+				return taskInfo{ID: t.ID, NodeID: t.NodeID, ContainerID: t.Status.ContainerStatus.ContainerID,
+					PID: t.Status.ContainerStatus.PID, Ports: t.Status.PortStatus.Ports}, nil
+			case "failed", "rejected", "complete", "shutdown", "orphaned", "remove":
+				return taskInfo{}, fmt.Errorf("task of %s %s: %s", svc, t.Status.State, t.Status.Err)
+			}
+		}
+		if time.Now().After(deadline) {
+			return taskInfo{}, fmt.Errorf("task of %s not running after 2m (a placement constraint no node meets?)", svc)
+		}
+		select {
+		case <-ctx.Done():
+			return taskInfo{}, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
