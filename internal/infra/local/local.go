@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -78,7 +79,7 @@ func (r *Runner) Exited() <-chan infra.Exit { return r.exited }
 // Setup creates the bridge, then every node's namespace and link. On error
 // the partial setup stays recorded; Cleanup (or Down) removes it.
 func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
-	if err := ClaimSetup(r.RunID, &r.mu, &r.plan, p); err != nil {
+	if err := proctable.ClaimSetup(r.RunID, &r.mu, &r.plan, p); err != nil {
 		return err
 	}
 
@@ -163,7 +164,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		defer r.starting.Done()
 	}
 	r.mu.Unlock()
-	if err := CheckStart(r.RunID, closing, p, proc); err != nil {
+	if err := proctable.CheckStart(r.RunID, closing, p, proc); err != nil {
 		return 0, err
 	}
 	if old != nil {
@@ -249,7 +250,7 @@ func (r *Runner) wait(cmd *exec.Cmd, pr *process) {
 	expected := pr.stopping || r.closing
 	r.mu.Unlock()
 	close(pr.done)
-	ReportExit(r.exited, infra.Exit{Node: pr.res.Node, Name: pr.res.Name, PID: pr.res.PID, Status: status}, expected)
+	proctable.ReportExit(r.exited, infra.Exit{Node: pr.res.Node, Name: pr.res.Name, PID: pr.res.PID, Status: status}, expected)
 }
 
 // Stop stops one process: SIGTERM to its group, SIGKILL after StopTimeout.
