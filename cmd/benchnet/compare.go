@@ -98,7 +98,7 @@ compare --resume DIR' runs the rest.`,
 			}
 			var (
 				root string
-				idx  *experiment.CompareIndex
+				idx  *rundir.CompareIndex
 			)
 			if dirMode(args) {
 				vars, err := parseDirVariants(args)

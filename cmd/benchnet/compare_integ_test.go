@@ -12,6 +12,7 @@ import (
 	"github.com/benchnet/benchnet/internal/judge"
 	gossipmetrics "github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
@@ -79,7 +80,7 @@ func TestCompareTimeoutCommit(t *testing.T) {
 	byVariant := map[string][]string{}
 	for _, r := range idx.Runs {
 		order = append(order, r.Variant)
-		if r.Status != experiment.RunDone {
+		if r.Status != rundir.RunDone {
 			t.Fatalf("run %d (%s): %s %s", r.Order, r.Variant, r.Status, r.Error)
 		}
 		byVariant[r.Variant] = append(byVariant[r.Variant], experiment.RunPath(dirs[0], r))
@@ -195,7 +196,7 @@ func TestCompareGossip(t *testing.T) {
 		t.Fatalf("compare.json: node kind %q, %d runs; want gossipsub, 4", idx.NodeKind, len(idx.Runs))
 	}
 	for _, r := range idx.Runs {
-		if r.Status != experiment.RunDone {
+		if r.Status != rundir.RunDone {
 			t.Fatalf("run %d (%s): %s %s", r.Order, r.Variant, r.Status, r.Error)
 		}
 	}

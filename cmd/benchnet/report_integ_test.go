@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -183,7 +182,7 @@ func TestKill9RunThenAnalyze(t *testing.T) {
 	if err != nil {
 		t.Fatalf("benchnet analyze: %v", err)
 	}
-	var res analyze.Results
+	var res rundir.Results
 	raw, err := os.ReadFile(filepath.Join(dir, rundir.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +242,7 @@ func earlyNotCommitted(t *testing.T, path string, n int) []string {
 	}
 	var out []string
 	for _, r := range recs[1:] {
-		if seq, _ := strconv.Atoi(r[col["seq"]]); seq < n && r[col["state"]] != analyze.StateCommitted {
+		if seq, _ := strconv.Atoi(r[col["seq"]]); seq < n && r[col["state"]] != rundir.StateCommitted {
 			out = append(out, r[col["seq"]]+":"+r[col["state"]])
 		}
 	}

@@ -17,9 +17,9 @@ import (
 type Kind struct {
 	// Analyze reads d, writes its derived files and results.json, and
 	// returns the results.
-	Analyze func(d *rundir.Dir) (*Results, error)
+	Analyze func(d *rundir.Dir) (*rundir.Results, error)
 	// Summary is the few lines a run of the kind prints at its end.
-	Summary func(r *Results) string
+	Summary func(r *rundir.Results) string
 	// Outputs are the files Analyze writes besides results.json, for the
 	// "wrote …" line.
 	Outputs []string
@@ -47,7 +47,7 @@ func For(kind string) (Kind, error) {
 
 // SummaryOf is the lines a run of kind prints at its end ("" for a kind
 // without an analysis in this binary).
-func SummaryOf(kind string, r *Results) string {
+func SummaryOf(kind string, r *rundir.Results) string {
 	k, err := For(kind)
 	if err != nil || k.Summary == nil {
 		return ""
@@ -57,7 +57,7 @@ func SummaryOf(kind string, r *Results) string {
 
 // Run analyses the run directory d with its kind's analysis (plan.json's
 // kind, rundir.RunKind) and returns the results and the kind.
-func Run(d *rundir.Dir) (*Results, Kind, error) {
+func Run(d *rundir.Dir) (*rundir.Results, Kind, error) {
 	name, err := rundir.RunKind(d.Path)
 	if err != nil {
 		return nil, Kind{}, err

@@ -16,11 +16,11 @@ import (
 func TestRunDispatchesOnKind(t *testing.T) {
 	var got string
 	analyze.Register("test-kind", analyze.Kind{
-		Analyze: func(d *rundir.Dir) (*analyze.Results, error) {
+		Analyze: func(d *rundir.Dir) (*rundir.Results, error) {
 			got = d.Path
-			return &analyze.Results{RunID: "r1"}, nil
+			return &rundir.Results{RunID: "r1"}, nil
 		},
-		Summary: func(*analyze.Results) string { return "test summary" },
+		Summary: func(*rundir.Results) string { return "test summary" },
 	})
 	for _, k := range []string{"cometbft", "gossipsub", "test-kind"} {
 		if _, err := analyze.For(k); err != nil {

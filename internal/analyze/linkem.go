@@ -21,7 +21,7 @@ type LinkemLateness = rundir.LinkLateness
 // latency results invalid (throughput and accounting stand: a late link
 // delays txs, it does not lose them). Without a record (netem, no
 // emulation) the fields stay absent.
-func CheckLinks(dir string, res *Results) error {
+func CheckLinks(dir string, res *rundir.Results) error {
 	d, err := rundir.Open(dir)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func CheckLinks(dir string, res *Results) error {
 	return d.WriteLinkLateness(&c)
 }
 
-func applyLinkCheck(res *Results, c *LinkemLateness) {
+func applyLinkCheck(res *rundir.Results, c *LinkemLateness) {
 	ok := c.Met
 	res.Linkem, res.LatencyValid, res.LatencyInvalid = c, &ok, ""
 	if !ok {
@@ -67,7 +67,7 @@ func measuredWindow(events []rundir.Event) (from, to time.Time, window string) {
 }
 
 // LatencyRow is the summary's "latency valid" row, only when checked.
-func LatencyRow(r *Results) (value, note string, ok bool) {
+func LatencyRow(r *rundir.Results) (value, note string, ok bool) {
 	if r.LatencyValid == nil || r.Linkem == nil {
 		return "", "", false
 	}

@@ -40,8 +40,8 @@ func TestComputeFaults(t *testing.T) {
 		// AA committed twice: the second commit (block 6, at 8 s) falls in the cycle.
 		BlockTxs: []rundir.BlockTx{{Height: 2, Hash: "AA"}, {Height: 6, Hash: "aa"}, {Height: 3, Hash: "BB"}, {Height: 4, Hash: "CC"}, {Height: 5, Hash: "CC"}},
 		Txs: []rundir.Tx{
-			{Node: "v2", SentNs: ns(5), State: StateSendError}, {Node: "v2", SentNs: ns(6), State: StateLost},
-			{Node: "v1", SentNs: ns(5), State: StateCommitted}, {Node: "v2", SentNs: ns(12), State: StateCommitted},
+			{Node: "v2", SentNs: ns(5), State: rundir.StateSendError}, {Node: "v2", SentNs: ns(6), State: rundir.StateLost},
+			{Node: "v1", SentNs: ns(5), State: rundir.StateCommitted}, {Node: "v2", SentNs: ns(12), State: rundir.StateCommitted},
 		},
 	}
 	fr := ComputeFaults(in)
@@ -61,7 +61,7 @@ func TestComputeFaults(t *testing.T) {
 	check("first block", p.FirstBlockS, 3) // 4 → 7
 	check("longest gap", p.LongestGapS, 3) // 4 → 7 (9 → 10 is 1)
 	check("back at tip", p.BackAtTip["v2"], 2)
-	if !p.Undone || p.Txs[StateSendError] != 1 || p.Txs[StateLost] != 1 || len(p.Txs) != 2 {
+	if !p.Undone || p.Txs[rundir.StateSendError] != 1 || p.Txs[rundir.StateLost] != 1 || len(p.Txs) != 2 {
 		t.Errorf("undone %v txs %v", p.Undone, p.Txs)
 	}
 	c := fr.Cycles[0]

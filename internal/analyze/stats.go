@@ -3,6 +3,8 @@ package analyze
 import (
 	"math"
 	"sort"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Percentile returns the p-th percentile (0 < p <= 100) of sorted values by
@@ -30,10 +32,10 @@ func Percentile(sorted []float64, p float64) float64 {
 // standard deviation (divisor N−1, 0 for one value), as gonum's stat.StdDev
 // that CometBFT's loadtime report uses. No values give the zero Stats (N=0),
 // never NaN, so results.json stays valid JSON.
-func Summarize(values []float64) Stats {
+func Summarize(values []float64) rundir.Stats {
 	n := len(values)
 	if n == 0 {
-		return Stats{}
+		return rundir.Stats{}
 	}
 	s := append([]float64(nil), values...)
 	sort.Float64s(s)
@@ -50,7 +52,7 @@ func Summarize(values []float64) Stats {
 	if n > 1 {
 		std = math.Sqrt(ss / float64(n-1))
 	}
-	return Stats{
+	return rundir.Stats{
 		N: n, Avg: Round3(mean), Std: Round3(std), Min: Round3(s[0]),
 		P50: Round3(Percentile(s, 50)), P95: Round3(Percentile(s, 95)), P99: Round3(Percentile(s, 99)),
 		Max: Round3(s[n-1]),

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // nextRound decides whether an adaptive round runs after rounds rounds,
 // and says why (the reason is kept as the comparison's stop reason).
-func nextRound(root string, idx *CompareIndex, rounds int, roundTime time.Duration, env Env) (bool, string) {
+func nextRound(root string, idx *rundir.CompareIndex, rounds int, roundTime time.Duration, env Env) (bool, string) {
 	cfg := idx.Config
 	if cfg.MaxRepeats <= cfg.Repeats {
 		return false, fmt.Sprintf("the planned %d repeats per variant ran", rounds)

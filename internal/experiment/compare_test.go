@@ -162,7 +162,7 @@ func TestRunCompare(t *testing.T) {
 				}
 			}
 			// Judging the directory again gives the same index.
-			before, _ := os.ReadFile(filepath.Join(root, CompareFile))
+			before, _ := os.ReadFile(filepath.Join(root, rundir.CompareFile))
 			again, err := ReadCompareIndex(root)
 			if err != nil {
 				t.Fatal(err)
@@ -173,7 +173,7 @@ func TestRunCompare(t *testing.T) {
 			if err := WriteCompareIndex(root, again); err != nil {
 				t.Fatal(err)
 			}
-			after, _ := os.ReadFile(filepath.Join(root, CompareFile))
+			after, _ := os.ReadFile(filepath.Join(root, rundir.CompareFile))
 			if !bytes.Equal(before, after) {
 				t.Error("compare.json changed when judged again")
 			}

@@ -142,7 +142,7 @@ func TestCompareInterruptResume(t *testing.T) {
 	}
 	done := 0
 	for _, r := range idx.Runs {
-		if r.Status == RunDone {
+		if r.Status == rundir.RunDone {
 			done++
 		}
 	}

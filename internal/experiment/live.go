@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -84,7 +83,7 @@ func (e *liveEnv) Close(ctx context.Context) error { return e.tn.Down(ctx) }
 // Measure is `benchnet load` into dir: the cell's inputs (manifest, the plan
 // with the cell's load, the testnet it ran on), collectors, then
 // scenario.MeasureLoad.
-func (e *liveEnv) Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load) (*analyze.Results, error) {
+func (e *liveEnv) Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load) (*rundir.Results, error) {
 	p := *e.tn.Plan
 	p.Load = l
 	pj, err := p.JSON()

@@ -534,7 +534,7 @@ func TrimToBudget(q *QA, plan func(*QA) rundir.QAPlan, budget time.Duration) []s
 // QAResults fills x.Results, Overall and ExitCode from the steps' verdicts.
 // steady and le are the comparisons' indexes (nil: the step did not run),
 // rot the rotating runs' catch-up times per build (-1: never caught up).
-func QAResults(x *rundir.QAIndex, q *QA, steady, le *CompareIndex, rotBase, rotCand []float64, rotPlanned int, rotWhy string) {
+func QAResults(x *rundir.QAIndex, q *QA, steady, le *rundir.CompareIndex, rotBase, rotCand []float64, rotPlanned int, rotWhy string) {
 	date := func(step string) string {
 		if s := x.Step(step); s != nil && s.Finished != "" {
 			return s.Finished[:10]
@@ -561,7 +561,7 @@ func QAResults(x *rundir.QAIndex, q *QA, steady, le *CompareIndex, rotBase, rotC
 	}
 	for _, c := range []struct {
 		step string
-		idx  *CompareIndex
+		idx  *rundir.CompareIndex
 	}{{"steady", steady}, {"latency-emulation", le}} {
 		if c.idx == nil {
 			continue
@@ -598,7 +598,7 @@ func QAResults(x *rundir.QAIndex, q *QA, steady, le *CompareIndex, rotBase, rotC
 	x.ExitCode = judge.ExitCodeOf(x.Overall)
 }
 
-func compareResult(scenario, date, ver string, idx *CompareIndex, failOn []string, judged bool) rundir.QAResult {
+func compareResult(scenario, date, ver string, idx *rundir.CompareIndex, failOn []string, judged bool) rundir.QAResult {
 	r := rundir.QAResult{Scenario: scenario, Date: date, Version: ver, Judged: judged}
 	if idx == nil {
 		r.Result, r.Why = judge.ResultInconclusive, "step did not finish"
@@ -631,7 +631,7 @@ func compareResult(scenario, date, ver string, idx *CompareIndex, failOn []strin
 // least two baseline runs, interleaved with them, all finished. Anything
 // less (one failure, failures on both sides) stays a harness problem:
 // inconclusive.
-func candidateCannotRun(idx *CompareIndex) (string, bool) {
+func candidateCannotRun(idx *rundir.CompareIndex) (string, bool) {
 	var cand, candFailed, base, baseDone int
 	var first string
 	for _, r := range idx.Runs {

@@ -306,7 +306,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 	}
 
 	// Test Results from what finished.
-	var steady, le *CompareIndex
+	var steady, le *rundir.CompareIndex
 	// A step that did not finish still shows what it judged (its index is
 	// then incomplete: a Pass over it reads Inconclusive).
 	if s := x.Step("steady"); s != nil && s.Dir != "" {

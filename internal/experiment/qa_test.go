@@ -449,9 +449,9 @@ func TestQAResumeSteady(t *testing.T) {
 }
 
 func TestCandidateCannotRun(t *testing.T) {
-	runs := func(spec string) *CompareIndex {
+	runs := func(spec string) *rundir.CompareIndex {
 		// spec: one letter per run, b/B baseline done/failed, c/C candidate done/failed.
-		x := &CompareIndex{}
+		x := &rundir.CompareIndex{}
 		for i, r := range spec {
 			v, st := Baseline, rundir.RunDone
 			if r == 'c' || r == 'C' {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -20,7 +19,7 @@ type Testnet interface {
 	// Measure applies one load to the testnet, writing an ordinary run
 	// directory into dir, and returns its results (with ctx's cause when
 	// interrupted: the results then cover what was sent).
-	Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load) (*analyze.Results, error)
+	Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load) (*rundir.Results, error)
 	// Cooldown waits until every node's mempool is empty and two blocks have
 	// passed, at most limit; it returns how long it waited.
 	Cooldown(ctx context.Context, limit time.Duration) (time.Duration, error)
@@ -321,7 +320,7 @@ func (r *Runner) cellDir(cell *CellRecord) (*rundir.Dir, error) {
 // Figures extracts what the judge needs from a cell's results. Invalid
 // reasons about the load generator (lag, achieved rate, a load stopped
 // early) make the cell's load invalid; the others are the run's.
-func Figures(res *analyze.Results, c int, r float64) (judge.Cell, []string) {
+func Figures(res *rundir.Results, c int, r float64) (judge.Cell, []string) {
 	f := judge.Cell{
 		Connections: c, Rate: r,
 		Sent: res.Accounting.Sent, Committed: res.Accounting.Committed,

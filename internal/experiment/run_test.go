@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -55,7 +54,7 @@ func (e *fakeEnv) Cooldown(ctx context.Context, limit time.Duration) (time.Durat
 	return 1500 * time.Millisecond, nil
 }
 
-func (e *fakeEnv) Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load) (*analyze.Results, error) {
+func (e *fakeEnv) Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load) (*rundir.Results, error) {
 	f := e.f
 	f.measured = append(f.measured, l)
 	if err := dir.WriteFile(rundir.ResultsFile, []byte("{}\n")); err != nil {
@@ -69,14 +68,14 @@ func (e *fakeEnv) Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load)
 		committed = int(float64(sent) * f.capacity / offered)
 		p50 = 700 * offered / f.capacity
 	}
-	res := &analyze.Results{
-		Accounting:  analyze.Accounting{Sent: sent, Committed: committed, Lost: sent - committed},
+	res := &rundir.Results{
+		Accounting:  rundir.Accounting{Sent: sent, Committed: committed, Lost: sent - committed},
 		TxPerSecond: float64(committed) / l.Duration.Seconds(),
-		Latency:     analyze.Stats{P50: p50, P95: 1.5 * p50, P99: 2 * p50},
+		Latency:     rundir.Stats{P50: p50, P95: 1.5 * p50, P99: 2 * p50},
 		Valid:       true,
 	}
 	for i := 0; i < l.Connections; i++ {
-		res.Load = append(res.Load, analyze.ConnStats{TargetRate: l.Rate})
+		res.Load = append(res.Load, rundir.ConnStats{TargetRate: l.Rate})
 	}
 	if len(f.measured) == f.interruptAt {
 		f.cancel(errStop)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -89,7 +88,7 @@ func TestNodeDiesMidLoad(t *testing.T) {
 	}
 
 	// The death is an event and a node result, with the signal.
-	var exited *analyze.NodeResult
+	var exited *rundir.NodeResult
 	for i, n := range res.Nodes {
 		if n.Name == victim {
 			exited = &res.Nodes[i]
@@ -124,7 +123,7 @@ func TestNodeDiesMidLoad(t *testing.T) {
 		sent, _ := strconv.ParseInt(r["sent_ns"], 10, 64)
 		if r["node"] == victim && sent > margin {
 			afterKill++
-			if r["state"] != analyze.StateSendError && r["state"] != analyze.StateLost {
+			if r["state"] != rundir.StateSendError && r["state"] != rundir.StateLost {
 				t.Errorf("tx %s sent to dead %s %s after the kill is %s", r["seq"], victim, time.Duration(sent-killAt.UnixNano()), r["state"])
 			}
 		}
@@ -134,7 +133,7 @@ func TestNodeDiesMidLoad(t *testing.T) {
 		t.Errorf("no tx went to %s after it was killed: the test did not test anything", victim)
 	}
 	for n, st := range states {
-		if n != victim && st[analyze.StateCommitted] != rate*seconds {
+		if n != victim && st[rundir.StateCommitted] != rate*seconds {
 			t.Errorf("live %s: %v, want all %d committed", n, st, rate*seconds)
 		}
 	}

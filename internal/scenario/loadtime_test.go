@@ -158,7 +158,7 @@ func TestLoadtimeCrossCheck(t *testing.T) {
 	var restricted []float64
 	left := map[int64]int{} // height -> our H+1 txs above the counted blocks
 	for _, r := range rows {
-		if r.State != analyze.StateCommitted || !r.HasNext {
+		if r.State != rundir.StateCommitted || !r.HasNext {
 			continue
 		}
 		if r.Height > counted {

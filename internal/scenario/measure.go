@@ -38,13 +38,13 @@ const interruptDrain = 15 * time.Second
 // analysis (txs.csv, results.json). It is what `benchnet load` runs alone.
 // When ctx is cancelled during the load it still harvests and analyzes what
 // was sent, then returns the results together with ctx's cause.
-func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string, log, progressOut io.Writer) (*analyze.Results, error) {
+func Measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, runID string, log, progressOut io.Writer) (*rundir.Results, error) {
 	return MeasureLoad(ctx, dir, p, p.Load, runID, log, progressOut)
 }
 
 // MeasureLoad is Measure with the load given rather than read from the
 // plan: one measurement of an experiment (a sweep cell, a search probe).
-func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer) (*analyze.Results, error) {
+func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer) (*rundir.Results, error) {
 	return measure(ctx, dir, p, l, runID, log, progressOut, nil, nil)
 }
 
@@ -52,7 +52,7 @@ func MeasureLoad(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manife
 // notStarted (nil: every node runs) names them at any moment (a [rotate]
 // group `benchnet up` never started, a late start not yet due). See
 // measure for what leaves them out.
-func MeasureRunning(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, notStarted func(string) bool) (*analyze.Results, error) {
+func MeasureRunning(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, notStarted func(string) bool) (*rundir.Results, error) {
 	return measure(ctx, dir, p, l, runID, log, progressOut, nil, notStarted)
 }
 
@@ -66,7 +66,7 @@ func MeasureRunning(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l man
 // warm-up waits for the nodes running at its start; the mempool poller
 // takes a node in once it runs (a late joiner from its start, no failed
 // poll before), and the drain waits for every node running when it begins.
-func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, faults *Faults, notStarted func(string) bool) (*analyze.Results, error) {
+func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.Load, runID string, log, progressOut io.Writer, faults *Faults, notStarted func(string) bool) (*rundir.Results, error) {
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	cfg := load.FromManifest(l, runID)

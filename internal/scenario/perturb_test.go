@@ -51,7 +51,7 @@ grace = "8s"
 }
 
 // checkIdentity: every tx sent has one end state, none unaccounted.
-func checkIdentity(t *testing.T, res *analyze.Results) {
+func checkIdentity(t *testing.T, res *rundir.Results) {
 	t.Helper()
 	if res == nil {
 		t.Fatal("no results")
@@ -138,7 +138,7 @@ for = "6s"
 	if len(p.Txs) == 0 {
 		t.Errorf("no tx was sent to the killed node during its outage: nothing tested")
 	}
-	if n := p.Txs[analyze.StateCommitted]; n > 40 {
+	if n := p.Txs[rundir.StateCommitted]; n > 40 {
 		// Only what was in flight at the kill (at most ~1 s of its 40 tx/s) may commit.
 		t.Errorf("%d txs sent to the dead validator committed: %v", n, p.Txs)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/promserver"
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -37,8 +38,8 @@ type Options struct {
 // Outcome is what a steady run leaves.
 type Outcome struct {
 	RunDir  string
-	Results *analyze.Results // nil when the run failed before analysis
-	Report  []string         // files the report wrote
+	Results *rundir.Results // nil when the run failed before analysis
+	Report  []string        // files the report wrote
 }
 
 // Steady is `benchnet run`: up → collectors → warm-up → load → drain →
@@ -140,7 +141,7 @@ func whileUp(ctx context.Context, tn *testnet.Testnet, opts Options, downNote st
 
 // steadyUp is the part of Steady while the testnet is up: Prometheus when
 // asked, measurement and summary, in whileUp's frame.
-func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Faults) (res *analyze.Results, err error) {
+func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Faults) (res *rundir.Results, err error) {
 	err = whileUp(ctx, tn, opts, "", func(stopCollector func()) error {
 		if opts.Prometheus {
 			// Before the warm-up: Prometheus applies its targets ~5 s after start.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/chainreport"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -89,7 +88,7 @@ func TestSteadyQuickstart(t *testing.T) {
 
 // checkResultsJSON: results.json is valid JSON holding the Initia fields,
 // with the values Steady returned.
-func checkResultsJSON(t *testing.T, dir string, res *analyze.Results) {
+func checkResultsJSON(t *testing.T, dir string, res *rundir.Results) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, rundir.ResultsFile))
 	if err != nil {
@@ -210,7 +209,7 @@ func sendErrorLogs(t *testing.T, dir string) string {
 	count := map[string]int{}
 	var last string
 	for _, r := range readCSV(t, filepath.Join(dir, rundir.TxsCSV.Name)) {
-		if r["state"] == analyze.StateSendError {
+		if r["state"] == rundir.StateSendError {
 			count[r["node"]+": "+r["log"]]++
 			last = "seq " + r["seq"]
 		}

@@ -17,7 +17,7 @@ import (
 // killed before its harvest is recovered from the nodes' block stores.
 func init() {
 	analyze.Register(manifest.KindCometBFT, analyze.Kind{
-		Analyze: func(d *rundir.Dir) (*analyze.Results, error) { return analysis.Analyze(d.Path) },
+		Analyze: func(d *rundir.Dir) (*rundir.Results, error) { return analysis.Analyze(d.Path) },
 		Summary: analysis.Summary,
 		Outputs: []string{rundir.TxsCSV.Name},
 		Recover: func(ctx context.Context, dir, reason string, log io.Writer) error {

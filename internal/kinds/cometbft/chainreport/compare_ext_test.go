@@ -32,11 +32,11 @@ func compareFixture(t *testing.T) string {
 		}
 	}
 	cfg := experiment.DefaultCompare()
-	idx := &experiment.CompareIndex{SchemaVersion: experiment.CompareSchema, Kind: "compare", Name: "fixture", Source: "manifest",
+	idx := &rundir.CompareIndex{SchemaVersion: rundir.CompareSchema, Kind: "compare", Name: "fixture", Source: "manifest",
 		Base: "a", Variants: []string{"a", "b"}, Labels: map[string]string{"a": "(the manifest)", "b": "validator.app=kvstore-socket"},
 		Config: rundir.CompareConfig(*cfg), Seed: experiment.CompareSeed, Rule: experiment.RuleText(cfg.Threshold), Complete: true,
-		Runs: []experiment.CompareRun{{Order: 1, Variant: "a", Repeat: 1, Status: experiment.RunDone, RunDir: "runs/a"},
-			{Order: 2, Variant: "b", Repeat: 1, Status: experiment.RunDone, RunDir: "runs/b"}}}
+		Runs: []rundir.CompareRun{{Order: 1, Variant: "a", Repeat: 1, Status: rundir.RunDone, RunDir: "runs/a"},
+			{Order: 2, Variant: "b", Repeat: 1, Status: rundir.RunDone, RunDir: "runs/b"}}}
 	if err := experiment.JudgeCompare(root, idx); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -201,7 +200,7 @@ func TestHarvest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := analyze.Accounting{Sent: 4, Committed: 2, Rejected: 1, Lost: 1, Duplicates: 1}
+	want := rundir.Accounting{Sent: 4, Committed: 2, Rejected: 1, Lost: 1, Duplicates: 1}
 	if r.Accounting != want {
 		t.Errorf("accounting = %+v, want %+v", r.Accounting, want)
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -114,7 +113,7 @@ func runRealNode(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", analysis.Summary(res))
-	want := analyze.Accounting{Sent: 30, Committed: 27, Rejected: 3}
+	want := rundir.Accounting{Sent: 30, Committed: 27, Rejected: 3}
 	if res.Accounting != want {
 		t.Errorf("accounting = %+v, want %+v", res.Accounting, want)
 	}
