@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -115,8 +116,8 @@ func verdictWord(o judge.Outcome, equivalence bool) string {
 	return string(o)
 }
 
-func verdictTable(idx *rundir.CompareIndex) table {
-	t := table{Head: []string{"variant", "metric", "base", "variant value", "Δ", "95 % CI of Δ", "basis", "verdict", "why"}}
+func verdictTable(idx *rundir.CompareIndex) page.Table {
+	t := page.Table{Head: []string{"variant", "metric", "base", "variant value", "Δ", "95 % CI of Δ", "basis", "verdict", "why"}}
 	for _, vv := range idx.Verdicts {
 		for _, j := range vv.Judgements {
 			m, _ := metricOf(idx.NodeKind, j.Metric)
@@ -194,54 +195,54 @@ func directionText(idx *rundir.CompareIndex) string {
 	return " Direction: higher is better for " + strings.Join(higher[:len(higher)-1], ", ") + " and " + higher[len(higher)-1] + ", lower for every other metric."
 }
 
-func compareBlocks(idx *rundir.CompareIndex, view CompareView, problems []string) ([]block, map[string][]byte, error) {
-	var bs []block
-	add := func(b ...block) { bs = append(bs, b...) }
-	add(heading{Level: 1, Text: compareTitle(idx), ID: ""})
-	add(heading{Level: 2, Text: "Verdicts", ID: "verdicts"})
+func compareBlocks(idx *rundir.CompareIndex, view CompareView, problems []string) ([]page.Block, map[string][]byte, error) {
+	var bs []page.Block
+	add := func(b ...page.Block) { bs = append(bs, b...) }
+	add(page.Heading{Level: 1, Text: compareTitle(idx), ID: ""})
+	add(page.Heading{Level: 2, Text: "Verdicts", ID: "verdicts"})
 	outcome := compareOutcome(idx)
 	if len(idx.Regressions) > 0 {
 		outcome = "**" + outcome + "**"
 	}
-	add(para{Text: fmt.Sprintf("Base: **%s**. Threshold %g %%. %s", idx.Base, idx.Config.Threshold, outcome)})
+	add(page.Para{Text: fmt.Sprintf("Base: **%s**. Threshold %g %%. %s", idx.Base, idx.Config.Threshold, outcome)})
 	if len(idx.Verdicts) == 0 {
-		add(noData{Reason: "no variant was judged"})
+		add(page.NoData{Reason: "no variant was judged"})
 	} else {
 		add(verdictTable(idx))
 	}
-	add(para{Text: "Rule: " + idx.Rule + directionText(idx)})
+	add(page.Para{Text: "Rule: " + idx.Rule + directionText(idx)})
 	if len(idx.Warnings) > 0 {
-		t := table{Head: []string{"warning"}}
+		t := page.Table{Head: []string{"warning"}}
 		for _, w := range idx.Warnings {
 			t.Rows = append(t.Rows, []string{w})
 		}
 		add(t)
 	}
-	add(heading{Level: 2, Text: "Variants", ID: "variants"})
+	add(page.Heading{Level: 2, Text: "Variants", ID: "variants"})
 	add(view.Variants()...)
 
 	pngs := map[string][]byte{}
-	add(heading{Level: 2, Text: "Plots", ID: "plots"})
-	add(para{Text: view.PlotsIntro()})
+	add(page.Heading{Level: 2, Text: "Plots", ID: "plots"})
+	add(page.Para{Text: view.PlotsIntro()})
 	for i, f := range view.Figures() {
-		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.Title), ID: ""})
+		add(page.Heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.Title), ID: ""})
 		img, reason, err := f.Build()
 		if err != nil {
 			return nil, nil, fmt.Errorf("compare report: plot %s: %w", f.Name, err)
 		}
 		if img == nil {
-			add(noData{Reason: reason})
+			add(page.NoData{Reason: reason})
 			continue
 		}
 		file := f.Name + ".png"
 		pngs[file] = img
-		add(image{Alt: f.Title, File: PlotsDir + "/" + file, PNG: img})
-		add(para{Text: f.What})
+		add(page.Image{Alt: f.Title, File: PlotsDir + "/" + file, PNG: img})
+		add(page.Para{Text: f.What})
 	}
 
-	add(heading{Level: 2, Text: "Runs", ID: "runs"})
-	add(para{Text: "In the order they ran: interleaved, so the drift of a shared machine spreads over every variant."})
-	rt := table{Head: append(append([]string{"#", "variant", "repeat", "status"}, view.RunHead()...), "run directory")}
+	add(page.Heading{Level: 2, Text: "Runs", ID: "runs"})
+	add(page.Para{Text: "In the order they ran: interleaved, so the drift of a shared machine spreads over every variant."})
+	rt := page.Table{Head: append(append([]string{"#", "variant", "repeat", "status"}, view.RunHead()...), "run directory")}
 	for _, r := range idx.Runs {
 		status := r.Status
 		if r.Error != "" {
@@ -252,11 +253,11 @@ func compareBlocks(idx *rundir.CompareIndex, view CompareView, problems []string
 	}
 	add(rt)
 	if len(problems) > 0 {
-		t := table{Head: []string{"problem"}}
+		t := page.Table{Head: []string{"problem"}}
 		for _, p := range problems {
 			t.Rows = append(t.Rows, []string{p})
 		}
-		add(heading{Level: 2, Text: "Problems reading the run directories", ID: ""}, t)
+		add(page.Heading{Level: 2, Text: "Problems reading the run directories", ID: ""}, t)
 	}
 	return bs, pngs, nil
 }

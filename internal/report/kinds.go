@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/benchnet/benchnet/internal/registry"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -76,7 +77,7 @@ type CompareView interface {
 	// Add reads one done run.
 	Add(r rundir.CompareRun, dir string) error
 	// Variants are the blocks of the "Variants" section.
-	Variants() []block
+	Variants() []page.Block
 	// PlotsIntro says how the overlays use the runs.
 	PlotsIntro() string
 	Figures() []CompareFigure

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -59,7 +60,7 @@ func QAResultsText(x *rundir.QAIndex) string {
 		if !r.Judged {
 			res += " (not judged)"
 		}
-		rows = append(rows, []string{r.Scenario, dashIfEmpty(r.Date), r.Version, res, r.Why})
+		rows = append(rows, []string{r.Scenario, page.DashIfEmpty(r.Date), r.Version, res, r.Why})
 	}
 	w := make([]int, 4)
 	for _, r := range rows {
@@ -77,14 +78,14 @@ func QAResultsText(x *rundir.QAIndex) string {
 	return b.String()
 }
 
-func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error) {
-	var bs []block
-	add := func(b ...block) { bs = append(bs, b...) }
+func qaBlocks(dir string, x *rundir.QAIndex) ([]page.Block, map[string][]byte, error) {
+	var bs []page.Block
+	add := func(b ...page.Block) { bs = append(bs, b...) }
 	pngs := map[string][]byte{}
 	var q rundir.QAConfig
 	_ = json.Unmarshal(x.Config, &q)
 
-	add(heading{Level: 1, Text: qaTitle(x), ID: ""})
+	add(page.Heading{Level: 1, Text: qaTitle(x), ID: ""})
 	status := "complete"
 	if !x.Complete {
 		status = "**incomplete**: the results cover the steps that finished (`benchnet qa --resume DIR` finishes it)"
@@ -93,23 +94,23 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 	if x.Overall == "" {
 		overall = "not decided (the QA stopped before its results)"
 	}
-	add(para{Text: fmt.Sprintf("Overall result: %s. Profile %s; started %s, finished %s; %s.", overall, x.Profile, x.Started, dashIfEmpty(x.Finished), status)})
+	add(page.Para{Text: fmt.Sprintf("Overall result: %s. Profile %s; started %s, finished %s; %s.", overall, x.Profile, x.Started, page.DashIfEmpty(x.Finished), status)})
 
 	// Test Results first, as the seeds' reports end with it and readers look for it.
-	add(heading{Level: 2, Text: "Test Results", ID: "test-results"})
+	add(page.Heading{Level: 2, Text: "Test Results", ID: "test-results"})
 	var rows [][]string
 	for _, r := range x.Results {
 		res := string(r.Result)
 		if !r.Judged {
 			res += " (not judged)"
 		}
-		rows = append(rows, []string{r.Scenario, dashIfEmpty(r.Date), r.Version, res, r.Why})
+		rows = append(rows, []string{r.Scenario, page.DashIfEmpty(r.Date), r.Version, res, r.Why})
 	}
-	add(table{Head: []string{"Scenario", "Date", "Version", "Result", "Why"}, Rows: rows})
-	add(para{Text: fmt.Sprintf("Baseline: %s. The overall result is the worst judged result (Fail over Inconclusive over Pass).", x.Baseline.Version())})
+	add(page.Table{Head: []string{"Scenario", "Date", "Version", "Result", "Why"}, Rows: rows})
+	add(page.Para{Text: fmt.Sprintf("Baseline: %s. The overall result is the worst judged result (Fail over Inconclusive over Pass).", x.Baseline.Version())})
 
 	// Saturation.
-	add(heading{Level: 2, Text: "Saturation point", ID: "saturation"})
+	add(page.Heading{Level: 2, Text: "Saturation point", ID: "saturation"})
 	sweeps := map[string]*rundir.SweepIndex{}
 	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		s := x.Step("saturation-" + b)
@@ -122,13 +123,13 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		}
 	}
 	if sat := x.Saturation; sat != nil && sat.OverloadRate > 0 {
-		from := fmt.Sprintf("its sustainable rate %s backed off by %s %%", fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))
+		from := fmt.Sprintf("its sustainable rate %s backed off by %s %%", page.G(sat.Baseline.Lo), page.G(sat.Margin*100))
 		if sat.RateFrom != "" {
 			from = sat.RateFrom
 		}
-		add(para{Text: fmt.Sprintf("At c = %d the baseline's search places its saturation in %s tx/s per connection. Chosen load for the steady test: %s tx/s per connection (%s).",
-			sat.Connections, sat.Baseline, fmtG(sat.Rate), from)})
-		add(heading{Level: 3, Text: "Paired decision", ID: "paired"})
+		add(page.Para{Text: fmt.Sprintf("At c = %d the baseline's search places its saturation in %s tx/s per connection. Chosen load for the steady test: %s tx/s per connection (%s).",
+			sat.Connections, sat.Baseline, page.G(sat.Rate), from)})
+		add(page.Heading{Level: 3, Text: "Paired decision", ID: "paired"})
 		verdict := "no pair ran"
 		if v := sat.Paired; v != nil {
 			verdict = fmt.Sprintf("**%s** — %s", sat.Verdict, sat.Why)
@@ -139,73 +140,73 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 				verdict += fmt.Sprintf("; ~%d pairs would decide", v.PairsNeeded)
 			}
 		}
-		add(para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, %s: each run's committed txs over its busy span (load start to the last block with a run tx) is its build's capacity under overload. %s.", fmtG(sat.OverloadRate), rundir.PairOrderWords(q.PairOrder), verdict)})
+		add(page.Para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, %s: each run's committed txs over its busy span (load start to the last block with a run tx) is its build's capacity under overload. %s.", page.G(sat.OverloadRate), rundir.PairOrderWords(q.PairOrder), verdict)})
 		var rows [][]string
 		for i, p := range sat.Pairs {
 			ratio := "–"
 			if p.Excluded() == "" && p.BaseTPS > 0 {
 				ratio = fmt.Sprintf("%.3f", p.CandTPS/p.BaseTPS)
 			}
-			rows = append(rows, []string{strconv.Itoa(i + 1), p.First, fmtF(p.BaseTPS, 1), fmtF(p.CandTPS, 1), ratio, dashIfEmpty(p.Excluded())})
+			rows = append(rows, []string{strconv.Itoa(i + 1), p.First, page.F(p.BaseTPS, 1), page.F(p.CandTPS, 1), ratio, page.DashIfEmpty(p.Excluded())})
 		}
-		add(table{Head: []string{"pair", "first", "baseline tx/s (busy span)", "candidate tx/s (busy span)", "ratio", "excluded"}, Rows: rows})
+		add(page.Table{Head: []string{"pair", "first", "baseline tx/s (busy span)", "candidate tx/s (busy span)", "ratio", "excluded"}, Rows: rows})
 	} else if sat != nil {
-		add(para{Text: fmt.Sprintf("At c = %d: baseline saturates in %s tx/s per connection, candidate in %s. Verdict: **%s** (%s). Chosen load: %s tx/s per connection (the baseline's sustainable rate %s backed off by %s %%).",
-			sat.Connections, sat.Baseline, sat.Candidate, sat.Verdict, sat.Why, fmtG(sat.Rate), fmtG(sat.Baseline.Lo), fmtG(sat.Margin*100))})
+		add(page.Para{Text: fmt.Sprintf("At c = %d: baseline saturates in %s tx/s per connection, candidate in %s. Verdict: **%s** (%s). Chosen load: %s tx/s per connection (the baseline's sustainable rate %s backed off by %s %%).",
+			sat.Connections, sat.Baseline, sat.Candidate, sat.Verdict, sat.Why, page.G(sat.Rate), page.G(sat.Baseline.Lo), page.G(sat.Margin*100))})
 	} else {
-		add(noData{Reason: "the saturation step did not finish"})
+		add(page.NoData{Reason: "the saturation step did not finish"})
 	}
 	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		idx := sweeps[b]
 		if idx == nil && b == rundir.QACandidate && x.Step("saturation-candidate") == nil {
 			continue // decided by pairs: the candidate is not searched
 		}
-		add(heading{Level: 3, Text: fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ID: ""})
+		add(page.Heading{Level: 3, Text: fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ID: ""})
 		if idx == nil {
-			add(noData{Reason: "no sweep directory"})
+			add(page.NoData{Reason: "no sweep directory"})
 			continue
 		}
 		if idx.Search != nil {
 			var rows [][]string
 			for i, p := range idx.Search.Probes {
-				rows = append(rows, []string{strconv.Itoa(i + 1), fmtG(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
+				rows = append(rows, []string{strconv.Itoa(i + 1), page.G(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
 			}
-			add(table{Head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, Rows: rows})
-			add(para{Text: fmt.Sprintf("Search: %s", dashIfEmpty(idx.Search.Detail))})
+			add(page.Table{Head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, Rows: rows})
+			add(page.Para{Text: fmt.Sprintf("Search: %s", page.DashIfEmpty(idx.Search.Detail))})
 		} else if idx.Grid != nil {
 			add(qaTable(idx))
 		}
 	}
 	if p := qaOverlay(sweeps); p != nil {
-		png, err := renderPNG(p)
+		png, err := page.RenderPNG(p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("qa report: overlay: %w", err)
 		}
 		pngs["qa_saturation_overlay.png"] = png
-		add(image{Alt: "Committed vs offered, both builds", File: PlotsDir + "/qa_saturation_overlay.png", PNG: png})
-		add(para{Text: "Every probe (cell) of both builds: committed TPS against the load offered; the dashed line is y = x. Where a build's points leave the diagonal, it saturates."})
+		add(page.Image{Alt: "Committed vs offered, both builds", File: PlotsDir + "/qa_saturation_overlay.png", PNG: png})
+		add(page.Para{Text: "Every probe (cell) of both builds: committed TPS against the load offered; the dashed line is y = x. Where a build's points leave the diagonal, it saturates."})
 	}
 
 	// Steady test and LE.
 	steady := qaCompare(dir, x, "steady")
 	le := qaCompare(dir, x, "latency-emulation")
-	add(heading{Level: 2, Text: "Steady test", ID: "steady"})
+	add(page.Heading{Level: 2, Text: "Steady test", ID: "steady"})
 	if steady == nil {
-		add(noData{Reason: "the steady step did not finish"})
+		add(page.NoData{Reason: "the steady step did not finish"})
 	} else {
-		add(para{Text: fmt.Sprintf("%d runs, baseline and candidate interleaved, at the chosen load. Repeats: %s. %s", len(steady.Runs), dashIfEmpty(steady.StopReason), upperFirst(strings.TrimSuffix(steady.Rule, "."))+".")})
+		add(page.Para{Text: fmt.Sprintf("%d runs, baseline and candidate interleaved, at the chosen load. Repeats: %s. %s", len(steady.Runs), page.DashIfEmpty(steady.StopReason), upperFirst(strings.TrimSuffix(steady.Rule, "."))+".")})
 		add(verdictTable(steady.CompareIndex))
 	}
 	if le != nil {
-		add(heading{Level: 3, Text: "With latency emulation", ID: "le"})
+		add(page.Heading{Level: 3, Text: "With latency emulation", ID: "le"})
 		judged := "reported beside the steady test, not judged (it is the baseline of the next QA; --judge-le judges it)"
 		if q.JudgeLE {
 			judged = "judged (--judge-le)"
 		}
-		add(para{Text: "The same steady test with the AWS zone table and a random zone per node drawn from the manifest's seed: " + judged + "."})
+		add(page.Para{Text: "The same steady test with the AWS zone table and a random zone per node drawn from the manifest's seed: " + judged + "."})
 		add(verdictTable(le.CompareIndex))
 	}
-	add(heading{Level: 3, Text: "QA metric plots, side by side", ID: "plots"})
+	add(page.Heading{Level: 3, Text: "QA metric plots, side by side", ID: "plots"})
 	panels := make([]RunView, 3)
 	var which [3]string
 	var kind Kind
@@ -219,7 +220,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 			shown = append(shown, labels[i]+" "+w)
 		}
 	}
-	add(para{Text: fmt.Sprintf("Each row: baseline | candidate | candidate with latency emulation, on shared axes. Each panel is the build's run with the median H+1 latency p50 (%s); every run's own report has the rest.", dashIfEmpty(strings.Join(shown, ", ")))})
+	add(page.Para{Text: fmt.Sprintf("Each row: baseline | candidate | candidate with latency emulation, on shared axes. Each panel is the build's run with the median H+1 latency p50 (%s); every run's own report has the rest.", page.DashIfEmpty(strings.Join(shown, ", ")))})
 	for _, name := range kind.SideBySide {
 		ps := make([]*plot.Plot, len(panels))
 		title, any := "", false
@@ -254,72 +255,72 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]block, map[string][]byte, error)
 		}
 		file := "qa_" + name + ".png"
 		pngs[file] = png
-		add(heading{Level: 4, Text: title, ID: ""})
-		add(image{Alt: title + ", side by side", File: PlotsDir + "/" + file, PNG: png})
+		add(page.Heading{Level: 4, Text: title, ID: ""})
+		add(page.Image{Alt: title + ", side by side", File: PlotsDir + "/" + file, PNG: png})
 	}
 
 	// Rotating nodes.
-	add(heading{Level: 2, Text: "Rotating nodes", ID: "rotating"})
+	add(page.Heading{Level: 2, Text: "Rotating nodes", ID: "rotating"})
 	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		s := x.Step("rotate-" + b)
-		add(heading{Level: 3, Text: fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ID: ""})
+		add(page.Heading{Level: 3, Text: fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ID: ""})
 		if s == nil || s.Dir == "" {
-			add(noData{Reason: "not run"})
+			add(page.NoData{Reason: "not run"})
 			continue
 		}
 		path := rundir.StepPath(dir, s)
 		d, err := openRun(path)
 		if err != nil {
-			add(noData{Reason: err.Error()})
+			add(page.NoData{Reason: err.Error()})
 			continue
 		}
 		f, err := d.ReadFaults()
 		if err != nil {
-			add(noData{Reason: "no " + rundir.FaultsFile})
+			add(page.NoData{Reason: "no " + rundir.FaultsFile})
 			continue
 		}
 		var rows [][]string
 		for _, c := range f.Cycles {
-			rows = append(rows, []string{strconv.Itoa(c.Cycle), c.Node, secOrNever(c.CatchUpS), fmtF(c.BlocksPerS, 1), strconv.Itoa(c.Duplicates), dashIfEmpty(c.Error)})
+			rows = append(rows, []string{strconv.Itoa(c.Cycle), c.Node, secOrNever(c.CatchUpS), page.F(c.BlocksPerS, 1), strconv.Itoa(c.Duplicates), page.DashIfEmpty(c.Error)})
 		}
-		add(table{Head: []string{"cycle", "node", "catch-up", "blocks/s", "duplicates", "error"}, Rows: rows})
+		add(page.Table{Head: []string{"cycle", "node", "catch-up", "blocks/s", "duplicates", "error"}, Rows: rows})
 		if s.Note != "" {
-			add(para{Text: s.Note + "."})
+			add(page.Para{Text: s.Note + "."})
 		}
 		if v, _, err := runView(path); err == nil {
 			if p, _, _ := v.Figure(FigureHeights); p != nil {
-				png, err := renderPNG(p)
+				png, err := page.RenderPNG(p)
 				if err != nil {
 					return nil, nil, err
 				}
 				file := "qa_heights_" + b + ".png"
 				pngs[file] = png
-				add(image{Alt: "Heights, " + b, File: PlotsDir + "/" + file, PNG: png})
+				add(page.Image{Alt: "Heights, " + b, File: PlotsDir + "/" + file, PNG: png})
 			}
 		}
 	}
 
 	// Steps and Method.
-	add(heading{Level: 2, Text: "Steps", ID: "steps"})
+	add(page.Heading{Level: 2, Text: "Steps", ID: "steps"})
 	var srows [][]string
 	for _, s := range x.Steps {
-		srows = append(srows, []string{s.Name, s.Kind, s.Status, fmtG(s.WallS) + " s", dashIfEmpty(s.Dir), dashIfEmpty(s.Error)})
+		srows = append(srows, []string{s.Name, s.Kind, s.Status, page.G(s.WallS) + " s", page.DashIfEmpty(s.Dir), page.DashIfEmpty(s.Error)})
 	}
-	add(table{Head: []string{"step", "kind", "status", "wall", "directory", "error"}, Rows: srows})
-	add(heading{Level: 2, Text: "Method", ID: "method"})
-	add(para{Text: qaMethod(x, &q)})
+	add(page.Table{Head: []string{"step", "kind", "status", "wall", "directory", "error"}, Rows: srows})
+	add(page.Heading{Level: 2, Text: "Method", ID: "method"})
+	add(page.Para{Text: qaMethod(x, &q)})
 	var prow [][]string
 	for _, s := range x.Plan.Steps {
-		prow = append(prow, []string{s.Name, strconv.Itoa(s.Runs), fmtG(s.WallS) + " s", fmt.Sprintf("%d MiB", s.DiskBytes>>20), s.What})
+		prow = append(prow, []string{s.Name, strconv.Itoa(s.Runs), page.G(s.WallS) + " s", fmt.Sprintf("%d MiB", s.DiskBytes>>20), s.What})
 	}
-	add(table{Head: []string{"planned step", "runs", "estimated wall", "disk", "what"}, Rows: prow})
-	add(para{Text: fmt.Sprintf("Plan: %d runs, estimated %s s within a budget of %s s; %d MiB of disk (%d MiB were free). %s",
-		x.Plan.Runs, fmtG(x.Plan.WallS), fmtG(x.Plan.BudgetS), x.Plan.DiskBytes>>20, x.Plan.FreeBytes>>20, strings.Join(x.Plan.Notes, "; "))})
+	add(page.Table{Head: []string{"planned step", "runs", "estimated wall", "disk", "what"}, Rows: prow})
+	add(page.Para{Text: fmt.Sprintf("Plan: %d runs, estimated %s s within a budget of %s s; %d MiB of disk (%d MiB were free). %s",
+		x.Plan.Runs, page.G(x.Plan.WallS), page.G(x.Plan.BudgetS), x.Plan.DiskBytes>>20, x.Plan.FreeBytes>>20, strings.Join(x.Plan.Notes, "; "))})
 	if m := x.Machine; m != nil {
-		add(para{Text: fmt.Sprintf("Machine: %s, %d CPUs (%s), %d MiB, kernel %s, %s.", m.Hostname, m.CPUs, m.CPUModel, m.MemoryBytes>>20, m.Kernel, m.GoVersion)})
+		add(page.Para{Text: fmt.Sprintf("Machine: %s, %d CPUs (%s), %d MiB, kernel %s, %s.", m.Hostname, m.CPUs, m.CPUModel, m.MemoryBytes>>20, m.Kernel, m.GoVersion)})
 	}
 	for _, w := range x.Warnings {
-		add(para{Text: "Warning: " + w})
+		add(page.Para{Text: "Warning: " + w})
 	}
 	return bs, pngs, nil
 }
@@ -334,7 +335,7 @@ func buildRef(x *rundir.QAIndex, b string) string {
 // qaMethod states every rule and threshold the QA judged with.
 func qaMethod(x *rundir.QAIndex, q *rundir.QAConfig) string {
 	search := fmt.Sprintf("a saturation search at c = %d from %s tx/s (at most %s), %s probes, %d to %d repeats each, precision %s %%, at most %d probes per build",
-		q.Connections, fmtG(q.StartRate), fmtG(q.MaxRate), q.ProbeDuration, q.ProbeRepeats, q.ProbeMax, fmtG(q.Precision*100), q.SearchBudget)
+		q.Connections, page.G(q.StartRate), page.G(q.MaxRate), q.ProbeDuration, q.ProbeRepeats, q.ProbeMax, page.G(q.Precision*100), q.SearchBudget)
 	if q.Grid {
 		search = fmt.Sprintf("the QA grid c = %d x r %v, %s cells", q.Connections, q.Rates, q.ProbeDuration)
 	}
@@ -343,20 +344,20 @@ func qaMethod(x *rundir.QAIndex, q *rundir.QAConfig) string {
 		le = fmt.Sprintf("%d run(s) per build with the AWS zone table and random zones from the seed", q.LERepeats)
 	}
 	step1 := fmt.Sprintf("Step 1 runs %s, baseline then candidate (each build's probes on its own testnet). A build's saturation is a bracket [highest sustainable, lowest saturated); the candidate regresses when every rate its bracket allows is more than %s %% below every rate the baseline's allows (improves likewise above; same when every difference is within ±%s %%; else inconclusive). The chosen load is the baseline's sustainable rate backed off by %s %%.",
-		search, fmtG(q.SaturationThreshold), fmtG(q.SaturationThreshold), fmtG(q.Margin*100))
+		search, page.G(q.SaturationThreshold), page.G(q.SaturationThreshold), page.G(q.Margin*100))
 	if !q.Grid && q.MinPairs > 0 {
 		step1 = fmt.Sprintf("Step 1 runs %s for the baseline alone, to find its operating point; then pairs of runs, one of each build at %s x the baseline's highest sustainable rate (%s each, a fresh testnet per run, %s), and decides by the ratio of the two builds' committed tx/s under overload: %s. The chosen load is the baseline's sustainable rate backed off by %s %%.",
-			search, fmtG(q.Overload), q.PairDuration, rundir.PairOrderWords(q.PairOrder), pairedRuleText(q), fmtG(q.Margin*100))
+			search, page.G(q.Overload), q.PairDuration, rundir.PairOrderWords(q.PairOrder), pairedRuleText(q), page.G(q.Margin*100))
 	}
 	return strings.Join([]string{
 		step1,
 		fmt.Sprintf("Step 2 runs %d runs per build of %s, interleaved, a fresh testnet each; while a metric of %s is inconclusive another pair runs, up to %d per build, within the budget less the planned time of the steps after it. A metric regresses when worse by more than %s %% with its whole 95 %% bootstrap interval beyond the threshold, and passes (non-inferiority) when its interval lies wholly below the threshold on the worse side. The steady test fails on a regression of a judged metric, is inconclusive when one is inconclusive, else passes.",
-			q.Repeats, q.Duration, strings.Join(q.FailOn, ", "), q.MaxRepeats, fmtG(q.Threshold)),
+			q.Repeats, q.Duration, strings.Join(q.FailOn, ", "), q.MaxRepeats, page.G(q.Threshold)),
 		"Step 3 (latency emulation): " + le + ".",
 		fmt.Sprintf("Step 4 runs the rotating testbed once per build with %d cycles over a %s load (the seeds ran 25 over 5229 s; scaled to this machine). It fails when a cycle does not catch up within its timeout; the mean catch-up time regresses when more than %s %% (and at least %s) slower than the baseline's; duplicates are counted.",
-			q.Cycles, q.RotateDuration, fmtG(q.CatchUpThreshold), q.CatchUpFloor),
+			q.Cycles, q.RotateDuration, page.G(q.CatchUpThreshold), q.CatchUpFloor),
 		"Scaled down from the seeds' 200-node testnets (175 validators, 20 full nodes, 5 seeds) because this 2-core machine runs every node: the capacity model sizes the testbed so that the chain keeps its nominal block rate under load; the header of the QA manifest gives the figures.",
-		fmt.Sprintf("Testbed: %s; rotating testbed: %s. Result mapping: Fail (exit 3) when a judged scenario fails, else Inconclusive (exit 4) when one is inconclusive, else Pass (exit 0).", x.Manifest, dashIfEmpty(x.RotateManifest)),
+		fmt.Sprintf("Testbed: %s; rotating testbed: %s. Result mapping: Fail (exit 3) when a judged scenario fails, else Inconclusive (exit 4) when one is inconclusive, else Pass (exit 0).", x.Manifest, page.DashIfEmpty(x.RotateManifest)),
 	}, " ")
 }
 
@@ -441,7 +442,7 @@ func secOrNever(v float64) string {
 	if v < 0 {
 		return "never"
 	}
-	return fmtF(v, 1)
+	return page.F(v, 1)
 }
 
 // shareAxes gives the panels one x and one y range (the union of those
@@ -485,7 +486,7 @@ func tilePNG(ps []*plot.Plot) ([]byte, error) {
 
 // qaOverlay: committed vs offered of both builds' cells.
 func qaOverlay(sweeps map[string]*rundir.SweepIndex) *plot.Plot {
-	p := newPlot("Committed vs offered, both builds", "offered (tx/s)", "committed (tx/s)")
+	p := page.NewPlot("Committed vs offered, both builds", "offered (tx/s)", "committed (tx/s)")
 	top := 0.0
 	n := 0
 	for i, b := range []string{rundir.QABaseline, rundir.QACandidate} {

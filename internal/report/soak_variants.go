@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -53,18 +54,18 @@ func RenderSoakVariants(dir string) ([]string, error) {
 		}
 		written = append(written, files...)
 	}
-	var bs []block
-	add := func(b ...block) { bs = append(bs, b...) }
+	var bs []page.Block
+	add := func(b ...page.Block) { bs = append(bs, b...) }
 	title := "benchnet soak over variants: " + idx.Name
-	add(heading{Level: 1, Text: title, ID: ""})
-	status := fmt.Sprintf("%d variants, %s of %s tx/s per connection x %d connection(s) each, one after the other", len(idx.Runs), idx.Duration, fmtG(idx.Rate), idx.Connections)
+	add(page.Heading{Level: 1, Text: title, ID: ""})
+	status := fmt.Sprintf("%d variants, %s of %s tx/s per connection x %d connection(s) each, one after the other", len(idx.Runs), idx.Duration, page.G(idx.Rate), idx.Connections)
 	if !idx.Complete {
 		status += " — **incomplete**: `benchnet soak --resume DIR` runs the rest"
 	}
-	add(para{Text: status + "."})
-	add(heading{Level: 2, Text: "Half-lives", ID: "half-lives"})
-	add(para{Text: "Each variant's committed tx/s per second (from block times) fitted with a + b·exp(−t/τ); the half-life τ·ln2 with its 95 % bootstrap interval, or \"no decay\" when b is not significantly above 0 or τ falls outside the window. The variants ran one after the other, not interleaved: a drift of the machine weighs on the later ones."})
-	t := table{Head: []string{"variant", "config", "half-life (s)", "95 % interval (s)", "floor a (tx/s)", "decaying b (tx/s)", "τ (s)", "mean tx/s", "seconds", "verdict", "run"}}
+	add(page.Para{Text: status + "."})
+	add(page.Heading{Level: 2, Text: "Half-lives", ID: "half-lives"})
+	add(page.Para{Text: "Each variant's committed tx/s per second (from block times) fitted with a + b·exp(−t/τ); the half-life τ·ln2 with its 95 % bootstrap interval, or \"no decay\" when b is not significantly above 0 or τ falls outside the window. The variants ran one after the other, not interleaved: a drift of the machine weighs on the later ones."})
+	t := page.Table{Head: []string{"variant", "config", "half-life (s)", "95 % interval (s)", "floor a (tx/s)", "decaying b (tx/s)", "τ (s)", "mean tx/s", "seconds", "verdict", "run"}}
 	for _, r := range idx.Runs {
 		res, ok := fits[r.Variant]
 		if !ok {
@@ -72,13 +73,13 @@ func RenderSoakVariants(dir string) ([]string, error) {
 			if r.Error != "" {
 				why += ": " + r.Error
 			}
-			t.Rows = append(t.Rows, []string{r.Variant, dashIfEmpty(r.Label), "—", "—", "—", "—", "—", "—", "—", why, dashIfEmpty(r.RunDir)})
+			t.Rows = append(t.Rows, []string{r.Variant, page.DashIfEmpty(r.Label), "—", "—", "—", "—", "—", "—", "—", why, page.DashIfEmpty(r.RunDir)})
 			continue
 		}
 		f := res.Fit
 		hl, ci := "no decay", "—"
 		if f.Decays {
-			hl, ci = fmtF(f.HalfLife, 0), fmt.Sprintf("%s to %s", fmtF(f.HalfLifeLo, 0), fmtF(f.HalfLifeHi, 0))
+			hl, ci = page.F(f.HalfLife, 0), fmt.Sprintf("%s to %s", page.F(f.HalfLifeLo, 0), page.F(f.HalfLifeHi, 0))
 		}
 		mean := 0.0
 		for _, v := range res.TPS {
@@ -87,14 +88,14 @@ func RenderSoakVariants(dir string) ([]string, error) {
 		if len(res.TPS) > 0 {
 			mean /= float64(len(res.TPS))
 		}
-		t.Rows = append(t.Rows, []string{r.Variant, dashIfEmpty(r.Label), hl, ci, fmtF(f.A, 1), fmtF(f.B, 1), fmtF(f.Tau, 1), fmtF(mean, 1),
+		t.Rows = append(t.Rows, []string{r.Variant, page.DashIfEmpty(r.Label), hl, ci, page.F(f.A, 1), page.F(f.B, 1), page.F(f.Tau, 1), page.F(mean, 1),
 			strconv.Itoa(f.N), f.Verdict, fmt.Sprintf("[%s](%s/%s)", r.RunDir, r.RunDir, SoakMarkdownFile)})
 	}
 	add(t)
-	add(heading{Level: 2, Text: "Plots", ID: "plots"})
-	add(heading{Level: 3, Text: "1. Committed tx/s per second, every variant", ID: ""})
+	add(page.Heading{Level: 2, Text: "Plots", ID: "plots"})
+	add(page.Heading{Level: 3, Text: "1. Committed tx/s per second, every variant", ID: ""})
 	if len(fits) == 0 {
-		add(noData{Reason: "no variant's soak finished"})
+		add(page.NoData{Reason: "no variant's soak finished"})
 	} else {
 		png, err := soakVariantsPlot(idx, fits)
 		if err != nil {
@@ -108,22 +109,22 @@ func RenderSoakVariants(dir string) ([]string, error) {
 			return written, fmt.Errorf("soak report: %w", err)
 		}
 		written = append(written, f)
-		add(image{Alt: "Committed tx/s per second, every variant", File: PlotsDir + "/soak_variants_tps.png", PNG: png})
-		add(para{Text: "Dots: each variant's txs committed per 1 s of block time; lines: its fitted a + b·exp(−t/τ), one colour per variant."})
+		add(page.Image{Alt: "Committed tx/s per second, every variant", File: PlotsDir + "/soak_variants_tps.png", PNG: png})
+		add(page.Para{Text: "Dots: each variant's txs committed per 1 s of block time; lines: its fitted a + b·exp(−t/τ), one colour per variant."})
 	}
 	add(sheetLink)
 	md, htmlPath := filepath.Join(dir, SoakVariantsMarkdownFile), filepath.Join(dir, SoakVariantsHTMLFile)
-	if err := rundir.WriteAtomic(md, markdown(bs)); err != nil {
+	if err := rundir.WriteAtomic(md, page.Markdown(bs)); err != nil {
 		return written, fmt.Errorf("soak report: %w", err)
 	}
-	if err := rundir.WriteAtomic(htmlPath, htmlDoc(title, bs)); err != nil {
+	if err := rundir.WriteAtomic(htmlPath, page.HTML(title, bs)); err != nil {
 		return written, fmt.Errorf("soak report: %w", err)
 	}
 	return append([]string{md, htmlPath}, written...), nil
 }
 
 func soakVariantsPlot(idx *rundir.SoakVariantsIndex, fits map[string]*rundir.SoakResult) ([]byte, error) {
-	p := newPlot("Committed tx/s per second, every variant", "time since the first run block (s)", "tx/s")
+	p := page.NewPlot("Committed tx/s per second, every variant", "time since the first run block (s)", "tx/s")
 	for i, r := range idx.Runs {
 		res, ok := fits[r.Variant]
 		if !ok {
@@ -143,7 +144,7 @@ func soakVariantsPlot(idx *rundir.SoakVariantsIndex, fits map[string]*rundir.Soa
 		label := r.Variant
 		f := res.Fit
 		if f.Decays {
-			label += fmt.Sprintf(" (half-life %s s)", fmtF(f.HalfLife, 0))
+			label += fmt.Sprintf(" (half-life %s s)", page.F(f.HalfLife, 0))
 		} else {
 			label += " (no decay)"
 		}
@@ -158,12 +159,12 @@ func soakVariantsPlot(idx *rundir.SoakVariantsIndex, fits map[string]*rundir.Soa
 			l, _ := plotter.NewLine(curve)
 			l.Color, l.Width = col, vg.Points(2)
 			p.Add(l)
-			addLegend(p, label, l, sc)
+			page.AddLegend(p, label, l, sc)
 		} else {
-			addLegend(p, label, sc)
+			page.AddLegend(p, label, sc)
 		}
 	}
-	png, err := renderPNG(p)
+	png, err := page.RenderPNG(p)
 	if err != nil {
 		return nil, fmt.Errorf("soak plot: %w", err)
 	}

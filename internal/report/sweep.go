@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -93,7 +94,7 @@ func SweepSummary(x *rundir.SweepIndex) string {
 	} else {
 		b.WriteString(textTable(qaTable(x)))
 	}
-	if t, ok := timingPara(x).(para); ok {
+	if t, ok := timingPara(x).(page.Para); ok {
 		fmt.Fprintf(&b, "%s\n", t.Text)
 	}
 	return b.String()
@@ -117,7 +118,7 @@ func sweepHeadline(x *rundir.SweepIndex) string {
 			verdict += ": " + st.Detail
 		}
 		if !st.Done {
-			verdict = fmt.Sprintf("not finished: bracket (%s, %s), next probe %s tx/s", fmtG(st.Low), fmtG(st.High), fmtG(st.Next))
+			verdict = fmt.Sprintf("not finished: bracket (%s, %s), next probe %s tx/s", page.G(st.Low), page.G(st.High), page.G(st.Next))
 		}
 		return fmt.Sprintf("**Search at c = %d: %s.** %d runs. %s.", x.Config.Connections[0], verdict, st.Runs, status)
 	}
@@ -140,19 +141,19 @@ func upperFirst(s string) string {
 	return string(unicode.ToUpper(r)) + s[n:]
 }
 
-func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
-	var bs []block
-	add := func(b ...block) { bs = append(bs, b...) }
+func sweepBlocks(x *rundir.SweepIndex) ([]page.Block, map[string][]byte, error) {
+	var bs []page.Block
+	add := func(b ...page.Block) { bs = append(bs, b...) }
 	c := x.Config
-	add(heading{Level: 1, Text: sweepTitle(x), ID: ""})
-	add(para{Text: sweepHeadline(x)})
-	add(heading{Level: 2, Text: "The rule", ID: "rule"})
-	add(para{Text: upperFirst(x.Rule) + "."})
+	add(page.Heading{Level: 1, Text: sweepTitle(x), ID: ""})
+	add(page.Para{Text: sweepHeadline(x)})
+	add(page.Heading{Level: 2, Text: "The rule", ID: "rule"})
+	add(page.Para{Text: upperFirst(x.Rule) + "."})
 	if x.Grid != nil {
-		add(para{Text: "Points: " + x.Grid.PointRule + "; " + x.Grid.PointChoice + "."})
+		add(page.Para{Text: "Points: " + x.Grid.PointRule + "; " + x.Grid.PointChoice + "."})
 	}
 	if x.Grid != nil && x.Grid.BaselineP50Ms > 0 && !x.Grouped() {
-		add(para{Text: fmt.Sprintf("Lightest load's p50 latency (the latency baseline): %s ms.", fmtMs(x.Grid.BaselineP50Ms))})
+		add(page.Para{Text: fmt.Sprintf("Lightest load's p50 latency (the latency baseline): %s ms.", page.Ms(x.Grid.BaselineP50Ms))})
 	}
 	params := [][]string{
 		{"testnet", x.Name},
@@ -162,12 +163,12 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 		{"testnet per cell (--fresh)", strconv.FormatBool(c.Fresh)},
 		{"cool-down bound", c.Cooldown.String()},
 		{"started", x.Started},
-		{"finished", dashIfEmpty(x.Finished)},
+		{"finished", page.DashIfEmpty(x.Finished)},
 	}
 	if x.Kind == "search" {
 		params = append(params, []string{"connections", strconv.Itoa(c.Connections[0])},
-			[]string{"rates", fmt.Sprintf("from %s, within [%s, %s] tx/s per connection", fmtG(c.StartRate), fmtG(c.MinRate), fmtG(c.MaxRate))},
-			[]string{"precision", fmt.Sprintf("%s %%", fmtG(c.Precision*100))},
+			[]string{"rates", fmt.Sprintf("from %s, within [%s, %s] tx/s per connection", page.G(c.StartRate), page.G(c.MinRate), page.G(c.MaxRate))},
+			[]string{"precision", fmt.Sprintf("%s %%", page.G(c.Precision*100))},
 			[]string{"repeats per probe", fmt.Sprintf("%d to %d", c.MinRepeats, c.MaxRepeats)},
 			[]string{"budget", fmt.Sprintf("%d runs", c.Budget)})
 	} else {
@@ -176,43 +177,43 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 			[]string{"repeats", strconv.Itoa(c.Repeats)})
 		params = append(params, groupedParams(x)...)
 	}
-	add(heading{Level: 2, Text: "Parameters", ID: "parameters"})
-	add(table{Head: []string{"parameter", "value"}, Rows: params})
+	add(page.Heading{Level: 2, Text: "Parameters", ID: "parameters"})
+	add(page.Table{Head: []string{"parameter", "value"}, Rows: params})
 
 	if x.Kind == "search" {
-		add(heading{Level: 2, Text: "Probes", ID: "probes"})
+		add(page.Heading{Level: 2, Text: "Probes", ID: "probes"})
 		var rows [][]string
 		for i, p := range x.Search.Probes {
-			rows = append(rows, []string{strconv.Itoa(i + 1), fmtG(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
+			rows = append(rows, []string{strconv.Itoa(i + 1), page.G(p.Rate), strconv.Itoa(p.Runs), string(p.Decision), p.Why})
 		}
-		add(table{Head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, Rows: rows})
+		add(page.Table{Head: []string{"probe", "rate (tx/s per conn.)", "runs", "decision", "why"}, Rows: rows})
 	} else if x.Grouped() {
 		add(groupedSections(x)...)
 	} else {
-		add(heading{Level: 2, Text: "Saturation table", ID: "saturation-table"})
-		add(para{Text: "Rows: r (tx/s per connection); columns: c (connections). Each cell: txs committed in the cell's window / expected (c x r x T as configured), the mean over valid repeats; **saturated** and *invalid* points are marked, and the saturation point is in bold with ◀."})
+		add(page.Heading{Level: 2, Text: "Saturation table", ID: "saturation-table"})
+		add(page.Para{Text: "Rows: r (tx/s per connection); columns: c (connections). Each cell: txs committed in the cell's window / expected (c x r x T as configured), the mean over valid repeats; **saturated** and *invalid* points are marked, and the saturation point is in bold with ◀."})
 		add(qaTable(x))
-		add(heading{Level: 2, Text: "Sustainable rate per connection count", ID: "lines"})
+		add(page.Heading{Level: 2, Text: "Sustainable rate per connection count", ID: "lines"})
 		var rows [][]string
 		for _, l := range x.Grid.Lines {
 			stop := "—"
 			if l.StoppedState != "" {
-				stop = fmt.Sprintf("%s tx/s (%s)", fmtG(l.StoppedAt), l.StoppedState)
+				stop = fmt.Sprintf("%s tx/s (%s)", page.G(l.StoppedAt), l.StoppedState)
 			}
 			sust, off, tps := "none", "—", "—"
 			if l.Sustainable > 0 {
-				sust = fmtG(l.Sustainable)
+				sust = page.G(l.Sustainable)
 				if p := findPoint(x.Grid, l.Connections, l.Sustainable); p != nil {
-					off, tps = fmtG(p.Offered), spreadText(p.TPS)
+					off, tps = page.G(p.Offered), spreadText(p.TPS)
 				}
 			}
 			rows = append(rows, []string{strconv.Itoa(l.Connections), sust, off, tps, stop})
 		}
-		add(table{Head: []string{"c", "sustainable r", "offered tx/s", "committed tx/s", "first failing r"}, Rows: rows})
+		add(page.Table{Head: []string{"c", "sustainable r", "offered tx/s", "committed tx/s", "first failing r"}, Rows: rows})
 	}
 
 	pngs := map[string][]byte{}
-	add(heading{Level: 2, Text: "Plots", ID: "plots"})
+	add(page.Heading{Level: 2, Text: "Plots", ID: "plots"})
 	figs := make([]groupedFigure, len(sweepFigures))
 	for i, f := range sweepFigures {
 		figs[i] = groupedFigure{f.name, f.title, f.what, func() (*plot.Plot, string) { return f.build(x) }}
@@ -220,17 +221,17 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 	if x.Grouped() {
 		figs = groupedFigures(x)
 		if len(figs) == 0 {
-			add(noData{Reason: "the sweep varies no axis but the variants: see the table of committed tx/s per variant"})
+			add(page.NoData{Reason: "the sweep varies no axis but the variants: see the table of committed tx/s per variant"})
 		}
 	}
 	for i, f := range figs {
-		add(heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
+		add(page.Heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+1, f.title), ID: ""})
 		p, reason := f.plot()
 		if p == nil {
-			add(noData{Reason: reason})
+			add(page.NoData{Reason: reason})
 			continue
 		}
-		w, err := p.WriterTo(plotW, plotH, "png")
+		w, err := p.WriterTo(page.W, page.H, "png")
 		if err != nil {
 			return nil, nil, fmt.Errorf("sweep report: plot %s: %w", f.name, err)
 		}
@@ -239,12 +240,12 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 			return nil, nil, fmt.Errorf("sweep report: plot %s: %w", f.name, err)
 		}
 		pngs[f.name+".png"] = buf.Bytes()
-		add(image{Alt: f.title, File: PlotsDir + "/" + f.name + ".png", PNG: buf.Bytes()})
-		add(para{Text: f.what})
+		add(page.Image{Alt: f.title, File: PlotsDir + "/" + f.name + ".png", PNG: buf.Bytes()})
+		add(page.Para{Text: f.what})
 	}
 
-	add(heading{Level: 2, Text: "Cells", ID: "cells"})
-	add(para{Text: "In run order. Every cell is an ordinary run directory (`benchnet report` renders it on its own). Timing: wall = the cell's measurement (warm-up, load, drain, harvest, analysis); cool-down = the wait before it; overhead = the rest of the gap since the previous cell."})
+	add(page.Heading{Level: 2, Text: "Cells", ID: "cells"})
+	add(page.Para{Text: "In run order. Every cell is an ordinary run directory (`benchnet report` renders it on its own). Timing: wall = the cell's measurement (warm-up, load, drain, harvest, analysis); cool-down = the wait before it; overhead = the rest of the gap since the previous cell."})
 	if x.Grouped() {
 		add(groupedCellsTable(x))
 	} else {
@@ -257,16 +258,16 @@ func sweepBlocks(x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
 func fmtFloats(fs []float64) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
-		parts[i] = fmtG(f)
+		parts[i] = page.G(f)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
 func spreadText(s judge.Spread) string {
 	if s.N <= 1 {
-		return fmtF(s.Mean, 1)
+		return page.F(s.Mean, 1)
 	}
-	return fmt.Sprintf("%s (sd %s, %s–%s, n=%d)", fmtF(s.Mean, 1), fmtF(s.SD, 1), fmtF(s.Min, 1), fmtF(s.Max, 1), s.N)
+	return fmt.Sprintf("%s (sd %s, %s–%s, n=%d)", page.F(s.Mean, 1), page.F(s.SD, 1), page.F(s.Min, 1), page.F(s.Max, 1), s.N)
 }
 
 func findPoint(g *judge.Grid, c int, r float64) *judge.Point {
@@ -280,12 +281,12 @@ func findPoint(g *judge.Grid, c int, r float64) *judge.Point {
 
 // qaTable is the QA reports' layout: rows r, columns c, committed of
 // expected in each cell.
-func qaTable(x *rundir.SweepIndex) table {
+func qaTable(x *rundir.SweepIndex) page.Table {
 	conns := append([]int(nil), x.Config.Connections...)
 	sort.Ints(conns)
 	rates := append([]float64(nil), x.Config.Rates...)
 	sort.Float64s(rates)
-	t := table{Head: []string{"r \\ c"}}
+	t := page.Table{Head: []string{"r \\ c"}}
 	for _, c := range conns {
 		t.Head = append(t.Head, "c = "+strconv.Itoa(c))
 	}
@@ -301,7 +302,7 @@ func qaTable(x *rundir.SweepIndex) table {
 		}
 	}
 	for _, r := range rates {
-		row := []string{fmtG(r)}
+		row := []string{page.G(r)}
 		for _, c := range conns {
 			p := findPoint(x.Grid, c, r)
 			exp := ""
@@ -344,13 +345,13 @@ func qaTable(x *rundir.SweepIndex) table {
 	return t
 }
 
-func cellsTable(x *rundir.SweepIndex) table {
-	t := table{Head: []string{"#", "c", "r", "rep", "status", "offered", "expected", "sent", "committed", "rejected", "lost", "TPS", "p50 ms", "p95 ms", "p99 ms", "verdict", "wall s", "cool-down s", "overhead s", "run"}}
+func cellsTable(x *rundir.SweepIndex) page.Table {
+	t := page.Table{Head: []string{"#", "c", "r", "rep", "status", "offered", "expected", "sent", "committed", "rejected", "lost", "TPS", "p50 ms", "p95 ms", "p99 ms", "verdict", "wall s", "cool-down s", "overhead s", "run"}}
 	for _, c := range x.Cells {
-		row := []string{strconv.Itoa(c.Order), strconv.Itoa(c.Connections), fmtG(c.Rate), strconv.Itoa(c.Repeat), c.Status}
+		row := []string{strconv.Itoa(c.Order), strconv.Itoa(c.Connections), page.G(c.Rate), strconv.Itoa(c.Repeat), c.Status}
 		if f := c.Figures; f != nil {
-			row = append(row, fmtG(f.Offered), strconv.Itoa(c.Expected), strconv.Itoa(f.Sent), strconv.Itoa(f.Committed), strconv.Itoa(f.Rejected),
-				strconv.Itoa(f.Lost), fmtF(f.TPS, 1), fmtMs(f.P50Ms), fmtMs(f.P95Ms), fmtMs(f.P99Ms))
+			row = append(row, page.G(f.Offered), strconv.Itoa(c.Expected), strconv.Itoa(f.Sent), strconv.Itoa(f.Committed), strconv.Itoa(f.Rejected),
+				strconv.Itoa(f.Lost), page.F(f.TPS, 1), page.Ms(f.P50Ms), page.Ms(f.P95Ms), page.Ms(f.P99Ms))
 		} else {
 			row = append(row, "—", "—", "—", "—", "—", "—", "—", "—", "—", "—")
 		}
@@ -364,13 +365,13 @@ func cellsTable(x *rundir.SweepIndex) table {
 		if c.Error != "" {
 			verdict = "error: " + c.Error
 		}
-		row = append(row, verdict, fmtF(c.WallSec, 1), fmtF(c.CooldownSec, 1), fmtF(c.OverheadSec, 1), dashIfEmpty(c.RunDir))
+		row = append(row, verdict, page.F(c.WallSec, 1), page.F(c.CooldownSec, 1), page.F(c.OverheadSec, 1), page.DashIfEmpty(c.RunDir))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
-func timingPara(x *rundir.SweepIndex) block {
+func timingPara(x *rundir.SweepIndex) page.Block {
 	var wall, cool, over, fixed []float64
 	load := x.Config.Duration.Seconds()
 	for _, c := range x.Cells {
@@ -385,16 +386,16 @@ func timingPara(x *rundir.SweepIndex) block {
 		}
 	}
 	if len(wall) == 0 {
-		return noData{Reason: "no cell finished"}
+		return page.NoData{Reason: "no cell finished"}
 	}
 	w, fx := judge.SpreadOf(wall), judge.SpreadOf(fixed)
 	s := fmt.Sprintf("Timing: %d cells measured in %s s (mean %s s per cell for %s of load: %s s of warm-up, drain, harvest and analysis, max %s s)",
-		len(wall), fmtF(w.Mean*float64(w.N), 1), fmtF(w.Mean, 1), x.Config.Duration, fmtF(fx.Mean, 1), fmtF(fx.Max, 1))
+		len(wall), page.F(w.Mean*float64(w.N), 1), page.F(w.Mean, 1), x.Config.Duration, page.F(fx.Mean, 1), page.F(fx.Max, 1))
 	if len(cool) > 0 {
 		cs, ovs := judge.SpreadOf(cool), judge.SpreadOf(over)
-		s += fmt.Sprintf("; between cells a cool-down of mean %s s (max %s s) and an overhead beyond it of mean %s s (max %s s)", fmtF(cs.Mean, 1), fmtF(cs.Max, 1), fmtF(ovs.Mean, 2), fmtF(ovs.Max, 2))
+		s += fmt.Sprintf("; between cells a cool-down of mean %s s (max %s s) and an overhead beyond it of mean %s s (max %s s)", page.F(cs.Mean, 1), page.F(cs.Max, 1), page.F(ovs.Mean, 2), page.F(ovs.Max, 2))
 	}
-	return para{Text: s + "."}
+	return page.Para{Text: s + "."}
 }
 
 // series groups the grid's points by connection count, x and y chosen by
@@ -437,7 +438,7 @@ func plotSweepThroughput(x *rundir.SweepIndex) (*plot.Plot, string) {
 	if len(conns) == 0 {
 		return nil, "no cell with a valid load finished"
 	}
-	p := newPlot("Committed vs offered throughput", "offered (tx/s)", "committed (tx/s, from block times)")
+	p := page.NewPlot("Committed vs offered throughput", "offered (tx/s)", "committed (tx/s, from block times)")
 	top := 0.0
 	for _, pts := range s {
 		for _, q := range pts {
@@ -448,13 +449,13 @@ func plotSweepThroughput(x *rundir.SweepIndex) (*plot.Plot, string) {
 	diag.Color = color.Gray{Y: 120}
 	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(diag)
-	addLegend(p, "y = x", diag)
+	page.AddLegend(p, "y = x", diag)
 	for i, c := range conns {
 		l, pts, _ := plotter.NewLinePoints(s[c])
 		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
 		pts.Shape = draw.CircleGlyph{}
 		p.Add(l, pts)
-		addLegend(p, fmt.Sprintf("c = %d", c), l, pts)
+		page.AddLegend(p, fmt.Sprintf("c = %d", c), l, pts)
 	}
 	if ch := x.Grid.Chosen; ch != nil && ch.TPS.N > 0 {
 		mark, _ := plotter.NewScatter(plotter.XYs{{X: ch.Offered, Y: ch.TPS.Mean}})
@@ -462,10 +463,10 @@ func plotSweepThroughput(x *rundir.SweepIndex) (*plot.Plot, string) {
 		mark.Radius = vg.Points(9)
 		mark.Color = color.Black
 		p.Add(mark)
-		addLegend(p, fmt.Sprintf("saturation point (c = %d, r = %s)", ch.Connections, fmtG(ch.Rate)), mark)
+		page.AddLegend(p, fmt.Sprintf("saturation point (c = %d, r = %s)", ch.Connections, page.G(ch.Rate)), mark)
 	}
 	p.Legend.Left = true
-	makeRoom(p)
+	page.MakeRoom(p)
 	return p, ""
 }
 
@@ -476,7 +477,7 @@ func plotSweepLatency(x *rundir.SweepIndex) (*plot.Plot, string) {
 	if len(conns) == 0 {
 		return nil, "no cell with a valid load finished"
 	}
-	p := newPlot("Latency vs committed throughput", "committed (tx/s)", "latency (ms)")
+	p := page.NewPlot("Latency vs committed throughput", "committed (tx/s)", "latency (ms)")
 	for i, c := range conns {
 		l50, pt50, _ := plotter.NewLinePoints(p50[c])
 		l50.Color, pt50.Color = plotutil.Color(i), plotutil.Color(i)
@@ -486,10 +487,10 @@ func plotSweepLatency(x *rundir.SweepIndex) (*plot.Plot, string) {
 		l99.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		pt99.Shape = draw.TriangleGlyph{}
 		p.Add(l50, pt50, l99, pt99)
-		addLegend(p, fmt.Sprintf("c = %d p50", c), l50, pt50)
-		addLegend(p, fmt.Sprintf("c = %d p99", c), l99, pt99)
+		page.AddLegend(p, fmt.Sprintf("c = %d p50", c), l50, pt50)
+		page.AddLegend(p, fmt.Sprintf("c = %d p99", c), l99, pt99)
 	}
 	p.Legend.Left = true
-	makeRoom(p)
+	page.MakeRoom(p)
 	return p, ""
 }

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -22,7 +23,7 @@ const sweepScatterFile = "sweep_latency_vs_send.png"
 // What looked like single points there were clusters of thousands; here
 // each cell is a band at its own place on the time axis. The cells' run
 // directories are read (txs.csv); a sweep without them has no section.
-func sweepScatter(dir string, x *rundir.SweepIndex) ([]block, map[string][]byte, error) {
+func sweepScatter(dir string, x *rundir.SweepIndex) ([]page.Block, map[string][]byte, error) {
 	if x.Kind == "search" {
 		return nil, nil, nil
 	}
@@ -53,7 +54,7 @@ func sweepScatter(dir string, x *rundir.SweepIndex) ([]block, map[string][]byte,
 	if n == 0 {
 		return nil, nil, nil
 	}
-	p := newPlot(fmt.Sprintf("Latency of every committed tx over the sweep: %d txs in %d cells", n, cells),
+	p := page.NewPlot(fmt.Sprintf("Latency of every committed tx over the sweep: %d txs in %d cells", n, cells),
 		"send time since the sweep's first tx (s)", "latency (ms)")
 	var cs []int
 	for c := range byC {
@@ -80,17 +81,17 @@ func sweepScatter(dir string, x *rundir.SweepIndex) ([]block, map[string][]byte,
 		s.GlyphStyle.Radius = radius
 		s.GlyphStyle.Color = plotutil.Color(i)
 		p.Add(s)
-		addLegend(p, "c = "+strconv.Itoa(c), s)
+		page.AddLegend(p, "c = "+strconv.Itoa(c), s)
 	}
 	p.Legend.Top = true
-	png, err := renderPNG(p)
+	png, err := page.RenderPNG(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sweep scatter: %w", err)
 	}
-	bs := []block{
-		heading{Level: 2, Text: "Every transaction's latency", ID: "scatter"},
-		para{Text: fmt.Sprintf("%d committed txs of %d cells, ", n, cells) + "each at its send time (seconds since the sweep's first tx; cells follow one another in run order, cool-downs between them), one colour per connection count: a cluster that a per-cell summary shows as one point is thousands of txs here. `benchnet report -o DIR --xrange …` zooms a single run's time plots."},
-		image{Alt: "Latency against send time over every cell", File: PlotsDir + "/" + sweepScatterFile, PNG: png},
+	bs := []page.Block{
+		page.Heading{Level: 2, Text: "Every transaction's latency", ID: "scatter"},
+		page.Para{Text: fmt.Sprintf("%d committed txs of %d cells, ", n, cells) + "each at its send time (seconds since the sweep's first tx; cells follow one another in run order, cool-downs between them), one colour per connection count: a cluster that a per-cell summary shows as one point is thousands of txs here. `benchnet report -o DIR --xrange …` zooms a single run's time plots."},
+		page.Image{Alt: "Latency against send time over every cell", File: PlotsDir + "/" + sweepScatterFile, PNG: png},
 	}
 	return bs, map[string][]byte{sweepScatterFile: png}, nil
 }

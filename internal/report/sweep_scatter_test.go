@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -72,10 +73,10 @@ func TestSweepScatter(t *testing.T) {
 			want++
 		}
 	}
-	if p := blocks[1].(para); want == 0 || !strings.HasPrefix(p.Text, fmt.Sprintf("%d committed txs of 2 cells", 2*want)) {
+	if p := blocks[1].(page.Para); want == 0 || !strings.HasPrefix(p.Text, fmt.Sprintf("%d committed txs of 2 cells", 2*want)) {
 		t.Errorf("%q, want %d txs of 2 cells", p.Text, 2*want)
 	}
-	if img := blocks[len(blocks)-1].(image); !strings.Contains(img.Alt, "every cell") {
+	if img := blocks[len(blocks)-1].(page.Image); !strings.Contains(img.Alt, "every cell") {
 		t.Errorf("image %q", img.Alt)
 	}
 	if _, err := RenderSweep(dir); err != nil {

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -40,7 +41,7 @@ func groupedHeadline(x *rundir.SweepIndex, status string) string {
 	for _, g := range x.Groups {
 		point := "no sustainable point"
 		if ch := g.Grid.Chosen; ch != nil {
-			point = fmt.Sprintf("c=%d x r=%s (%s tx/s committed)", ch.Connections, fmtG(ch.Rate), fmtF(ch.TPS.Mean, 1))
+			point = fmt.Sprintf("c=%d x r=%s (%s tx/s committed)", ch.Connections, page.G(ch.Rate), page.F(ch.TPS.Mean, 1))
 		}
 		parts = append(parts, groupLabel(x, g)+": "+point)
 	}
@@ -72,17 +73,17 @@ func groupedParams(x *rundir.SweepIndex) [][]string {
 
 // groupedSections are the saturation tables, one per group, and the
 // throughput table of a grouped sweep.
-func groupedSections(x *rundir.SweepIndex) []block {
-	var bs []block
-	bs = append(bs, heading{Level: 2, Text: "Committed tx/s per variant", ID: "variant-throughput"})
-	bs = append(bs, para{Text: "Committed tx/s (from block times), the mean over the done repeats with a valid load; in brackets the share of sent txs committed. One column per variant, one row per load."})
+func groupedSections(x *rundir.SweepIndex) []page.Block {
+	var bs []page.Block
+	bs = append(bs, page.Heading{Level: 2, Text: "Committed tx/s per variant", ID: "variant-throughput"})
+	bs = append(bs, page.Para{Text: "Committed tx/s (from block times), the mean over the done repeats with a valid load; in brackets the share of sent txs committed. One column per variant, one row per load."})
 	bs = append(bs, variantThroughputTable(x))
-	bs = append(bs, heading{Level: 2, Text: "Saturation table per variant", ID: "saturation-table"})
-	bs = append(bs, para{Text: "Each variant (and duration) judged on its own cells, with its own latency baseline. Rows: r (tx/s per connection); columns: c. Each cell: txs committed / expected; **saturated** and *invalid* points are marked, the saturation point is in bold with ◀."})
+	bs = append(bs, page.Heading{Level: 2, Text: "Saturation table per variant", ID: "saturation-table"})
+	bs = append(bs, page.Para{Text: "Each variant (and duration) judged on its own cells, with its own latency baseline. Rows: r (tx/s per connection); columns: c. Each cell: txs committed / expected; **saturated** and *invalid* points are marked, the saturation point is in bold with ◀."})
 	for _, g := range x.Groups {
-		bs = append(bs, heading{Level: 3, Text: groupLabel(x, g), ID: ""})
+		bs = append(bs, page.Heading{Level: 3, Text: groupLabel(x, g), ID: ""})
 		sub := x.Group(g)
-		bs = append(bs, para{Text: upperFirst(g.Grid.Describe()) + "."})
+		bs = append(bs, page.Para{Text: upperFirst(g.Grid.Describe()) + "."})
 		bs = append(bs, qaTable(sub))
 	}
 	return bs
@@ -97,7 +98,7 @@ type loadKey struct {
 
 // variantThroughputTable: rows are loads (c, r, duration), columns
 // variants.
-func variantThroughputTable(x *rundir.SweepIndex) table {
+func variantThroughputTable(x *rundir.SweepIndex) page.Table {
 	variants := x.Config.Variants
 	if len(variants) == 0 {
 		variants = []string{""}
@@ -127,12 +128,12 @@ func variantThroughputTable(x *rundir.SweepIndex) table {
 		}
 		return a.r < b.r
 	})
-	t := table{Head: []string{"c", "r (tx/s per conn.)", "duration"}}
+	t := page.Table{Head: []string{"c", "r (tx/s per conn.)", "duration"}}
 	for _, v := range variants {
-		t.Head = append(t.Head, dashIfEmpty(v))
+		t.Head = append(t.Head, page.DashIfEmpty(v))
 	}
 	for _, k := range keys {
-		row := []string{strconv.Itoa(k.c), fmtG(k.r), k.d.String()}
+		row := []string{strconv.Itoa(k.c), page.G(k.r), k.d.String()}
 		for _, v := range variants {
 			vals := tps[k][v]
 			if len(vals) == 0 {
@@ -140,11 +141,11 @@ func variantThroughputTable(x *rundir.SweepIndex) table {
 				continue
 			}
 			s := judge.SpreadOf(vals)
-			cell := fmtF(s.Mean, 1)
+			cell := page.F(s.Mean, 1)
 			if s.N > 1 {
-				cell += fmt.Sprintf(" (sd %s, n=%d)", fmtF(s.SD, 1), s.N)
+				cell += fmt.Sprintf(" (sd %s, n=%d)", page.F(s.SD, 1), s.N)
 			}
-			cell += fmt.Sprintf(" [%s %%]", fmtF(judge.SpreadOf(ratio[k][v]).Mean*100, 1))
+			cell += fmt.Sprintf(" [%s %%]", page.F(judge.SpreadOf(ratio[k][v]).Mean*100, 1))
 			row = append(row, cell)
 		}
 		t.Rows = append(t.Rows, row)
@@ -247,7 +248,7 @@ func plotVariantAxis(x *rundir.SweepIndex, a axis) (*plot.Plot, string) {
 	// Within a variant, lines differ by their glyph.
 	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PlusGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
 	seen := map[string]int{}
-	p := newPlot("Committed tx/s against "+a.name, a.label, "committed (tx/s, from block times)")
+	p := page.NewPlot("Committed tx/s against "+a.name, a.label, "committed (tx/s, from block times)")
 	for _, lk := range lines {
 		var xs []float64
 		for v := range sums[lk] {
@@ -267,10 +268,10 @@ func plotVariantAxis(x *rundir.SweepIndex, a axis) (*plot.Plot, string) {
 		sc.Shape = glyphs[seen[lk.variant]%len(glyphs)]
 		seen[lk.variant]++
 		p.Add(l, sc)
-		addLegend(p, lineLabel(x, lk.variant, lk.rest, a.name), l, sc)
+		page.AddLegend(p, lineLabel(x, lk.variant, lk.rest, a.name), l, sc)
 	}
 	p.Legend.Left = true
-	makeRoom(p)
+	page.MakeRoom(p)
 	return p, ""
 }
 
@@ -285,7 +286,7 @@ func lineLabel(x *rundir.SweepIndex, variant string, k loadKey, plotted string) 
 		parts = append(parts, "c = "+strconv.Itoa(k.c))
 	}
 	if plotted != "rate" && len(x.Config.Rates) > 1 {
-		parts = append(parts, "r = "+fmtG(k.r))
+		parts = append(parts, "r = "+page.G(k.r))
 	}
 	if plotted != "duration" && len(x.Config.Durations) > 1 {
 		parts = append(parts, k.d.String())
@@ -297,7 +298,7 @@ func lineLabel(x *rundir.SweepIndex, variant string, k loadKey, plotted string) 
 }
 
 // textTable lays a table out for the terminal, indented by two spaces.
-func textTable(t table) string {
+func textTable(t page.Table) string {
 	var b strings.Builder
 	widths := make([]int, len(t.Head))
 	for i, h := range t.Head {
@@ -324,12 +325,12 @@ func textTable(t table) string {
 
 // groupedCellsTable is the cells table with each cell's variant and
 // duration after its number.
-func groupedCellsTable(x *rundir.SweepIndex) table {
+func groupedCellsTable(x *rundir.SweepIndex) page.Table {
 	t := cellsTable(x)
 	t.Head = append([]string{t.Head[0], "variant", "duration"}, t.Head[1:]...)
 	for i, c := range x.Cells {
 		row := t.Rows[i]
-		t.Rows[i] = append([]string{row[0], dashIfEmpty(c.Variant), x.CellDuration(c).String()}, row[1:]...)
+		t.Rows[i] = append([]string{row[0], page.DashIfEmpty(c.Variant), x.CellDuration(c).String()}, row[1:]...)
 	}
 	return t
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -17,8 +18,8 @@ type thrRun struct{ label, dir string }
 // conditions, read from each run's results.json. Nothing when no run
 // recorded thresholds. skipHarness: a run whose load generator could not
 // keep up is neither pass nor fail (a sweep's cell).
-func runsThresholdSection(rule string, runs []thrRun, skipHarness bool) []block {
-	t := table{Head: []string{"run", "outcome", "failed or not measured"}}
+func runsThresholdSection(rule string, runs []thrRun, skipHarness bool) []page.Block {
+	t := page.Table{Head: []string{"run", "outcome", "failed or not measured"}}
 	judged, failedRuns := 0, 0
 	for _, r := range runs {
 		res, err := (&rundir.Dir{Path: r.dir}).ReadResults()
@@ -50,15 +51,15 @@ func runsThresholdSection(rule string, runs []thrRun, skipHarness bool) []block 
 	if failedRuns > 0 {
 		verdict = fmt.Sprintf("**FAIL** (exit 3): %d of %d judged runs failed a threshold.", failedRuns, judged)
 	}
-	return []block{heading{Level: 2, Text: "Thresholds", ID: "thresholds"}, para{Text: verdict + " " + rule}, t}
+	return []page.Block{page.Heading{Level: 2, Text: "Thresholds", ID: "thresholds"}, page.Para{Text: verdict + " " + rule}, t}
 }
 
 // withThresholds puts section right after the document's title.
-func withThresholds(blocks []block, section []block) []block {
+func withThresholds(blocks []page.Block, section []page.Block) []page.Block {
 	if len(section) == 0 || len(blocks) == 0 {
 		return blocks
 	}
-	out := append([]block{blocks[0]}, section...)
+	out := append([]page.Block{blocks[0]}, section...)
 	return append(out, blocks[1:]...)
 }
 

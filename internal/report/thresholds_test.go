@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
@@ -86,7 +87,7 @@ func TestRunsThresholdSection(t *testing.T) {
 		return dir
 	}
 	runs := []thrRun{{"c1", mk("> 5", false)}, {"c2", mk("> 180", false)}, {"c3", mk("> 180", true)}, {"c4", t.TempDir()}}
-	md := string(markdown(runsThresholdSection("rule.", runs, true)))
+	md := string(page.Markdown(runsThresholdSection("rule.", runs, true)))
 	for _, want := range []string{"**FAIL** (exit 3): 1 of 2 judged runs failed a threshold. rule.", "| c1 | pass | — |",
 		"| c2 | **FAIL** | tps > 180: was 5.5 tx/s |", "| c3 | not judged |"} {
 		if !strings.Contains(md, want) {
