@@ -55,11 +55,11 @@ func measuredWindow(events []rundir.Event) (from, to time.Time, window string) {
 	window = "whole record"
 	for _, e := range events {
 		switch {
-		case e.Kind == "load_start" && from.IsZero():
+		case e.Kind == rundir.EventLoadStart && from.IsZero():
 			from, window = e.Time, "load_start to end of record"
-		case e.Kind == "load_done" && !from.IsZero() && to.IsZero():
+		case e.Kind == rundir.EventLoadDone && !from.IsZero() && to.IsZero():
 			to, window = e.Time, "load_start to load_done"
-		case e.Kind == "drained" && !from.IsZero():
+		case e.Kind == rundir.EventDrained && !from.IsZero():
 			to, window = e.Time, "load_start to drained"
 		}
 	}

@@ -15,10 +15,10 @@ func TestMeasuredWindow(t *testing.T) {
 		from, to time.Time
 		window   string
 	}{
-		{"drained", []rundir.Event{{Time: at(1), Kind: "load_start"}, {Time: at(5), Kind: "load_done"}, {Time: at(7), Kind: "drained"}}, at(1), at(7), "load_start to drained"},
-		{"interrupted", []rundir.Event{{Time: at(1), Kind: "load_start"}, {Time: at(5), Kind: "load_done"}}, at(1), at(5), "load_start to load_done"},
-		{"killed during the load", []rundir.Event{{Time: at(1), Kind: "load_start"}}, at(1), time.Time{}, "load_start to end of record"},
-		{"no load", []rundir.Event{{Time: at(3), Kind: "drained"}}, time.Time{}, time.Time{}, "whole record"},
+		{"drained", []rundir.Event{{Time: at(1), Kind: rundir.EventLoadStart}, {Time: at(5), Kind: rundir.EventLoadDone}, {Time: at(7), Kind: rundir.EventDrained}}, at(1), at(7), "load_start to drained"},
+		{"interrupted", []rundir.Event{{Time: at(1), Kind: rundir.EventLoadStart}, {Time: at(5), Kind: rundir.EventLoadDone}}, at(1), at(5), "load_start to load_done"},
+		{"killed during the load", []rundir.Event{{Time: at(1), Kind: rundir.EventLoadStart}}, at(1), time.Time{}, "load_start to end of record"},
+		{"no load", []rundir.Event{{Time: at(3), Kind: rundir.EventDrained}}, time.Time{}, time.Time{}, "whole record"},
 	} {
 		from, to, w := measuredWindow(tc.ev)
 		if !from.Equal(tc.from) || !to.Equal(tc.to) || w != tc.window {

@@ -55,7 +55,7 @@ func LoadFaults(dir string) (*FaultInput, error) {
 	}
 	// A run without faults needs no more (txs.csv can be large).
 	if !slices.ContainsFunc(in.Events, func(e rundir.Event) bool {
-		return e.Kind == "perturb_step" || e.Kind == "rotate_cycle" || e.Kind == "chain_halted"
+		return e.Kind == rundir.EventPerturbStep || e.Kind == rundir.EventRotateCycle || e.Kind == rundir.EventChainHalted
 	}) {
 		return in, nil
 	}
@@ -118,19 +118,19 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 	for _, e := range in.Events {
 		t := e.Time.UnixNano()
 		switch e.Kind {
-		case "load_start", "publish_start": // a gossip run's load is its publish window
+		case rundir.EventLoadStart, rundir.EventPublishStart: // a gossip run's load is its publish window
 			loadStart = t
-		case "load_done", "publish_done":
+		case rundir.EventLoadDone, rundir.EventPublishDone:
 			loadEnd = t
-		case "chain_halted":
+		case rundir.EventChainHalted:
 			res.Halted, any = e.Detail, true
-		case "rotate_cycle":
+		case rundir.EventRotateCycle:
 			var rc RotateCycle
 			if json.Unmarshal([]byte(e.Detail), &rc) == nil {
 				res.Cycles = append(res.Cycles, Cycle{RotateCycle: rc})
 			}
 			any = true
-		case "perturb_step":
+		case rundir.EventPerturbStep:
 			any = true
 			var se StepEvent
 			if json.Unmarshal([]byte(e.Detail), &se) != nil {

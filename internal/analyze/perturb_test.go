@@ -15,16 +15,16 @@ func TestComputeFaults(t *testing.T) {
 	ns := func(s float64) int64 { return at(s).UnixNano() }
 	step := func(s float64, do string, undo bool) rundir.Event {
 		d, _ := json.Marshal(StepEvent{Step: manifest.Step{Action: "kill", Nodes: []string{"v2"}, Entry: 0, Undo: undo}, Do: do})
-		return rundir.Event{Time: at(s), Kind: "perturb_step", Node: "v2", Detail: string(d)}
+		return rundir.Event{Time: at(s), Kind: rundir.EventPerturbStep, Node: "v2", Detail: string(d)}
 	}
 	rc, _ := json.Marshal(RotateCycle{Cycle: 1, Node: "e0", StartNs: ns(2), CaughtUpNs: ns(6), Height: 20, Tip: 21, StopNs: ns(9)})
 	in := &FaultInput{
 		Events: []rundir.Event{
-			{Time: at(0), Kind: "load_start"},
+			{Time: at(0), Kind: rundir.EventLoadStart},
 			step(4, "kill", false),
 			step(10, "start", true),
-			{Time: at(2), Kind: "rotate_cycle", Node: "e0", Detail: string(rc)},
-			{Time: at(20), Kind: "load_done"},
+			{Time: at(2), Kind: rundir.EventRotateCycle, Node: "e0", Detail: string(rc)},
+			{Time: at(20), Kind: rundir.EventLoadDone},
 		},
 		// One block a second before the kill, then a 3 s gap, then one a second.
 		Blocks: []rundir.Block{
@@ -70,12 +70,12 @@ func TestComputeFaults(t *testing.T) {
 	if c.Duplicates != 1 {
 		t.Errorf("duplicates %d, want 1 (CC is not a run tx)", c.Duplicates)
 	}
-	if ComputeFaults(&FaultInput{Events: []rundir.Event{{Kind: "load_start"}}}) != nil {
+	if ComputeFaults(&FaultInput{Events: []rundir.Event{{Kind: rundir.EventLoadStart}}}) != nil {
 		t.Error("a run without faults has fault results")
 	}
 
 	// Never undone, no block after, never back: the halt.
-	in.Events = []rundir.Event{{Time: at(0), Kind: "load_start"}, step(4, "kill", false), {Time: at(6), Kind: "chain_halted", Detail: "no block"}, {Time: at(20), Kind: "load_done"}}
+	in.Events = []rundir.Event{{Time: at(0), Kind: rundir.EventLoadStart}, step(4, "kill", false), {Time: at(6), Kind: rundir.EventChainHalted, Detail: "no block"}, {Time: at(20), Kind: rundir.EventLoadDone}}
 	in.Blocks = in.Blocks[:4]
 	fr = ComputeFaults(in)
 	p = fr.Perturbations[0]
@@ -88,12 +88,12 @@ func TestComputeFaults(t *testing.T) {
 	// resume entry is not an outage of its own.
 	ev := func(s float64, action, do string, entry int, nodes ...string) rundir.Event {
 		d, _ := json.Marshal(StepEvent{Step: manifest.Step{Action: action, Nodes: nodes, Entry: entry}, Do: do})
-		return rundir.Event{Time: at(s), Kind: "perturb_step", Detail: string(d)}
+		return rundir.Event{Time: at(s), Kind: rundir.EventPerturbStep, Detail: string(d)}
 	}
-	in.Events = []rundir.Event{{Time: at(0), Kind: "load_start"},
+	in.Events = []rundir.Event{{Time: at(0), Kind: rundir.EventLoadStart},
 		ev(4, "pause", "pause", 0, "v2"), ev(5, "partition", "partition", 1, "v0", "v1"),
 		ev(6, "resume", "resume", 2, "v1"), ev(7, "resume", "resume", 3, "v2"), ev(8, "heal", "heal", 4),
-		{Time: at(20), Kind: "load_done"}}
+		{Time: at(20), Kind: rundir.EventLoadDone}}
 	fr = ComputeFaults(in)
 	if len(fr.Perturbations) != 2 {
 		t.Fatalf("perturbations %+v", fr.Perturbations)
@@ -115,12 +115,12 @@ func TestComputeFaultsNoChain(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	step := func(s float64, action, do string) rundir.Event {
 		d, _ := json.Marshal(StepEvent{Step: manifest.Step{Action: action, Nodes: []string{"gossip4"}}, Do: do})
-		return rundir.Event{Time: at(s), Kind: "perturb_step", Node: "gossip4", Detail: string(d)}
+		return rundir.Event{Time: at(s), Kind: rundir.EventPerturbStep, Node: "gossip4", Detail: string(d)}
 	}
 	fr := ComputeFaults(&FaultInput{Events: []rundir.Event{
-		{Time: at(0), Kind: "publish_start"},
+		{Time: at(0), Kind: rundir.EventPublishStart},
 		step(2, manifest.ActKill, "kill"),
-		{Time: at(8), Kind: "publish_done"},
+		{Time: at(8), Kind: rundir.EventPublishDone},
 	}})
 	if fr == nil || !fr.NoChain || len(fr.Perturbations) != 1 {
 		t.Fatalf("got %+v, want one perturbation, no chain", fr)

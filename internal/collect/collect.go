@@ -328,7 +328,7 @@ func (c *Collector) recordError(now time.Time, node, source string, err error) {
 	}
 	c.mu.Unlock()
 	if first {
-		_ = c.dir.Event("scrape_failed", node, source+": "+err.Error())
+		_ = c.dir.Event(rundir.EventScrapeFailed, node, source+": "+err.Error())
 	}
 }
 
@@ -339,7 +339,7 @@ func (c *Collector) recovered(now time.Time, node, source string) {
 	delete(c.failing, key)
 	c.mu.Unlock()
 	if was {
-		_ = c.dir.Event("scrape_recovered", node, source)
+		_ = c.dir.Event(rundir.EventScrapeRecovered, node, source)
 	}
 }
 

@@ -407,7 +407,7 @@ func TestCollectorNotRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range evs {
-		if e.Kind == "scrape_failed" {
+		if e.Kind == rundir.EventScrapeFailed {
 			t.Errorf("event %+v", e)
 		}
 	}

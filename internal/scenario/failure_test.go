@@ -101,7 +101,7 @@ func TestNodeDiesMidLoad(t *testing.T) {
 	}
 	sawEvent := false
 	for _, e := range readEvents(t, tn.Dir.Path) {
-		sawEvent = sawEvent || (e.Kind == "node_exited" && e.Node == victim)
+		sawEvent = sawEvent || (e.Kind == rundir.EventNodeExited && e.Node == victim)
 	}
 	if !sawEvent {
 		t.Errorf("no node_exited event for %s", victim)

@@ -34,7 +34,7 @@ func Gossip(ctx context.Context, m *manifest.Manifest, opts Options) (out Outcom
 	}
 	out.RunDir = tn.Dir.Path
 	fmt.Fprintf(opts.Log, "%d hosts up and peered in %s\n", len(tn.Plan.Nodes), time.Since(upStart).Round(time.Millisecond))
-	_ = tn.Dir.Event("gossip_up", "", time.Since(upStart).Round(time.Millisecond).String())
+	_ = tn.Dir.Event(rundir.EventGossipUp, "", time.Since(upStart).Round(time.Millisecond).String())
 	faults, err := NewFaults(m, tn, opts.Log)
 	if err != nil {
 		return out, errors.Join(err, tn.Down(context.WithoutCancel(ctx)))
@@ -117,7 +117,7 @@ func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, pub node.Pub
 	}
 	w.StartFlushing(time.Second)
 	fmt.Fprintf(log, "publishing %d messages of %d B at %v msg/s from %s\n", len(sched), cfg.Size, cfg.Rate, cfg.Source)
-	_ = dir.Event("publish_start", "", fmt.Sprintf("%d messages", len(sched)))
+	_ = dir.Event(rundir.EventPublishStart, "", fmt.Sprintf("%d messages", len(sched)))
 	cpu0, wall0 := selfCPU(), time.Now()
 	start := time.Now().Add(100 * time.Millisecond)
 	stopFaults := func() {}
@@ -132,7 +132,7 @@ func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, pub node.Pub
 	if cerr := w.Close(); cerr != nil {
 		perr = errors.Join(perr, cerr)
 	}
-	_ = dir.Event("publish_done", "", "")
+	_ = dir.Event(rundir.EventPublishDone, "", "")
 	if sum != nil && len(sum.Conns) == 1 {
 		c := sum.Conns[0]
 		fmt.Fprintf(log, "published %d (%d errors): %.1f msg/s of %.1f, lag p50 %.2f ms p99 %.2f ms max %.2f ms; harness CPU %.1f%% of one core\n",
@@ -140,7 +140,7 @@ func Publish(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, pub node.Pub
 		if !sum.Valid {
 			fmt.Fprintf(log, "INVALID RUN: %v\n", sum.Invalid)
 		}
-		_ = dir.Event("harness_cpu", "", fmt.Sprintf("%.1f%% of one core while publishing", 100*cpu.Seconds()/wall.Seconds()))
+		_ = dir.Event(rundir.EventHarnessCPU, "", fmt.Sprintf("%.1f%% of one core while publishing", 100*cpu.Seconds()/wall.Seconds()))
 	}
 	if perr != nil {
 		return sum, perr

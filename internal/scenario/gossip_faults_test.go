@@ -54,7 +54,7 @@ func TestGossipPerturbKillRestart(t *testing.T) {
 	var kill, restart, started time.Time
 	for _, e := range events {
 		switch {
-		case e.Kind == "perturb_step":
+		case e.Kind == rundir.EventPerturbStep:
 			var se analyze.StepEvent
 			if err := json.Unmarshal([]byte(e.Detail), &se); err != nil {
 				t.Fatalf("perturb_step detail %q: %v", e.Detail, err)
@@ -64,7 +64,7 @@ func TestGossipPerturbKillRestart(t *testing.T) {
 			kill = e.Time
 		case e.Kind == "node_restart" && e.Node == "gossip4":
 			restart = e.Time
-		case e.Kind == "node_started" && e.Node == "gossip4" && !kill.IsZero():
+		case e.Kind == rundir.EventNodeStarted && e.Node == "gossip4" && !kill.IsZero():
 			started = e.Time
 		}
 	}

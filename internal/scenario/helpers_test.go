@@ -139,7 +139,7 @@ func runIdentity(t *testing.T, dir string) (runID string, pids map[string]int) {
 	pids = map[string]int{}
 	for _, e := range readEvents(t, dir) {
 		var pid int
-		if e.Kind == "node_started" {
+		if e.Kind == rundir.EventNodeStarted {
 			if _, err := fmt.Sscanf(e.Detail, "pid %d", &pid); err != nil {
 				t.Fatalf("node_started event %q: %v", e.Detail, err)
 			}

@@ -64,7 +64,7 @@ grace = "10s"
 	loadStart, loadDone := eventTime(t, ev, "load_start"), eventTime(t, ev, "load_done")
 	var started time.Time
 	for _, e := range ev {
-		if e.Kind == "node_started" && e.Node == "full0" {
+		if e.Kind == rundir.EventNodeStarted && e.Node == "full0" {
 			started = e.Time
 		}
 	}
@@ -110,7 +110,7 @@ grace = "10s"
 	}
 	skipEvent := false
 	for _, e := range ev {
-		if e.Kind == "load_target_skipped" && e.Node == "full0" {
+		if e.Kind == rundir.EventLoadTargetSkipped && e.Node == "full0" {
 			skipEvent = !e.Time.After(loadStart)
 		}
 	}
@@ -163,7 +163,7 @@ grace = "10s"
 		t.Error("samples.csv.gz: no sample of full0 (the collector never took it in)")
 	}
 	for _, e := range ev {
-		if e.Kind == "scrape_failed" && e.Node == "full0" {
+		if e.Kind == rundir.EventScrapeFailed && e.Node == "full0" {
 			t.Errorf("scrape_failed for full0 at %s (started %s): %s", e.Time.Format("15:04:05.000"), started.Format("15:04:05.000"), e.Detail)
 		}
 	}

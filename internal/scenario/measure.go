@@ -85,7 +85,7 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	}
 	for _, s := range skipped {
 		fmt.Fprintf(log, "load: %s skipped: %s\n", s.Node, s.Reason)
-		_ = dir.Event("load_target_skipped", s.Node, s.Reason)
+		_ = dir.Event(rundir.EventLoadTargetSkipped, s.Node, s.Reason)
 	}
 	chain, err := txChain(p)
 	if err != nil {
@@ -97,7 +97,7 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	if err := chain.WarmUp(ctx, p, runningNodes(p, running), send, l.Warmup.Duration, log); err != nil {
 		return nil, err
 	}
-	_ = dir.Event("warmup_done", "", "")
+	_ = dir.Event(rundir.EventWarmupDone, "", "")
 
 	win, err := chain.Open(ctx, dir, p, running)
 	if err != nil {
@@ -121,7 +121,7 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 		fmt.Fprintf(log, "load: %d txs of %d bytes, %s rate %g tx/s x %d connection(s), target %s, %s %s, format %s\n",
 			runner.Expected(), cfg.Size, cfg.Shape, cfg.Rate, cfg.Connections, cfg.Target, cfg.Transport, cfg.Method, cfg.Format)
 	}
-	_ = dir.Event("load_start", "", fmt.Sprintf("%d txs", runner.Expected()))
+	_ = dir.Event(rundir.EventLoadStart, "", fmt.Sprintf("%d txs", runner.Expected()))
 	prog := newProgress(progressOut, runner, win)
 	progDone := prog.start()
 	stopFaults := func() {}
@@ -135,7 +135,7 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	if err := sink.Close(); err != nil {
 		loadErr = errors.Join(loadErr, fmt.Errorf("close %s: %w", rundir.SentCSV.Name, err))
 	}
-	_ = dir.Event("load_done", "", fmt.Sprintf("sent %d, send errors %d", sum.Sent, sum.SendErrors))
+	_ = dir.Event(rundir.EventLoadDone, "", fmt.Sprintf("sent %d, send errors %d", sum.Sent, sum.SendErrors))
 	sum.Skipped = skipped
 	_ = dir.WriteLoad(&sum)
 	interrupted := ctx.Err() != nil
@@ -145,7 +145,7 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 
 	// Every node running now, late joiners included.
 	drain := drainMempools(ctx, win, faults.answering(runningNodes(p, running)), l.Grace.Duration, log)
-	_ = dir.Event("drained", "", drain.String())
+	_ = dir.Event(rundir.EventDrained, "", drain.String())
 
 	fctx := ctx
 	if ctx.Err() != nil {

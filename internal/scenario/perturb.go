@@ -146,7 +146,7 @@ func (f *Faults) pollHeights(ctx context.Context, fail context.CancelCauseFunc) 
 			reason := fmt.Sprintf("no node committed a block for %s (halt_limit %s); last height %d at %s",
 				now.Sub(lastMove).Round(time.Second), f.halt, tip, lastMove.UTC().Format("15:04:05"))
 			fmt.Fprintf(f.log, "\n%s: %s\n", ErrHalted, reason)
-			_ = f.tn.Dir.Event("chain_halted", "", reason)
+			_ = f.tn.Dir.Event(rundir.EventChainHalted, "", reason)
 			fail(fmt.Errorf("%w: %s", ErrHalted, reason))
 		}
 		select {
@@ -202,10 +202,10 @@ func (f *Faults) runSteps(ctx context.Context, t0 time.Time) {
 		case <-time.After(time.Until(t0.Add(a.at))):
 		}
 		detail, _ := json.Marshal(analyze.StepEvent{Step: a.step, Do: a.do})
-		_ = f.tn.Dir.Event("perturb_step", strings.Join(a.step.Nodes, ","), string(detail))
+		_ = f.tn.Dir.Event(rundir.EventPerturbStep, strings.Join(a.step.Nodes, ","), string(detail))
 		if err := f.do(ctx, a); err != nil {
 			fmt.Fprintf(f.log, "\nperturb[%d] %s: %v\n", a.step.Entry, a.do, err)
-			_ = f.tn.Dir.Event("perturb_error", strings.Join(a.step.Nodes, ","), fmt.Sprintf("perturb[%d] %s: %v", a.step.Entry, a.do, err))
+			_ = f.tn.Dir.Event(rundir.EventPerturbError, strings.Join(a.step.Nodes, ","), fmt.Sprintf("perturb[%d] %s: %v", a.step.Entry, a.do, err))
 		} else {
 			fmt.Fprintf(f.log, "\nperturb[%d] at %s: %s %s\n", a.step.Entry, a.at, a.do, strings.Join(a.step.Nodes, ","))
 		}

@@ -179,7 +179,7 @@ for = "4s"
 		t.Errorf("full0 back at the tip after %.1f s (measured %v), want within 30 s", back, ok)
 	}
 	for _, e := range checkEvents(t, out.RunDir, "node_stop/full0", "node_wipe/full0", "node_restart/full0") {
-		if e.Kind == "perturb_error" || e.Kind == "node_exited" {
+		if e.Kind == rundir.EventPerturbError || e.Kind == rundir.EventNodeExited {
 			t.Errorf("event %s %s: %s", e.Kind, e.Node, e.Detail)
 		}
 	}
@@ -283,10 +283,10 @@ keep = "3s"
 	// scrape before its start.
 	var started time.Time
 	for _, e := range readEvents(t, out.RunDir) {
-		if e.Kind == "node_started" && e.Node == "eph0" && started.IsZero() {
+		if e.Kind == rundir.EventNodeStarted && e.Node == "eph0" && started.IsZero() {
 			started = e.Time
 		}
-		if e.Kind == "scrape_failed" && e.Node == "eph0" {
+		if e.Kind == rundir.EventScrapeFailed && e.Node == "eph0" {
 			if started.IsZero() {
 				t.Errorf("scrape_failed for eph0 before it started: %+v", e)
 			} else {

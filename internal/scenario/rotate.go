@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // runRotate runs [rotate]: AtATime slots, each cycling its own node of the
@@ -63,7 +64,7 @@ func (f *Faults) cycle(ctx context.Context, cycle int, node string) bool {
 	rc := analyze.RotateCycle{Cycle: cycle, Node: node}
 	record := func() {
 		d, _ := json.Marshal(rc)
-		_ = tn.Dir.Event("rotate_cycle", node, string(d))
+		_ = tn.Dir.Event(rundir.EventRotateCycle, node, string(d))
 	}
 	// Its home is empty: generated and never run, or wiped by the last cycle.
 	rc.StartNs = time.Now().UnixNano()

@@ -155,7 +155,7 @@ func steadyUp(ctx context.Context, tn *testnet.Testnet, opts Options, faults *Fa
 				}
 			}()
 			fmt.Fprintf(opts.Log, "prometheus: %s (TSDB in %s)\n", ps.URL, ps.DataDir)
-			_ = tn.Dir.Event("prometheus", "", ps.URL)
+			_ = tn.Dir.Event(rundir.EventPrometheus, "", ps.URL)
 		}
 
 		var merr error
@@ -183,7 +183,7 @@ func watchExits(tn *testnet.Testnet, log io.Writer) (stop func()) {
 				return
 			case ex := <-tn.Runner.Exited():
 				fmt.Fprintf(log, "\n%s %s exited during the run: %s\n", ex.Node, ex.Name, ex.Status)
-				_ = tn.Dir.Event("node_exited", ex.Node, ex.Name+": "+ex.Status)
+				_ = tn.Dir.Event(rundir.EventNodeExited, ex.Node, ex.Name+": "+ex.Status)
 			}
 		}
 	}()

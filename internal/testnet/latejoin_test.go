@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
 
@@ -97,11 +98,11 @@ func TestLateStartJoins(t *testing.T) {
 	started, joined := map[string]time.Time{}, map[string]time.Time{}
 	for _, e := range events {
 		switch e.Kind {
-		case "testnet_ready":
+		case rundir.EventTestnetReady:
 			readyAt = e.Time
-		case "node_started":
+		case rundir.EventNodeStarted:
 			started[e.Node] = e.Time
-		case "node_joined":
+		case rundir.EventNodeJoined:
 			joined[e.Node] = e.Time
 		}
 	}

@@ -60,7 +60,7 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser, runner string) error
 	}
 	t.links, t.model = be, model
 	fmt.Fprintf(t.log, "link emulation: %s backend (%s)\n", be.Name(), reason)
-	_ = t.Dir.Event("linkem", "", be.Name()+": "+reason)
+	_ = t.Dir.Event(rundir.EventLinkem, "", be.Name()+": "+reason)
 	if ports, ok := be.(proctable.PortProvider); ok {
 		r.UseTAPs(ports)
 	}

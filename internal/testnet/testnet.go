@@ -180,7 +180,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		}
 		return nil, fmt.Errorf("set up hosts: %w", err)
 	}
-	_ = dir.Event("network_up", "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
+	_ = dir.Event(rundir.EventNetworkUp, "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
 	// Homes are generated with the addresses the runner gave the nodes;
 	// their generation is not part of the time to ready.
 	homesStart := time.Now()
@@ -245,7 +245,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		t.starts.Wait()
 	}
 	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(wait), drv.Waiting(), time.Since(start).Round(time.Millisecond))
-	_ = dir.Event("testnet_ready", "", "")
+	_ = dir.Event(rundir.EventTestnetReady, "", "")
 	return t, nil
 }
 
@@ -337,7 +337,7 @@ func (t *Testnet) awaitListening(ctx context.Context, seeds []*plan.Node) {
 			cancel()
 			if err == nil {
 				c.Close()
-				_ = t.Dir.Event("seed_listening", n.Name, time.Since(start).Round(time.Millisecond).String())
+				_ = t.Dir.Event(rundir.EventSeedListening, n.Name, time.Since(start).Round(time.Millisecond).String())
 				break
 			}
 			if ctx.Err() != nil || !errors.Is(err, syscall.ECONNREFUSED) {
@@ -372,7 +372,7 @@ func (t *Testnet) delayedStart(ctx context.Context, n *plan.Node, startErr chan<
 			return // Down or a failed Up cancelled it
 		}
 		fmt.Fprintf(t.log, "\ndelayed start of %s failed: %v\n", n.Name, err)
-		_ = t.Dir.Event("node_start_failed", n.Name, err.Error())
+		_ = t.Dir.Event(rundir.EventNodeStartFailed, n.Name, err.Error())
 		select {
 		case startErr <- err:
 		default:
@@ -406,7 +406,7 @@ func (t *Testnet) awaitAnswer(ctx context.Context, n *plan.Node) {
 	for {
 		h, catchingUp, err := chain.Height(ctx, n)
 		if err == nil {
-			_ = t.Dir.Event("node_joined", n.Name, fmt.Sprintf("RPC answers %s after its start (height %d, catching_up %v)",
+			_ = t.Dir.Event(rundir.EventNodeJoined, n.Name, fmt.Sprintf("RPC answers %s after its start (height %d, catching_up %v)",
 				time.Since(start).Round(time.Millisecond), h, catchingUp))
 			return
 		}
@@ -501,7 +501,7 @@ func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bins []node.Binar
 	if n.StartDelay > 0 {
 		detail += ", start_delay " + n.StartDelay.String()
 	}
-	_ = t.Dir.Event("node_started", n.Name, detail)
+	_ = t.Dir.Event(rundir.EventNodeStarted, n.Name, detail)
 	return nil
 }
 
@@ -649,7 +649,7 @@ func (t *Testnet) Down(ctx context.Context) error {
 	t.awaitStarts()
 	err := errors.Join(t.Runner.Cleanup(ctx), t.closeLinks())
 	t.stopped = err == nil
-	_ = t.Dir.Event("testnet_down", "", errString(err))
+	_ = t.Dir.Event(rundir.EventTestnetDown, "", errString(err))
 	return err
 }
 

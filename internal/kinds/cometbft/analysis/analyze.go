@@ -548,7 +548,7 @@ func nodeResults(in *Input, rows []TxRow) ([]rundir.NodeResult, int) {
 		total = max(total, m.Size)
 	}
 	for _, e := range in.Events {
-		if e.Kind == "node_exited" {
+		if e.Kind == rundir.EventNodeExited {
 			exited[e.Node] = e.Detail
 		}
 	}

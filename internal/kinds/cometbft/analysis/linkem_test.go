@@ -19,10 +19,10 @@ func TestAnalyzeLinkemLateness(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	sec := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	events := []rundir.Event{
-		{Time: sec(0), Kind: "linkem", Detail: "userspace"},
-		{Time: sec(10), Kind: "load_start"},
-		{Time: sec(20), Kind: "load_done"},
-		{Time: sec(22), Kind: "drained"},
+		{Time: sec(0), Kind: rundir.EventLinkem, Detail: "userspace"},
+		{Time: sec(10), Kind: rundir.EventLoadStart},
+		{Time: sec(20), Kind: rundir.EventLoadDone},
+		{Time: sec(22), Kind: rundir.EventDrained},
 	}
 	fast := func(n int) map[time.Duration]uint64 {
 		return map[time.Duration]uint64{60 * time.Microsecond: uint64(n)}

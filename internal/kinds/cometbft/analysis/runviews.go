@@ -187,7 +187,7 @@ func at(s []CumPoint, t int64) float64 {
 // holding a run tx. ok is false without both ends.
 func P2PWindow(events []rundir.Event, firstSentNs int64, blocks []rundir.Block) (from, to int64, ok bool) {
 	for _, e := range events {
-		if e.Kind == "load_start" || e.Kind == "load_started" {
+		if e.Kind == rundir.EventLoadStart || e.Kind == "load_started" {
 			from = e.Time.UnixNano()
 			break
 		}

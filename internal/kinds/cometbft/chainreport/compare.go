@@ -145,7 +145,7 @@ var compareFigures = []compareFigure{
 // loadStart is the run's load_start event, or its time origin.
 func (r *run) loadStart() int64 {
 	for _, e := range r.events {
-		if e.Kind == "load_start" {
+		if e.Kind == rundir.EventLoadStart {
 			return e.Time.UnixNano()
 		}
 	}

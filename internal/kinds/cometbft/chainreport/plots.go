@@ -232,7 +232,7 @@ func perMinute(xy plotter.XYs, from float64) plotter.XYs {
 // (load_start, or load_started in older runs), else the origin.
 func (r *run) rateFrom() float64 {
 	for _, e := range r.events {
-		if e.Kind == "load_start" || e.Kind == "load_started" {
+		if e.Kind == rundir.EventLoadStart || e.Kind == "load_started" {
 			return r.sec(e.Time.UnixNano())
 		}
 	}

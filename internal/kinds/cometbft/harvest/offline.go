@@ -137,9 +137,9 @@ func loadStartTime(d *rundir.Dir) (time.Time, error) {
 	var load time.Time
 	for _, e := range evs {
 		switch e.Kind {
-		case "warmup_done":
+		case rundir.EventWarmupDone:
 			return e.Time, nil
-		case "load_start":
+		case rundir.EventLoadStart:
 			if load.IsZero() {
 				load = e.Time
 			}

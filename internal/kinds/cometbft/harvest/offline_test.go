@@ -80,7 +80,7 @@ func offlineRealStore(t *testing.T, rel plan.Release, bin string) {
 		}
 	}
 	// Blocks before this event hold no run tx: Offline starts there.
-	if err := d.Event("warmup_done", "", ""); err != nil {
+	if err := d.Event(rundir.EventWarmupDone, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	var sent strings.Builder
@@ -160,7 +160,7 @@ func TestOfflineRefusesV034(t *testing.T) {
 	if err := os.MkdirAll(d.Join(rundir.Homes, "validator0", "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Event("warmup_done", "", ""); err != nil {
+	if err := d.Event(rundir.EventWarmupDone, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("BENCHNET_CACHE", t.TempDir()) // nothing may be built

@@ -261,7 +261,7 @@ func TestExitAndRestart(t *testing.T) {
 			Published: []rundir.Published{pub("before", 0), pub("down", 20*time.Second), pub("after", 60*time.Second)},
 			Events: []rundir.Event{
 				{Time: base.Add(5 * time.Second), Kind: down, Node: "v"},
-				{Time: base.Add(40 * time.Second), Kind: "node_started", Node: "v"},
+				{Time: base.Add(40 * time.Second), Kind: rundir.EventNodeStarted, Node: "v"},
 			},
 			Traces: func(func(*rundir.GossipEvent) error) error { return nil }}
 		g, rows, err := Compute(in)

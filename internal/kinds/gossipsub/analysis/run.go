@@ -48,7 +48,7 @@ func Results(d *rundir.Dir, in *Input, g *rundir.GossipResults) *rundir.Results 
 	res.Valid = len(res.Invalid) == 0
 	exited := map[string]string{}
 	for _, e := range in.Events {
-		if e.Kind == "node_exited" {
+		if e.Kind == rundir.EventNodeExited {
 			exited[e.Node] = e.Detail
 		}
 	}

@@ -264,7 +264,7 @@ func (g *gossipRun) faultsSection() []page.Block {
 	var t0 int64
 	if evs, err := d.ReadEvents(); err == nil {
 		for _, e := range evs {
-			if e.Kind == "publish_start" {
+			if e.Kind == rundir.EventPublishStart {
 				t0 = e.Time.UnixNano()
 				break
 			}

@@ -132,7 +132,7 @@ func Write(dir string, net Net, msgs []Msg) (int, error) {
 	}
 	var ev []byte
 	for v, k := range net.Killed {
-		line, _ := json.Marshal(rundir.Event{Time: time.Unix(0, k).UTC(), Kind: "node_exited", Node: net.Nodes[v], Detail: "killed"})
+		line, _ := json.Marshal(rundir.Event{Time: time.Unix(0, k).UTC(), Kind: rundir.EventNodeExited, Node: net.Nodes[v], Detail: "killed"})
 		ev = append(append(ev, line...), '\n')
 	}
 	return rows, d.WriteFile(rundir.Events, ev)
