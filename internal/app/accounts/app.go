@@ -384,12 +384,9 @@ func (a *App) deliver(b []byte) (uint32, string, error) {
 		a.blockWrites["k/"+string(k)] = v
 		return CodeOK, "", nil
 	}
-	tx, err := Decode(b)
-	if err != nil {
-		return CodeMalformed, err.Error(), nil
-	}
-	if !tx.Verify() {
-		return CodeBadSig, "signature does not verify", nil
+	tx, code, log := verified(b)
+	if code != CodeOK {
+		return code, log, nil
 	}
 	addr := Address(tx.PubKey)
 	acc, err := a.working(addr)

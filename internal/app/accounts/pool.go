@@ -70,12 +70,9 @@ func (a *App) insert(b []byte) (uint32, string, error) {
 		a.pool.add(t)
 		return CodeOK, "", nil
 	}
-	tx, err := Decode(b)
-	if err != nil {
-		return CodeMalformed, err.Error(), nil
-	}
-	if !tx.Verify() {
-		return CodeBadSig, "signature does not verify", nil
+	tx, code, log := verified(b)
+	if code != CodeOK {
+		return code, log, nil
 	}
 	t.acct, t.addr, t.seq = true, Address(tx.PubKey), tx.Sequence
 	acc, err := a.committed(t.addr)

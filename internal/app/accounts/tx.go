@@ -158,3 +158,16 @@ func KeyFor(seed int64, label string, i int) ed25519.PrivateKey {
 	fmt.Fprintf(h, "benchnet-accounts\x00%d\x00%s\x00%d", seed, label, i)
 	return ed25519.NewKeyFromSeed(h.Sum(nil))
 }
+
+// verified decodes an accounts tx and checks its signature: CodeOK with
+// the tx, or the code and log a rejection carries.
+func verified(b []byte) (*Tx, uint32, string) {
+	tx, err := Decode(b)
+	if err != nil {
+		return nil, CodeMalformed, err.Error()
+	}
+	if !tx.Verify() {
+		return nil, CodeBadSig, "signature does not verify"
+	}
+	return tx, CodeOK, ""
+}
