@@ -65,7 +65,7 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o QAOptions, s *rundir.QAS
 			return dir, context.Cause(ctx)
 		}
 		start := o.Now()
-		p := rundir.QAPair{First: rundir.PairFirst(q.PairOrder, len(sat.Pairs))}
+		p := rundir.QAPair{First: pairFirst(q.PairOrder, len(sat.Pairs))}
 		order := []string{Baseline, Candidate}
 		if p.First == Candidate {
 			order = []string{Candidate, Baseline}
@@ -321,4 +321,12 @@ func PairedSummary(v *judge.PairedVerdict) string {
 		return fmt.Sprintf("%s; detects a change of %.1f %% with 80 %% power at %d pairs", v.Why, 100*v.MDE, v.Pairs)
 	}
 	return v.Why
+}
+
+// pairFirst is the build that runs first in pair i (0-based) of order.
+func pairFirst(order string, i int) string {
+	if order != rundir.PairOrderABAB && i%2 == 1 {
+		return Candidate
+	}
+	return Baseline
 }

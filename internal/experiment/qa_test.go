@@ -802,3 +802,27 @@ func TestQADocTable(t *testing.T) {
 		t.Errorf("docs/qa.md's [qa] table has %s, which is no key of the configuration", key)
 	}
 }
+
+// TestPairFirst: abab puts the baseline first in every pair, so the
+// builds' runs alternate; abba (and a qa.json from before the key)
+// alternates which build goes first.
+func TestPairFirst(t *testing.T) {
+	for _, tc := range []struct {
+		order string
+		want  string // the runs of four pairs, b = baseline, c = candidate
+	}{
+		{rundir.PairOrderABAB, "bcbcbcbc"},
+		{rundir.PairOrderABBA, "bccbbccb"},
+		{"", "bccbbccb"},
+	} {
+		var got strings.Builder
+		for i := range 4 {
+			first := pairFirst(tc.order, i)
+			second := map[string]string{Baseline: Candidate, Candidate: Baseline}[first]
+			got.WriteString(first[:1] + second[:1])
+		}
+		if got.String() != tc.want {
+			t.Errorf("%q: %s, want %s", tc.order, got.String(), tc.want)
+		}
+	}
+}

@@ -353,11 +353,3 @@ func PairOrderWords(order string) string {
 	}
 	return "alternating which build runs first (AB, BA, ...)"
 }
-
-// PairFirst is the build that runs first in pair i (0-based) of order.
-func PairFirst(order string, i int) string {
-	if order != PairOrderABAB && i%2 == 1 {
-		return QACandidate
-	}
-	return QABaseline
-}

@@ -53,27 +53,3 @@ func TestQACodec(t *testing.T) {
 		}
 	}
 }
-
-// TestPairFirst: abab puts the baseline first in every pair, so the
-// builds' runs alternate; abba (and a qa.json from before the key)
-// alternates which build goes first.
-func TestPairFirst(t *testing.T) {
-	for _, tc := range []struct {
-		order string
-		want  string // the runs of four pairs, b = baseline, c = candidate
-	}{
-		{PairOrderABAB, "bcbcbcbc"},
-		{PairOrderABBA, "bccbbccb"},
-		{"", "bccbbccb"},
-	} {
-		var got strings.Builder
-		for i := range 4 {
-			first := PairFirst(tc.order, i)
-			second := map[string]string{QABaseline: QACandidate, QACandidate: QABaseline}[first]
-			got.WriteString(first[:1] + second[:1])
-		}
-		if got.String() != tc.want {
-			t.Errorf("%q: %s, want %s", tc.order, got.String(), tc.want)
-		}
-	}
-}

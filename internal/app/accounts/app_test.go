@@ -13,11 +13,17 @@ var ctx = context.Background()
 // newApp opens the app on a real store of each backend in a temp dir.
 func newApp(t *testing.T, backend string, queue bool) *App {
 	t.Helper()
+	return openApp(t, backend, Options{QueueMempool: queue})
+}
+
+// openApp opens the app with opts on a real store of backend in a temp dir.
+func openApp(t *testing.T, backend string, opts Options) *App {
+	t.Helper()
 	db, err := OpenDB(t.TempDir(), backend)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(db, Options{QueueMempool: queue})
+	a, err := New(db, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

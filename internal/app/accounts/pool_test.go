@@ -10,16 +10,7 @@ import (
 
 func newPoolApp(t *testing.T) *App {
 	t.Helper()
-	db, err := OpenDB(t.TempDir(), "pebbledb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := New(db, Options{ABCIMempool: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	return a
+	return openApp(t, "pebbledb", Options{ABCIMempool: true})
 }
 
 // TestABCIMempool: the app-side mempool of cometbft v0.40 ([mempool] type
