@@ -272,7 +272,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 		err := st.Save(dir)
 		writeBisectReport(dir, st)
 		fmt.Fprintf(out, "the first bad commit is one of %d (skipped decisions left them apart, and their decisions against their parents did not name one):\n  %s\n", len(names), strings.Join(names, "\n  "))
-		return errors.Join(fmt.Errorf("%w: bisect ended with %d candidates", errInconclusive, len(names)), err)
+		return errors.Join(&experiment.VerdictError{Verdict: experiment.Inconclusive, Msg: fmt.Sprintf("bisect ended with %d candidates", len(names))}, err)
 	}
 	culprit := st.Commits[first]
 	st.FirstBad = culprit.SHA
@@ -290,7 +290,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 	writeBisectReport(dir, st)
 	fmt.Fprint(out, bisectSummary(dir, st))
 	if !st.Confirm.Confirmed {
-		return fmt.Errorf("%w: %s was not confirmed against its parent: %s", errInconclusive, bisect.Short(culprit.SHA), st.Confirm.Why)
+		return &experiment.VerdictError{Verdict: experiment.Inconclusive, Msg: fmt.Sprintf("%s was not confirmed against its parent: %s", bisect.Short(culprit.SHA), st.Confirm.Why)}
 	}
 	return nil
 }

@@ -103,8 +103,6 @@ func exitCode(ctx context.Context, err error) int {
 		// An experiment's verdict (experiment.Verdict.ExitCode), unless the
 		// run itself failed too.
 		return verdict
-	case errors.Is(err, errInconclusive):
-		return exitInconclusive
 	default:
 		return exitFailure
 	}

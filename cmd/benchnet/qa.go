@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -20,20 +18,15 @@ import (
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/experiment"
-	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
-	"github.com/benchnet/benchnet/internal/scenario"
 )
 
 // qaDefault is the built-in QA manifest.
 const qaDefault = "qa.toml"
-
-// errInconclusive is wrapped by a QA whose result is Inconclusive (exit 4).
-var errInconclusive = errors.New("inconclusive")
 
 type qaFlags struct {
 	baseline, candidate string
@@ -215,7 +208,7 @@ func loadQAManifests(args []string, q *experiment.QA) (*manifest.Manifest, *mani
 }
 
 func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
-	out, log := cmd.OutOrStdout(), os.Stderr
+	log := os.Stderr
 	var (
 		x      *rundir.QAIndex
 		q      *experiment.QA
@@ -229,23 +222,13 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 			return usageError{errors.New("--resume takes the builds, manifests and settings from DIR (qa.json): give no manifest, --baseline, --candidate, --quick, --grid, --baseline-from or --steps")}
 		}
 		root = f.resume
-		if x, err = rundir.ReadQA(root); err != nil {
-			return usageError{err}
+		r, err := experiment.ReadQARun(root)
+		if err != nil {
+			return usage(err)
 		}
+		x, q, m, rm = r.Index, r.Config, r.Manifest, r.Rotate
 		if !cmd.Flags().Changed("budget") && x.Plan.BudgetS > 0 {
 			f.budget = time.Duration(x.Plan.BudgetS * float64(time.Second)) // the QA's own
-		}
-		q = &experiment.QA{}
-		if err := jsonUnmarshal(x.Config, q); err != nil {
-			return fmt.Errorf("%s: config: %w", rundir.QAFile, err)
-		}
-		if m, err = manifest.LoadFile(filepath.Join(root, rundir.Manifest)); err != nil {
-			return err
-		}
-		if x.RotateManifest != "" {
-			if rm, err = manifest.LoadFile(filepath.Join(root, "rotate.toml")); err != nil {
-				return err
-			}
 		}
 	} else {
 		if err := checkRef("baseline", f.baseline); err != nil {
@@ -362,85 +345,38 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		return err
 	}
 	start := time.Now()
-	if !resume {
-		root, err = claimQADir(up.output, m.Name, start)
-		if err != nil {
-			return err
-		}
-		x.Started = start.UTC().Format(time.RFC3339)
-		if err := os.WriteFile(filepath.Join(root, rundir.Manifest), m.Raw, 0o644); err != nil {
-			return err
-		}
-		if rm != nil {
-			if err := os.WriteFile(filepath.Join(root, "rotate.toml"), rm.Raw, 0o644); err != nil {
-				return err
-			}
-		}
-		if f.baselineFrom != "" {
-			earlier, err := rundir.ReadQA(f.baselineFrom)
-			if err != nil {
-				return usageError{fmt.Errorf("--baseline-from: %w", err)}
-			}
-			cur, old := [][]byte{m.Raw}, [][]byte{}
-			if b, err := os.ReadFile(filepath.Join(f.baselineFrom, rundir.Manifest)); err == nil {
-				old = append(old, b)
-			}
-			if rm != nil {
-				cur = append(cur, rm.Raw)
-				if b, err := os.ReadFile(filepath.Join(f.baselineFrom, "rotate.toml")); err == nil {
-					old = append(old, b)
-				}
-			}
-			warns, err := experiment.ReuseOperatingPoint(x, f.baselineFrom, earlier, cur, old, f.anyBaseline)
-			if err != nil {
-				os.RemoveAll(root)
-				return usageError{err}
-			}
-			for _, w := range warns {
-				fmt.Fprintln(log, "warning:", w)
-			}
-			x.Warnings = append(x.Warnings, warns...)
-		}
-		if err := rundir.WriteQA(root, x); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(log, "qa directory: %s\n", root)
 	// The budget bounds the whole QA: a resumed one has spent part of it.
-	deadline := start.Add(f.budget)
+	env := experiment.Env{Output: up.output, Log: log, Cooldown: 5 * time.Second, Deadline: start.Add(f.budget),
+		Lab: &experiment.LiveLab{Up: up.options(), Scrape: f.scrape, Log: log, Progress: log}}
 	if resume {
 		spent := experiment.BudgetSpent(x)
-		deadline = start.Add(max(0, f.budget-spent))
+		env.Resume, env.Deadline = root, start.Add(max(0, f.budget-spent))
 		fmt.Fprintf(log, "qa: resumed: the finished steps took %s of the %s budget; adaptive repeats stop by %s\n",
-			spent.Round(time.Second), f.budget, deadline.Local().Format("15:04:05"))
+			spent.Round(time.Second), f.budget, env.Deadline.Local().Format("15:04:05"))
 	}
-	upOpts := up.options()
-	runErr := experiment.RunQA(cmd.Context(), x, experiment.QAOptions{
-		Root: root, Config: q, Manifest: m, Rotate: rm, Log: log,
-		Deadline: deadline, KeepHomes: f.keepHomes, Cooldown: 5 * time.Second,
-		Open: func(bm *manifest.Manifest, d *experiment.Dir) experiment.Opener {
-			lv := &experiment.Live{Manifest: bm, Up: upOpts, Scrape: f.scrape, Log: log, Progress: log}
-			return lv.Opener(d)
-		},
-		Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
-			o := upOpts
-			o.Output = runsRoot
-			res, err := scenario.Steady(ctx, vm, scenario.Options{Up: o, ScrapeInterval: f.scrape, Log: log, Progress: log})
-			return res.RunDir, err
-		},
-	})
+	run := &experiment.QARun{Index: x, Config: q, Manifest: m, Rotate: rm, KeepHomes: f.keepHomes,
+		BaselineFrom: f.baselineFrom, AnyBaseline: f.anyBaseline}
+	ex, err := run.NewExecutor(env)
+	if err != nil {
+		return usage(err)
+	}
+	res, runErr := ex.Run(cmd.Context())
+	if res.Dir == "" {
+		return runErr
+	}
 	if runErr == nil {
-		recordAA(root, x, log)
+		recordAA(res.Dir, x, log)
 	}
-	return finishQA(cmd, root, x, f.junit, time.Since(start), runErr, out)
+	return finishQA(cmd, res, x, f.junit, time.Since(start), runErr)
 }
 
 // QuickBudget is --quick's default budget: the quick profile's promise.
 const QuickBudget = 15 * time.Minute
 
 // finishQA renders the report, prints the Test Results, writes JUnit and
-// maps the result to the exit code.
-func finishQA(cmd *cobra.Command, root string, x *rundir.QAIndex, junit string, wall time.Duration, runErr error, out io.Writer) error {
+// returns the verdict (its exit code) joined with what failed.
+func finishQA(cmd *cobra.Command, res experiment.Result, x *rundir.QAIndex, junit string, wall time.Duration, runErr error) error {
+	root, out := res.Dir, cmd.OutOrStdout()
 	files, rerr := report.RenderQA(root)
 	fmt.Fprintln(out)
 	fmt.Fprint(out, report.QAResultsText(x))
@@ -465,11 +401,13 @@ func finishQA(cmd *cobra.Command, root string, x *rundir.QAIndex, junit string, 
 	if err := errors.Join(runErr, rerr); err != nil && cmd.Context().Err() != nil {
 		return err
 	}
-	switch x.Overall {
-	case judge.ResultFail:
-		return errors.Join(fmt.Errorf("%w: qa result Fail", errThreshold), rerr)
-	case judge.ResultInconclusive:
-		return errors.Join(fmt.Errorf("%w: qa result Inconclusive", errInconclusive), rerr, runErr)
+	if verdict := res.Err(); verdict != nil {
+		// A step that failed made its scenario Inconclusive: the verdict
+		// is the exit code, the failure a line on stderr.
+		if runErr != nil {
+			fmt.Fprintf(os.Stderr, "qa: %v\n", runErr)
+		}
+		return errors.Join(verdict, rerr)
 	}
 	return errors.Join(rerr, runErr)
 }
@@ -555,25 +493,3 @@ func qaPlanText(x *rundir.QAIndex, p rundir.QAPlan) string {
 	}
 	return b.String()
 }
-
-// claimQADir makes output/<time>-<name>-qa (or -2, -3 …).
-func claimQADir(output, name string, now time.Time) (string, error) {
-	if err := os.MkdirAll(output, 0o755); err != nil {
-		return "", fmt.Errorf("create qa directory: %w", err)
-	}
-	base := filepath.Join(output, now.UTC().Format("20060102-150405")+"-"+name+"-qa")
-	p := base
-	for i := 2; i < 1000; i++ {
-		err := os.Mkdir(p, 0o755)
-		if err == nil {
-			return p, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("create qa directory: %w", err)
-		}
-		p = fmt.Sprintf("%s-%d", base, i)
-	}
-	return "", fmt.Errorf("create qa directory %s: too many with this name", base)
-}
-
-func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

@@ -3,28 +3,40 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
+// A QA's overall Test Result is its exit code, through the verdict error
+// every experiment returns (experiment.QAOutcome, Result.Err).
 func TestQAExitCodes(t *testing.T) {
 	ctx := context.Background()
+	outcome := func(r judge.Result) error {
+		return experiment.QAOutcome("qa", &rundir.QAIndex{Overall: r, Results: []rundir.QAResult{{Scenario: "Steady test", Result: r, Judged: true}}}).Err()
+	}
 	for _, tc := range []struct {
 		err  error
 		want int
 	}{
 		{nil, 0},
-		{fmt.Errorf("%w: qa result Fail", errThreshold), 3},
-		{fmt.Errorf("%w: qa result Inconclusive", errInconclusive), 4},
-		{errors.Join(fmt.Errorf("%w: qa result Inconclusive", errInconclusive), errors.New("a step failed")), 4},
+		{outcome(judge.ResultPass), 0},
+		{outcome(judge.ResultFail), 3},
+		{outcome(judge.ResultInconclusive), 4},
+		{&experiment.VerdictError{Verdict: experiment.Inconclusive, Msg: "bisect ended with 2 candidates"}, 4},
 		{usageError{errors.New("qa refused: needs 2 MiB of disk, 1 MiB is free")}, 2},
 		{errors.New("up: boom"), 1},
 	} {
 		if got := exitCode(ctx, tc.err); got != tc.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
 		}
+	}
+	if err := outcome(judge.ResultFail); !strings.Contains(err.Error(), "Steady test Fail") {
+		t.Errorf("a Fail's error does not name the failing scenario: %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -35,7 +36,8 @@ func runQAArgs(parent *cobra.Command, args []string) error {
 // isVerdictErr: a QA that ended in Fail or Inconclusive (its verdict, not
 // a failed run).
 func isVerdictErr(err error) bool {
-	return errors.Is(err, errThreshold) || errors.Is(err, errInconclusive)
+	_, ok := experiment.ExitCodeOf(err)
+	return ok
 }
 
 // nonVerdict drops a QA's verdict (Fail, Inconclusive: the decision, read

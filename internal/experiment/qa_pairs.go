@@ -33,7 +33,7 @@ type measureFunc func(ctx context.Context, m *manifest.Manifest, root string) (s
 // order (PairOrder), until the paired rule decides, MaxPairs is reached or
 // the step's deadline would be passed. Each pair is recorded in qa.json as
 // it finishes, so a resumed QA goes on from the last one.
-func runPairs(ctx context.Context, x *rundir.QAIndex, o QAOptions, s *rundir.QAStep, measure measureFunc, save func() error) (string, error) {
+func runPairs(ctx context.Context, x *rundir.QAIndex, o qaOptions, s *rundir.QAStep, measure measureFunc, save func() error) (string, error) {
 	q := o.Config
 	sat := x.Saturation
 	if sat == nil || sat.OverloadRate <= 0 {

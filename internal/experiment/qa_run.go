@@ -18,17 +18,15 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// QAOptions are what RunQA needs besides the index: the testbeds and the
-// two ways a step measures (real testnets in the CLI, fakes in tests).
-type QAOptions struct {
+// qaOptions are what the QA's steps run with: its directory, settings and
+// testbeds, and the env's lab (real testnets in the CLI, fakes in tests).
+type qaOptions struct {
 	Root     string
 	Config   *QA
 	Manifest *manifest.Manifest // the steady testbed
 	Rotate   *manifest.Manifest // the rotating testbed (nil: no step 4)
-	// Open brings up a sweep's testnet of m (live.Live in the CLI).
-	Open func(m *manifest.Manifest, d *Dir) Opener
-	// Measure runs m once (scenario.Steady), its run directory under root.
-	Measure func(ctx context.Context, m *manifest.Manifest, root string) (string, error)
+	// Lab opens a sweep's testnets and runs whole runs.
+	Lab Lab
 	// Deadline bounds adaptive repeats (the budget's end).
 	Deadline time.Time
 	// Cooldown is the pause between a comparison's runs.
@@ -64,13 +62,6 @@ func QASteps(q *QA, withRotate bool) []rundir.QAStep {
 	return steps
 }
 
-// RunQA runs every step of x that is not done (a resumed QA goes on from
-// its last finished step), writing qa.json after each, then fills in the
-// Test Results. A cancelled ctx stops it keeping every finished step.
-func RunQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
-	return runQA(ctx, x, o)
-}
-
 // prunedEnv removes a sweep testnet's node homes once it is down.
 type prunedEnv struct {
 	Testnet
@@ -85,7 +76,33 @@ func (e *prunedEnv) Close(ctx context.Context) error {
 	return err
 }
 
-func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
+// prunedLab removes each finished run's node homes (the reports read the
+// run directory): a step holds one testnet's stores at a time.
+type prunedLab struct {
+	Lab
+	log io.Writer
+}
+
+func (l prunedLab) Open(ctx context.Context, m *manifest.Manifest, dir string) (Testnet, error) {
+	tn, err := l.Lab.Open(ctx, m, dir)
+	if err != nil {
+		return tn, err
+	}
+	return &prunedEnv{Testnet: tn, log: l.log}, nil
+}
+
+func (l prunedLab) Steady(ctx context.Context, m *manifest.Manifest, dir string) (string, error) {
+	runDir, err := l.Lab.Steady(ctx, m, dir)
+	if runDir != "" {
+		pruneHomes(l.log, runDir)
+	}
+	return runDir, err
+}
+
+// runQA runs every step of x that is not done (a resumed QA goes on from
+// its last finished step), writing qa.json after each, then fills in the
+// Test Results. A cancelled ctx stops it keeping every finished step.
+func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -135,66 +152,26 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 		}
 	}
 	refs := map[string]string{Baseline: x.Baseline.Ref, Candidate: x.Candidate.Ref}
-	// Each finished run's node homes go at once (the reports read the run
-	// directory): a step holds one testnet's stores at a time.
-	open := func(m *manifest.Manifest, d *Dir) Opener {
-		op := o.Open(m, d)
-		if o.KeepHomes {
-			return op
-		}
-		return func(ctx context.Context) (Testnet, error) {
-			tn, err := op(ctx)
-			if err != nil {
-				return tn, err
-			}
-			return &prunedEnv{Testnet: tn, log: o.Log}, nil
-		}
+	lab := o.Lab
+	if !o.KeepHomes {
+		lab = prunedLab{Lab: lab, log: o.Log}
 	}
-	measure := func(ctx context.Context, m *manifest.Manifest, root string) (string, error) {
-		dir, err := o.Measure(ctx, m, root)
-		if dir != "" && !o.KeepHomes {
-			pruneHomes(o.Log, dir)
-		}
-		return dir, err
-	}
+	// A step runs as the experiment it is (a search, a compare, a rotate),
+	// through this env: the QA's lab, clock, log and settle.
+	env := Env{Lab: lab, Log: o.Log, Now: o.Now, Cooldown: o.Cooldown}
 
-	// Step 1: saturation, per build. A search runs both builds' probes
-	// interleaved (SearchVariants: ABBA rounds, a fresh testnet per run),
-	// so the two brackets come from one machine state; a grid runs per build.
-	sweepDir := func(s *rundir.QAStep, b string) (*Dir, *manifest.Manifest, error) {
-		bm, err := BuildManifest(o.Manifest, b, refs[b])
-		if err != nil {
-			return nil, nil, err
-		}
-		if p := rundir.StepPath(o.Root, s); p != "" {
-			if d, err := Open(p); err == nil {
-				return d, bm, nil
-			}
-		}
-		d, err := Create(stepsDir, bm.Name, o.Now())
-		if err != nil {
-			return nil, nil, err
-		}
-		d.Index = NewIndex(bm.Name, bm.Seed, *q.SweepConfig(), o.Now())
-		if err := errors.Join(os.WriteFile(filepath.Join(d.Path, rundir.Manifest), bm.Raw, 0o644), d.Save()); err != nil {
-			return d, bm, err
-		}
-		s.Dir = RelTo(o.Root, d.Path)
-		return d, bm, save()
-	}
+	// Step 1: saturation, per build, as the sweep experiments they are. A
+	// search runs both builds' probes interleaved (SearchBuilds: ABBA
+	// rounds, a fresh testnet per run), so the two brackets come from one
+	// machine state; a grid runs per build.
 	if q.Grid {
 		for _, b := range []string{Baseline, Candidate} {
 			run("saturation-"+b, func(s *rundir.QAStep) (string, error) {
-				d, bm, err := sweepDir(s, b)
-				if err != nil {
-					return "", err
-				}
-				r := &Runner{Dir: d, Base: bm.Load, Open: open(bm, d), Log: o.Log, Now: o.Now}
-				return d.Path, r.Run(ctx)
+				return gridStep(ctx, o, env, s, b, refs[b], save)
 			})
 		}
 	} else {
-		runErr = errors.Join(runErr, searchBoth(ctx, x, o, open, sweepDir, save))
+		runErr = errors.Join(runErr, searchBoth(ctx, x, o, env, refs, save))
 	}
 	sweeps := map[string]*Index{}
 	for _, b := range []string{Baseline, Candidate} {
@@ -211,7 +188,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 		_ = save()
 	}
 	run(PairedStep, func(s *rundir.QAStep) (string, error) {
-		return runPairs(ctx, x, o, s, measure, save)
+		return runPairs(ctx, x, o, s, lab.Steady, save)
 	})
 	steadyM := func() (*manifest.Manifest, error) {
 		if x.Saturation == nil || x.Saturation.Rate <= 0 {
@@ -247,11 +224,17 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 				fmt.Fprintf(o.Log, "qa: %s adds repeats until %s (the budget's end less %s for the steps after it)\n",
 					s.Name, deadline.Local().Format("15:04:05"), o.Deadline.Sub(deadline).Round(time.Second))
 			}
-			root, idx, err := RunCompare(ctx, vm, cfg, CompareOptions{Output: stepsDir, Measure: measure, Log: o.Log, Now: o.Now, Deadline: deadline, Cooldown: o.Cooldown, Resume: resume})
-			if idx != nil && err == nil && !idx.Complete {
+			cenv := env
+			cenv.Output, cenv.Deadline, cenv.Resume = stepsDir, deadline, resume
+			cx, err := cfg.NewExecutor(vm, cenv)
+			if err != nil {
+				return "", err
+			}
+			res, err := cx.Run(ctx)
+			if err == nil && !res.Complete {
 				err = errors.New("not every run finished")
 			}
-			return root, err
+			return res.Dir, err
 		}
 	}
 	steadyCfg := q.CompareConfig()
@@ -275,11 +258,19 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 			if err != nil {
 				return "", err
 			}
-			dir := filepath.Join(stepsDir, "rotate-"+b)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			// The rotate experiment's verdict is not the step's: the QA
+			// judges the two builds' catch-up times against each other.
+			renv := env
+			renv.Dir = filepath.Join(stepsDir, "rotate-"+b) // a resumed step's run goes beside the failed one
+			if err := os.MkdirAll(renv.Dir, 0o755); err != nil {
 				return "", err
 			}
-			return measure(ctx, bm, dir)
+			rx, err := (&Rotate{}).NewExecutor(bm, renv)
+			if err != nil {
+				return "", err
+			}
+			res, err := rx.Run(ctx)
+			return res.Dir, err
 		})
 	}
 	for _, b := range []string{Baseline, Candidate} {
@@ -326,11 +317,45 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o QAOptions) error {
 	return errors.Join(runErr, save())
 }
 
+// gridStep is one build's saturation grid (--grid): a sweep experiment in
+// its step directory, claimed and recorded in qa.json before it measures
+// so that an interrupted step is finished, not started again.
+func gridStep(ctx context.Context, o qaOptions, env Env, s *rundir.QAStep, b, ref string, save func() error) (string, error) {
+	bm, err := BuildManifest(o.Manifest, b, ref)
+	if err != nil {
+		return "", err
+	}
+	senv := env
+	if p := rundir.StepPath(o.Root, s); p != "" {
+		if _, err := Open(p); err == nil {
+			senv.Resume = p
+		}
+	}
+	if senv.Resume == "" {
+		dir, err := rundir.ClaimStamped(filepath.Join(o.Root, rundir.QAStepsDir), bm.Name+"-sweep", o.Now(), CellsDir, NetsDir)
+		if err != nil {
+			return "", err
+		}
+		s.Dir, senv.Dir = RelTo(o.Root, dir), dir
+		if err := save(); err != nil {
+			return dir, err
+		}
+	}
+	sx, err := o.Config.SweepConfig().NewExecutor(bm, senv)
+	if err != nil {
+		return "", err
+	}
+	res, err := sx.Run(ctx)
+	return res.Dir, err
+}
+
 // searchBoth runs the saturation steps not yet done as one interleaved
-// search (a reused baseline leaves the candidate's alone).
-func searchBoth(ctx context.Context, x *rundir.QAIndex, o QAOptions, open func(*manifest.Manifest, *Dir) Opener, sweepDir func(*rundir.QAStep, string) (*Dir, *manifest.Manifest, error), save func() error) error {
-	var vs []Variant
+// search (SearchBuilds in steps/saturation/, a search directory per build;
+// a reused baseline leaves the candidate's alone).
+func searchBoth(ctx context.Context, x *rundir.QAIndex, o qaOptions, env Env, refs map[string]string, save func() error) error {
+	var builds []Build
 	var steps []*rundir.QAStep
+	var root string // an interrupted search's directory: finish it
 	start := o.Now()
 	for _, b := range []string{Baseline, Candidate} {
 		s := x.Step("saturation-" + b)
@@ -340,26 +365,53 @@ func searchBoth(ctx context.Context, x *rundir.QAIndex, o QAOptions, open func(*
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		s.Started, s.Error, s.Note = start.UTC().Format(time.RFC3339), "", "searched interleaved with the other build's probes"
-		d, bm, err := sweepDir(s, b)
+		s.Started, s.Error = start.UTC().Format(time.RFC3339), ""
+		bm, err := BuildManifest(o.Manifest, b, refs[b])
+		if err == nil && s.Dir != "" {
+			if p := rundir.StepPath(o.Root, s); filepath.Base(p) == b {
+				root = filepath.Dir(p)
+			} else {
+				err = fmt.Errorf("%s was started by an older benchnet (its search is not in a directory named %q): run the QA again", s.Dir, b)
+			}
+		}
 		if err != nil {
 			s.Status, s.Error = rundir.StepFailed, err.Error()
 			return errors.Join(err, save())
 		}
-		vs = append(vs, Variant{Name: b, Dir: d, Base: bm.Load, Open: open(bm, d)})
+		builds = append(builds, Build{Name: b, Manifest: bm})
 		steps = append(steps, s)
 	}
-	if len(vs) == 0 {
+	if len(builds) == 0 {
 		return nil
 	}
-	if len(vs) == 1 {
-		steps[0].Note = "searched alone (the other build's search was reused)"
+	for _, s := range steps {
+		s.Note = "the baseline's operating point (the candidate is judged by the paired step)"
+		if len(steps) > 1 {
+			s.Note = "searched interleaved with the other build's probes"
+		}
 	}
-	fmt.Fprintf(o.Log, "qa: step saturation (%d build(s), probes interleaved)\n", len(vs))
-	res, err := SearchVariants(ctx, vs, o.Log)
+	senv := env
+	if root != "" {
+		senv.Resume = root
+	} else {
+		dir, err := rundir.Claim(filepath.Join(o.Root, rundir.QAStepsDir), "saturation")
+		if err != nil {
+			return err
+		}
+		senv.Dir = dir
+		for i, s := range steps {
+			s.Dir = RelTo(o.Root, filepath.Join(dir, builds[i].Name))
+		}
+		if err := save(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(o.Log, "qa: step saturation (%d build(s), probes interleaved)\n", len(builds))
+	res, err := SearchBuilds(ctx, senv, *o.Config.SweepConfig(), builds)
 	end := o.Now()
 	for i, s := range steps {
 		s.Finished, s.WallS = end.UTC().Format(time.RFC3339), math.Round(end.Sub(start).Seconds())
+		idx, rerr := ReadIndex(rundir.StepPath(o.Root, s))
 		switch {
 		case err != nil && ctx.Err() != nil:
 			s.Status, s.Error = rundir.StepFailed, "interrupted: "+err.Error()
@@ -367,7 +419,9 @@ func searchBoth(ctx context.Context, x *rundir.QAIndex, o QAOptions, open func(*
 			s.Status, s.Error = rundir.StepFailed, res[i].Err
 		case err != nil && len(res) == 0:
 			s.Status, s.Error = rundir.StepFailed, err.Error()
-		case !vs[i].Dir.Index.Complete:
+		case rerr != nil:
+			s.Status, s.Error = rundir.StepFailed, rerr.Error()
+		case !idx.Complete:
 			s.Status, s.Error = rundir.StepFailed, "the search did not complete"
 		default:
 			s.Status = rundir.StepDone

@@ -191,36 +191,36 @@ func TestRunQA(t *testing.T) {
 			n := 0
 			var pairedRuns []bool // isCand of each paired run, in run order
 			now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
-			err = RunQA(context.Background(), x, QAOptions{Root: root, Config: q, Manifest: m, Rotate: rm,
+			err = runTestQA(context.Background(), &QARun{Index: x, Config: q, Manifest: m, Rotate: rm}, Env{Dir: root,
 				Now: func() time.Time { return now },
-				Open: func(bm *manifest.Manifest, d *Dir) Opener {
-					f := &fakeNet{capacity: 1500, root: d.Path}
+				Lab: qaLab{open: func(bm *manifest.Manifest, root string) Opener {
+					f := &fakeNet{capacity: 1500, root: root}
 					if isCand(bm) {
 						f.capacity = tc.candCap
 					}
 					return f.open
 				},
-				Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
-					n++
-					dir := filepath.Join(runsRoot, vm.Name+"-"+time.Duration(n).String())
-					if vm.Rotate != nil {
-						c := []float64{3, 3, 3}
-						if isCand(vm) {
-							c = tc.candCatchUp
+					measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
+						n++
+						dir := filepath.Join(runsRoot, vm.Name+"-"+time.Duration(n).String())
+						if vm.Rotate != nil {
+							c := []float64{3, 3, 3}
+							if isCand(vm) {
+								c = tc.candCatchUp
+							}
+							fakeRotateRun(t, dir, vm.Raw, c)
+							return dir, nil
 						}
-						fakeRotateRun(t, dir, vm.Raw, c)
+						tps := 1000.0
+						if isCand(vm) {
+							tps = tc.candTPS
+						}
+						if filepath.Base(runsRoot) == PairedStep {
+							pairedRuns = append(pairedRuns, strings.HasSuffix(vm.Name, "-"+Candidate))
+						}
+						fakeRun(t, dir, vm.Raw, tps, 200, rng)
 						return dir, nil
-					}
-					tps := 1000.0
-					if isCand(vm) {
-						tps = tc.candTPS
-					}
-					if filepath.Base(runsRoot) == PairedStep {
-						pairedRuns = append(pairedRuns, strings.HasSuffix(vm.Name, "-"+Candidate))
-					}
-					fakeRun(t, dir, vm.Raw, tps, 200, rng)
-					return dir, nil
-				}})
+					}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -297,13 +297,17 @@ func TestRunQA(t *testing.T) {
 			}
 			// A resumed QA whose steps are done runs nothing again.
 			before := n
-			again, _ := rundir.ReadQA(root)
-			if err := RunQA(context.Background(), again, QAOptions{Root: root, Config: q, Manifest: m, Rotate: rm, Now: func() time.Time { return now },
-				Open: func(*manifest.Manifest, *Dir) Opener { t.Error("resume opened a testnet"); return nil },
-				Measure: func(context.Context, *manifest.Manifest, string) (string, error) {
-					n++
-					return "", errors.New("ran again")
-				}}); err != nil {
+			r, err := ReadQARun(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := r.Index
+			if err := runTestQA(context.Background(), r, Env{Resume: root, Now: func() time.Time { return now },
+				Lab: qaLab{open: func(*manifest.Manifest, string) Opener { t.Error("resume opened a testnet"); return nil },
+					measure: func(context.Context, *manifest.Manifest, string) (string, error) {
+						n++
+						return "", errors.New("ran again")
+					}}}); err != nil {
 				t.Fatal(err)
 			}
 			if n != before || again.Overall != x.Overall {
@@ -394,10 +398,10 @@ func TestQAResumeSteady(t *testing.T) {
 	now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 	n, steadyRuns := 0, 0
 	ctx, cancel := context.WithCancelCause(context.Background())
-	opts := func(ctx context.Context, stopAt int) QAOptions {
-		return QAOptions{Root: root, Config: q, Manifest: m, Rotate: rm, Now: func() time.Time { return now },
-			Open: func(bm *manifest.Manifest, d *Dir) Opener { return (&fakeNet{capacity: 1500, root: d.Path}).open },
-			Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
+	env := func(ctx context.Context, stopAt int) Env {
+		return Env{Now: func() time.Time { return now }, Lab: qaLab{
+			open: func(bm *manifest.Manifest, root string) Opener { return (&fakeNet{capacity: 1500, root: root}).open },
+			measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
 				n++
 				dir := filepath.Join(runsRoot, vm.Name+"-"+time.Duration(n).String())
 				if vm.Rotate != nil {
@@ -414,27 +418,32 @@ func TestQAResumeSteady(t *testing.T) {
 				}
 				fakeRun(t, dir, vm.Raw, 1000, 200, rng)
 				return dir, nil
-			}}
+			}}}
 	}
-	if err := RunQA(ctx, x, opts(ctx, 3)); err == nil {
+	first := env(ctx, 3)
+	first.Dir = root
+	if err := runTestQA(ctx, &QARun{Index: x, Config: q, Manifest: m, Rotate: rm}, first); err == nil {
 		t.Fatal("the interrupted QA returned no error")
 	}
 	s := x.Step("steady")
 	if s == nil || s.Status == rundir.StepDone || s.Dir == "" {
 		t.Fatalf("steady step after the interrupt: %+v", s)
 	}
-	first := s.Dir
-	again, err := rundir.ReadQA(root)
+	firstDir := s.Dir
+	r, err := ReadQARun(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	again := r.Index
 	steadyRuns = 0
-	if err := RunQA(context.Background(), again, opts(context.Background(), -1)); err != nil {
+	resume := env(context.Background(), -1)
+	resume.Resume = root
+	if err := runTestQA(context.Background(), r, resume); err != nil {
 		t.Fatal(err)
 	}
 	s = again.Step("steady")
-	if s.Status != rundir.StepDone || s.Dir != first {
-		t.Errorf("resumed steady step: %s (%s) in %s, want done in %s", s.Status, s.Error, s.Dir, first)
+	if s.Status != rundir.StepDone || s.Dir != firstDir {
+		t.Errorf("resumed steady step: %s (%s) in %s, want done in %s", s.Status, s.Error, s.Dir, firstDir)
 	}
 	idx, err := ReadCompareIndex(rundir.StepPath(root, s))
 	if err != nil {
@@ -825,4 +834,30 @@ func TestPairFirst(t *testing.T) {
 			t.Errorf("%q: %s, want %s", tc.order, got.String(), tc.want)
 		}
 	}
+}
+
+// qaLab is the tests' lab: a sweep's testnets from open (root: the sweep's
+// directory), whole runs from measure.
+type qaLab struct {
+	open    func(m *manifest.Manifest, root string) Opener
+	measure func(ctx context.Context, m *manifest.Manifest, dir string) (string, error)
+}
+
+func (l qaLab) Open(ctx context.Context, m *manifest.Manifest, dir string) (Testnet, error) {
+	return l.open(m, filepath.Dir(dir))(ctx)
+}
+
+func (l qaLab) Steady(ctx context.Context, m *manifest.Manifest, dir string) (string, error) {
+	return l.measure(ctx, m, dir)
+}
+
+// runTestQA runs r through its executor: a new QA in env.Dir, or the one
+// in env.Resume finished.
+func runTestQA(ctx context.Context, r *QARun, env Env) error {
+	ex, err := r.NewExecutor(env)
+	if err != nil {
+		return err
+	}
+	_, err = ex.Run(ctx)
+	return err
 }
