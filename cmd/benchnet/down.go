@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,9 +25,11 @@ it is created: it works after the harness was killed with -9. When the benchnet
 process that owns a run is still alive (a foreground 'up', a 'run' under way),
 down asks it to end the run (SIGTERM), waits for it to exit (up to 90 s), then
 removes whatever is left. With no argument
-it tears down every live run on this machine. --all also sweeps any leftover
-resource named with benchnet's prefix, state file or not. The run directories
-stay.`,
+it tears down the live runs whose directories are under the current
+directory and lists the others (a 'down' meant for one testnet must not end
+a QA running beside it); --all tears down every live run on this machine and
+also sweeps any leftover resource named with benchnet's prefix, state file
+or not. The run directories stay.`,
 		Example: `  benchnet down
   benchnet down runs/20261123-101500-quickstart
   benchnet down runs/20261123-101500-quickstart/state.json
@@ -38,6 +42,17 @@ stay.`,
 					return err
 				}
 				states = active
+				if !all {
+					cwd, err := os.Getwd()
+					if err != nil {
+						return err
+					}
+					var others []string
+					states, others = runsUnder(active, cwd)
+					for _, o := range others {
+						fmt.Fprintf(cmd.OutOrStdout(), "left running (not under %s): %s ('benchnet down %s' ends it, --all ends every run)\n", cwd, filepath.Dir(o), filepath.Dir(o))
+					}
+				}
 			}
 			var errs []error
 			for _, s := range states {
@@ -66,8 +81,32 @@ stay.`,
 			return errors.Join(errs...)
 		},
 	}
-	c.Flags().BoolVar(&all, "all", false, "also remove leftovers with benchnet's prefix that no state file records")
+	c.Flags().BoolVar(&all, "all", false, "with no argument, every live run on this machine (not only those under this directory); also remove leftovers with benchnet's prefix that no state file records")
 	return c
+}
+
+// runsUnder splits live runs' state files into those whose run directory
+// lies under dir and the others.
+func runsUnder(states []string, dir string) (under, others []string) {
+	root, err := filepath.Abs(dir)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	for _, s := range states {
+		p, perr := filepath.Abs(s)
+		if perr == nil {
+			if q, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+				p = filepath.Join(q, filepath.Base(p))
+			}
+		}
+		rel, rerr := filepath.Rel(root, p)
+		if err == nil && perr == nil && rerr == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			under = append(under, s)
+		} else {
+			others = append(others, s)
+		}
+	}
+	return under, others
 }
 
 // statePaths are the state files of down's arguments: a run directory, or

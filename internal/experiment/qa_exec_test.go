@@ -15,25 +15,31 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
+// qaTestbeds are the QA tests' steady and rotating testbeds and the quick
+// profile over the steady one's [qa] table, adaptive repeats off.
+func qaTestbeds(t *testing.T) (m, rm *manifest.Manifest, q *QA) {
+	t.Helper()
+	m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm, err = manifest.Parse("qa-rotate.toml", []byte(qaRotateManifest)); err != nil {
+		t.Fatal(err)
+	}
+	if q, err = QAFromManifest(m, QuickQA()); err != nil {
+		t.Fatal(err)
+	}
+	q.MaxRepeats = q.Repeats
+	return m, rm, q
+}
+
 // newTestQA is an A/A QA of the test testbeds with the quick profile
 // (edit changes its settings before its steps are chosen) and a lab of
 // fake chains committing 1000 tx/s under overload: stop, when set, is
 // asked before every measurement and cancels ctx when it says so.
 func newTestQA(t *testing.T, edit func(q *QA), cancel context.CancelCauseFunc, stop func(m *manifest.Manifest) bool) (*QARun, Env, *int) {
 	t.Helper()
-	m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rm, err := manifest.Parse("qa-rotate.toml", []byte(qaRotateManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := QAFromManifest(m, QuickQA())
-	if err != nil {
-		t.Fatal(err)
-	}
-	q.MaxRepeats = q.Repeats
+	m, rm, q := qaTestbeds(t)
 	if edit != nil {
 		edit(q)
 	}

@@ -160,10 +160,10 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 	// through this env: the QA's lab, clock, log and settle.
 	env := Env{Lab: lab, Log: o.Log, Now: o.Now, Cooldown: o.Cooldown}
 
-	// Step 1: saturation, per build, as the sweep experiments they are. A
-	// search runs both builds' probes interleaved (SearchBuilds: ABBA
-	// rounds, a fresh testnet per run), so the two brackets come from one
-	// machine state; a grid runs per build.
+	// Step 1: saturation, as the sweep experiments it is made of. The
+	// search is the baseline's (the paired step decides the candidate):
+	// SearchBuilds, a fresh testnet per probe, interleaving the builds'
+	// probes were there two; --grid measures a grid per build.
 	if q.Grid {
 		for _, b := range []string{Baseline, Candidate} {
 			run("saturation-"+b, func(s *rundir.QAStep) (string, error) {

@@ -167,19 +167,7 @@ func TestRunQA(t *testing.T) {
 			Capacity: judge.NoisePrior{SDLog: 0.05, DF: 11}, Steady: map[string]judge.NoisePrior{"latency_avg": {SDLog: 0.05, DF: 9}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rm, err := manifest.Parse("qa-rotate.toml", []byte(qaRotateManifest))
-			if err != nil {
-				t.Fatal(err)
-			}
-			q, err := QAFromManifest(m, QuickQA())
-			if err != nil {
-				t.Fatal(err)
-			}
-			q.MaxRepeats = q.Repeats // adaptive repeats: TestCompareAdaptiveRepeats
+			m, rm, q := qaTestbeds(t) // adaptive repeats off: TestCompareAdaptiveRepeats
 			root := t.TempDir()
 			x := &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa", Name: "qa",
 				Baseline: rundir.QABuild{Ref: "cometbft@v1.0.1"}, Candidate: rundir.QABuild{Ref: tc.candidate},
@@ -191,7 +179,7 @@ func TestRunQA(t *testing.T) {
 			n := 0
 			var pairedRuns []bool // isCand of each paired run, in run order
 			now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
-			err = runTestQA(context.Background(), &QARun{Index: x, Config: q, Manifest: m, Rotate: rm}, Env{Dir: root,
+			err := runTestQA(context.Background(), &QARun{Index: x, Config: q, Manifest: m, Rotate: rm}, Env{Dir: root,
 				Now: func() time.Time { return now },
 				Lab: qaLab{open: func(bm *manifest.Manifest, root string) Opener {
 					f := &fakeNet{capacity: 1500, root: root}
@@ -380,16 +368,7 @@ func TestReuseBaseline(t *testing.T) {
 // A QA interrupted inside its steady step finishes that step's compare
 // directory on resume: the same directory, the finished runs kept.
 func TestQAResumeSteady(t *testing.T) {
-	m, err := manifest.Parse("qa.toml", []byte(qaSteadyManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rm, _ := manifest.Parse("qa-rotate.toml", []byte(qaRotateManifest))
-	q, err := QAFromManifest(m, QuickQA())
-	if err != nil {
-		t.Fatal(err)
-	}
-	q.MaxRepeats = q.Repeats
+	m, rm, q := qaTestbeds(t)
 	root := t.TempDir()
 	x := &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa", Name: "qa",
 		Baseline: rundir.QABuild{Ref: "cometbft@v1.0.1"}, Candidate: rundir.QABuild{Ref: "cometbft@v1.0.1"},
