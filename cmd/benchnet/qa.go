@@ -283,9 +283,6 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 			Baseline: bb, Candidate: cb,
 			Manifest: m.File, Profile: profile, Config: q.ConfigJSON(), Machine: &mach,
 			Steps: experiment.OnlySteps(experiment.QASteps(q, rm != nil), func(s rundir.QAStep) string { return s.Name }, f.steps)}
-		if rm != nil {
-			x.RotateManifest = rm.File
-		}
 	}
 
 	// Every release reference the steps' manifests will carry is checked

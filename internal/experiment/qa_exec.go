@@ -115,6 +115,7 @@ func (e *qaExec) start() (string, error) {
 	x.Started = e.env.now().UTC().Format(time.RFC3339)
 	writes := []error{os.WriteFile(filepath.Join(root, rundir.Manifest), r.Manifest.Raw, 0o644)}
 	if r.Rotate != nil {
+		// The executor writes the rotating testbed's copy, so it names it.
 		x.RotateManifest = r.Rotate.File
 		writes = append(writes, os.WriteFile(filepath.Join(root, rotateFile), r.Rotate.Raw, 0o644))
 	}
