@@ -36,6 +36,9 @@ var kinds = registry.New[Kind]("analysis for node kind")
 // Register makes kind's analysis available to Run; a kind registers once.
 func Register(kind string, k Kind) { kinds.Register(kind, k) }
 
+// Kinds are the node kinds with an analysis in this binary.
+func Kinds() []string { return kinds.Names() }
+
 // For is the analysis of node kind kind.
 func For(kind string) (Kind, error) {
 	k, err := kinds.Lookup(kind)

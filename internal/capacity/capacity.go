@@ -171,6 +171,9 @@ var models = registry.New[Model]("capacity model for node kind")
 // kind registers once, from its package's init.
 func Register(kind string, m Model) { models.Register(kind, m) }
 
+// Kinds are the node kinds with a cost model in this binary.
+func Kinds() []string { return models.Names() }
+
 // Need estimates what p needs under runner ("" = local) with its kind's
 // model; the rate is solved for a machine by Fit (Check calls it). A kind
 // without a model in this binary gets an estimate that says so and fits.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 )
 
 // A comparison's metrics are its runs' kind's (internal/figures): the
@@ -93,12 +92,7 @@ func CheckFailOn(kind string, failOn []string) error {
 	return nil
 }
 
-func kindName(kind string) string {
-	if kind == "" {
-		return manifest.KindCometBFT
-	}
-	return kind
-}
+func kindName(kind string) string { return judge.NodeKind(kind) }
 
 // KindRuleText states the verdict rule for nm's runs as the report prints it.
 // EquivalenceRuleText is the rule of a compare that asks "equivalent

@@ -12,7 +12,6 @@ import (
 	"fmt"
 
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -79,10 +78,7 @@ func Register(kind string, nm NodeMetrics) { kinds.Register(kind, nm) }
 // For is kind's comparison metrics; "" is cometbft (compare.json written
 // before the kind was recorded).
 func For(kind string) (NodeMetrics, error) {
-	if kind == "" {
-		kind = manifest.KindCometBFT
-	}
-	nm, err := kinds.Lookup(kind)
+	nm, err := kinds.Lookup(judge.NodeKind(kind))
 	if err != nil {
 		return nil, fmt.Errorf("%w; import internal/kinds", err)
 	}

@@ -15,12 +15,24 @@ var kinds = registry.New[KindMetrics]("metric tables for node kind")
 // and the manifest's [thresholds] check.
 func RegisterKind(kind string, km KindMetrics) { kinds.Register(kind, km) }
 
-func kindMetrics(kind string) (KindMetrics, bool) {
+// Kinds are the node kinds with metric tables in this binary.
+func Kinds() []string { return kinds.Names() }
+
+// DefaultKind is the node kind of a manifest group that names none and of
+// a record written before kinds were recorded (plan.json, compare.json,
+// a history row): every such run is a CometBFT run.
+const DefaultKind = "cometbft"
+
+// NodeKind is kind as every reader takes it: "" is DefaultKind. It is the
+// one place that decides the empty kind.
+func NodeKind(kind string) string {
 	if kind == "" {
-		kind = "cometbft" // compare.json written before the kind was recorded
+		return DefaultKind
 	}
-	return kinds.Get(kind)
+	return kind
 }
+
+func kindMetrics(kind string) (KindMetrics, bool) { return kinds.Get(NodeKind(kind)) }
 
 // MetricsOf is the judged metrics of a node kind's runs ("" is cometbft,
 // compare.json written before the kind was recorded); ok is false for a

@@ -42,7 +42,7 @@ var thresholdOps = []string{"<=", ">=", "==", "!=", "<", ">"}
 func ParseCondition(kind, key, text string) (Condition, error) {
 	ms := ThresholdMetrics(kind)
 	if len(ms) == 0 {
-		return Condition{}, fmt.Errorf("no metrics for %s nodes in this binary (have %v; import internal/kinds)", kindLabel(kind), kinds.Names())
+		return Condition{}, fmt.Errorf("no metrics for %s nodes in this binary (have %v; import internal/kinds)", NodeKind(kind), kinds.Names())
 	}
 	i := slices.IndexFunc(ms, func(m Metric) bool { return m.Key == key })
 	if i < 0 {
@@ -50,7 +50,7 @@ func ParseCondition(kind, key, text string) (Condition, error) {
 		for j, m := range ms {
 			keys[j] = m.Key
 		}
-		return Condition{}, fmt.Errorf("unknown metric for %s nodes: want one of %s", kindLabel(kind), strings.Join(keys, ", "))
+		return Condition{}, fmt.Errorf("unknown metric for %s nodes: want one of %s", NodeKind(kind), strings.Join(keys, ", "))
 	}
 	m := ms[i]
 	s := strings.TrimSpace(text)
@@ -82,13 +82,6 @@ func ParseCondition(kind, key, text string) (Condition, error) {
 		return Condition{}, fmt.Errorf("%q: %s cannot be negative", text, key)
 	}
 	return Condition{Metric: key, Op: op, Value: v, Text: op + " " + raw}, nil
-}
-
-func kindLabel(kind string) string {
-	if kind == "" {
-		return "cometbft"
-	}
-	return kind
 }
 
 func parseThresholdValue(m Metric, raw string) (float64, error) {

@@ -1,21 +1,18 @@
 // Package kinds links every node kind into a binary: import it for its
 // side effect (cmd/benchnet does; a test file does for the tests that
 // start testnets or read runs through the registries). Each kind is one
-// folder here and registers, from its own package's init, everything the
-// frame asks of it by the run's kind (plan.json's): its driver and
-// measurement (node.Register), cost model (capacity.Register), analysis
-// (analyze.Register), run report and comparison view
-// (report.RegisterKind), judged figures (figures.Register) and metric
-// tables (judge.RegisterKind). No package outside internal/kinds imports
-// one (imports_test.go): adding a kind is a folder and a line below.
+// folder here and joins in one call from its root package's init,
+// kind.Register (internal/kinds/kind), with everything the frame asks of it
+// by the run's kind (plan.json's): its driver, cost model, analysis, judged
+// figures, run report and comparison view, and metric tables. No package
+// outside internal/kinds imports one (imports_test.go): adding a kind is a
+// folder and a line below.
 package kinds
 
 import (
-	// CometBFT and Tendermint releases: driver, the tx window, cost model,
-	// figures, metric tables, its tx-chain analysis and its reports.
+	// CometBFT and Tendermint releases (internal/kinds/cometbft/kind.go).
 	_ "github.com/benchnet/benchnet/internal/kinds/cometbft"
 
-	// Our go-libp2p gossipsub host: driver and cost model; its trace
-	// analysis, figures and metric tables; its run report and comparison.
+	// Our go-libp2p gossipsub host (internal/kinds/gossipsub/kind.go).
 	_ "github.com/benchnet/benchnet/internal/kinds/gossipsub"
 )

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/registry"
 )
 
 // Node kinds: what a group's nodes run. Every group of a testnet has the
 // same kind (one workload drives the whole network).
 const (
-	KindCometBFT  = "cometbft"
+	KindCometBFT  = judge.DefaultKind
 	KindGossipsub = "gossipsub"
 )
 
@@ -108,7 +109,7 @@ func (m *Manifest) Kind() string {
 			return g.Kind
 		}
 	}
-	return KindCometBFT
+	return judge.NodeKind("")
 }
 
 // Publishes reports whether the testnet's workload is its [publish] table
@@ -121,8 +122,8 @@ func (m *Manifest) Publishes() bool { return m.Kind() == KindGossipsub }
 // not change).
 func (m *Manifest) applyGossipDefaults() {
 	for _, g := range m.Node {
-		if g != nil && g.Kind == "" {
-			g.Kind = KindCometBFT
+		if g != nil {
+			g.Kind = judge.NodeKind(g.Kind)
 		}
 	}
 	if m.Kind() != KindGossipsub {

@@ -1,9 +1,8 @@
 package plan_test
 
 import (
-	// The node kinds' metric tables (judge.RegisterKind), which a
-	// [thresholds] key is checked against; the light leaf packages, not
+	// The node kinds' names and metric tables (a group's kind and a
+	// [thresholds] key are checked against them); the leaf tables, not
 	// the kinds whole (the fuzzer runs ~2x faster without the drivers).
-	_ "github.com/benchnet/benchnet/internal/kinds/cometbft/metrics"
-	_ "github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
+	_ "github.com/benchnet/benchnet/internal/kinds/kindtest"
 )

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/topology"
@@ -58,12 +59,7 @@ type Testnet struct {
 }
 
 // NodeKind is the testnet's node kind, cometbft when unset.
-func (t *Testnet) NodeKind() string {
-	if t.Kind == "" {
-		return manifest.KindCometBFT
-	}
-	return t.Kind
-}
+func (t *Testnet) NodeKind() string { return judge.NodeKind(t.Kind) }
 
 // GossipRelease is what a gossipsub node runs: benchnet's own host on the
 // pinned go-libp2p-pubsub.

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -27,11 +26,7 @@ func RenderCompare(dir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare report: %w", err)
 	}
-	kind := idx.NodeKind
-	if kind == "" {
-		kind = manifest.KindCometBFT
-	}
-	view, err := compareView(kind, idx)
+	view, err := compareView(judge.NodeKind(idx.NodeKind), idx)
 	if err != nil {
 		return nil, fmt.Errorf("compare report: %s: %w", rundir.CompareFile, err)
 	}

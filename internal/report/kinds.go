@@ -57,6 +57,9 @@ var kinds = registry.New[Kind]("report for node kind")
 // for its runs; a kind's report package calls it from init.
 func RegisterKind(kind string, k Kind) { kinds.Register(kind, k) }
 
+// Kinds are the node kinds with a run report in this binary.
+func Kinds() []string { return kinds.Names() }
+
 // kindOf is kind's registered reports, if any.
 func kindOf(kind string) (Kind, bool) { return kinds.Get(kind) }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 )
 
@@ -34,5 +35,5 @@ func RunKind(dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, PublishedCSV.Name)); err == nil {
 		return manifest.KindGossipsub, nil
 	}
-	return manifest.KindCometBFT, nil
+	return judge.DefaultKind, nil // a run from before plan.json recorded its kind
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/harvest"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -15,14 +14,12 @@ import (
 // tx against the harvested blocks, latencies, block statistics
 // (internal/kinds/cometbft/analysis), and it prints the chain summary at its end. A run
 // killed before its harvest is recovered from the nodes' block stores.
-func init() {
-	analyze.Register(manifest.KindCometBFT, analyze.Kind{
-		Analyze: func(d *rundir.Dir) (*rundir.Results, error) { return analysis.Analyze(d.Path) },
-		Summary: analysis.Summary,
-		Outputs: []string{rundir.TxsCSV.Name},
-		Recover: func(ctx context.Context, dir, reason string, log io.Writer) error {
-			_, err := harvest.Offline(ctx, dir, reason, log)
-			return err
-		},
-	})
+var chainAnalysis = analyze.Kind{
+	Analyze: func(d *rundir.Dir) (*rundir.Results, error) { return analysis.Analyze(d.Path) },
+	Summary: analysis.Summary,
+	Outputs: []string{rundir.TxsCSV.Name},
+	Recover: func(ctx context.Context, dir, reason string, log io.Writer) error {
+		_, err := harvest.Offline(ctx, dir, reason, log)
+		return err
+	},
 }

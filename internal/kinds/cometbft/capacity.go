@@ -10,9 +10,8 @@ import (
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
-func init() {
-	capacity.Register(manifest.KindCometBFT, capacity.Model{Need: needConsensus, LargeDefaults: largeDefaults})
-}
+// costModel is the kind's capacity.Model.
+var costModel = capacity.Model{Need: needConsensus, LargeDefaults: largeDefaults}
 
 // The cost model, calibrated on this 2-core machine (issue 14): a node's CPU
 // is a fixed idle part, a part per peer connection, and a part per height it

@@ -13,7 +13,6 @@ import (
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -186,8 +185,7 @@ func (d *Driver) Waiting() string { return fmt.Sprintf("at height >= %d", d.Read
 
 var _ node.Driver = (*Driver)(nil)
 
-func init() {
-	node.Register(manifest.KindCometBFT, func(c node.Config) node.Driver {
-		return &Driver{ReadyHeight: c.ReadyHeight, Executable: c.Executable}
-	})
+// newDriver is the kind's node.Driver for a node.
+func newDriver(c node.Config) node.Driver {
+	return &Driver{ReadyHeight: c.ReadyHeight, Executable: c.Executable}
 }

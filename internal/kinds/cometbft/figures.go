@@ -10,13 +10,10 @@ import (
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/metrics"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // CometBFT's judged figures: what a comparison of its runs judges, per block.
-func init() { figures.Register(manifest.KindCometBFT, chainMetrics{}) }
-
 // chainMetrics: a CometBFT run's figures are metrics.Metrics, per block.
 type chainMetrics struct{}
 

@@ -4,15 +4,13 @@ import (
 	"fmt"
 
 	"github.com/benchnet/benchnet/internal/capacity"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
 // Gossip hosts get no large defaults: they have no consensus timeouts, and
 // their topology is the experiment (Whiteblock's series 11 is a full mesh).
-func init() {
-	capacity.Register(manifest.KindGossipsub, capacity.Model{Need: needGossip})
-}
+// costModel is the kind's capacity.Model.
+var costModel = capacity.Model{Need: needGossip}
 
 // The gossipsub host's model, fitted on this machine to 95 hosts (seed 42,
 // 1000 B messages; issue 12): Barabási–Albert m = 2, 6, 12 at 10 msg/s

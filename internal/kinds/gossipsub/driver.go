@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -209,8 +208,5 @@ func copyFile(src, dst string, mode os.FileMode) error {
 
 var _ node.Driver = (*Driver)(nil)
 
-func init() {
-	node.Register(manifest.KindGossipsub, func(c node.Config) node.Driver {
-		return &Driver{Executable: c.Executable}
-	})
-}
+// newDriver is the kind's node.Driver for a host.
+func newDriver(c node.Config) node.Driver { return &Driver{Executable: c.Executable} }

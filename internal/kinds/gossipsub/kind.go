@@ -1,9 +1,24 @@
 package gossipsub
 
 import (
-	// The rest of the kind registers from its own packages: the trace
-	// analysis, figures and metric tables, and the run report and
-	// comparison view. Linking the driver links them.
-	_ "github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
-	_ "github.com/benchnet/benchnet/internal/kinds/gossipsub/gossipreport"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/gossipreport"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
+	"github.com/benchnet/benchnet/internal/kinds/kind"
+	"github.com/benchnet/benchnet/internal/manifest"
 )
+
+// Our go-libp2p gossipsub host joins the binary in one call: the driver,
+// the cost model, the trace analysis, the judged figures per message, the
+// run report and comparison view, and the metric tables.
+func init() {
+	kind.Register(kind.Kind{
+		Name:     manifest.KindGossipsub,
+		Driver:   newDriver,
+		Capacity: costModel,
+		Analysis: analysis.Kind,
+		Figures:  analysis.Figures,
+		Report:   gossipreport.Kind,
+		Metrics:  metrics.Tables,
+	})
+}

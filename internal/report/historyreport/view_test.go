@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/history"
-	_ "github.com/benchnet/benchnet/internal/kinds/cometbft/metrics" // the metric tables
+	_ "github.com/benchnet/benchnet/internal/kinds/kindtest" // the metric tables
 	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/testenv"
 )

@@ -9,7 +9,6 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -31,8 +30,6 @@ var Kind = report.Kind{
 }
 
 // CometBFT's runs are reported, and compared, as a tx chain's.
-func init() { report.RegisterKind(manifest.KindCometBFT, Kind) }
-
 // Render is the run report of a tx chain (accounting, latency, blocks,
 // the nodes' metrics) into outDir (the run directory when "").
 func Render(runDir, outDir string) ([]string, error) {

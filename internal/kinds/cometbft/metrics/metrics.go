@@ -1,18 +1,15 @@
-// Package metrics is the CometBFT kind's vocabulary: its name (which the
-// manifest accepts once registered) and what it lets a comparison judge and a
-// [thresholds] table name: its metric tables, registered with judge. It is
-// a leaf, so that the manifest's tests get the tables without the driver.
+// Package metrics is the CometBFT kind's metric tables: what a comparison
+// judges and what a [thresholds] table may name. The kind's descriptor
+// registers them (kind.Register); it is a leaf, so that the manifest's and
+// the judge's tests get the tables without the driver (internal/kinds/kindtest).
 package metrics
 
 import (
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 )
 
-func init() {
-	manifest.RegisterKind(manifest.KindCometBFT)
-	judge.RegisterKind(manifest.KindCometBFT, judge.KindMetrics{Judged: Metrics, ThresholdOnly: thresholdOnly})
-}
+// Tables are the kind's metric tables, registered by its descriptor.
+var Tables = judge.KindMetrics{Judged: Metrics, ThresholdOnly: thresholdOnly}
 
 // Metrics are what a comparison of CometBFT runs judges (compare's
 // verdicts, --fail-on, a QA's steady step), in the order tables list them.

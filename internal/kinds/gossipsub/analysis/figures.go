@@ -9,11 +9,11 @@ import (
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-func init() { figures.Register(manifest.KindGossipsub, gossipMetrics{}) }
+// Figures is the kind's figures.NodeMetrics.
+var Figures figures.NodeMetrics = gossipMetrics{}
 
 // gossipMetrics is what a gossip comparison judges (metrics.Metrics:
 // the Whiteblock report's figures), per message.

@@ -5,14 +5,11 @@ import (
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// The gossip lab's analysis, for analyze.Run.
-func init() {
-	analyze.Register(manifest.KindGossipsub, analyze.Kind{Analyze: Run, Summary: Summary, Outputs: []string{rundir.DeliveriesCSV.Name}})
-}
+// Kind is the gossip lab's analysis, for analyze.Run.
+var Kind = analyze.Kind{Analyze: Run, Summary: Summary, Outputs: []string{rundir.DeliveriesCSV.Name}}
 
 // Summary is the few lines a gossip run prints at its end.
 func Summary(res *rundir.Results) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/experiment"
+	_ "github.com/benchnet/benchnet/internal/kinds" // the kinds whole: report, figures and tables by kind (this package's tests too)
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/gossipreport"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/testenv"

@@ -17,7 +17,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/report/page"
@@ -46,9 +45,8 @@ type gossipRun struct {
 	v         *gossipViews
 }
 
-func init() {
-	report.RegisterKind(manifest.KindGossipsub, report.Kind{Render: RenderGossip, Compare: newGossipView})
-}
+// Kind is the gossip lab's run report and comparison view.
+var Kind = report.Kind{Render: RenderGossip, Compare: newGossipView}
 
 func loadGossip(runDir string) (*gossipRun, error) {
 	d := &rundir.Dir{Path: runDir}

@@ -1,18 +1,15 @@
-// Package metrics is the gossipsub kind's vocabulary: its name (which the
-// manifest accepts once registered) and what it lets a comparison judge and a
-// [thresholds] table name: its metric tables, registered with judge. It is
-// a leaf, so that the manifest's tests get the tables without the host.
+// Package metrics is the gossipsub kind's metric tables: what a comparison
+// judges and what a [thresholds] table may name. The kind's descriptor
+// registers them (kind.Register); it is a leaf, so that the manifest's and
+// the judge's tests get the tables without the host (internal/kinds/kindtest).
 package metrics
 
 import (
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 )
 
-func init() {
-	manifest.RegisterKind(manifest.KindGossipsub)
-	judge.RegisterKind(manifest.KindGossipsub, judge.KindMetrics{Judged: Metrics, ThresholdOnly: thresholdOnly})
-}
+// Tables are the kind's metric tables, registered by its descriptor.
+var Tables = judge.KindMetrics{Judged: Metrics, ThresholdOnly: thresholdOnly}
 
 // Metrics are what a gossip comparison judges (the Whiteblock
 // report's figures): each run's results.json gossip section gives the run

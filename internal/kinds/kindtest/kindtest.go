@@ -1,0 +1,25 @@
+// Package kindtest links the node kinds' names and metric tables alone,
+// for the tests of the leaf packages (manifest, plan, judge, the history
+// view): what a group's kind and a [thresholds] key are checked against,
+// without the drivers and reports (the fuzzers run ~2x faster without
+// them). Import it for its side effect, never beside internal/kinds, which
+// registers the kinds whole through kind.Register.
+package kindtest
+
+import (
+	cometbft "github.com/benchnet/benchnet/internal/kinds/cometbft/metrics"
+	gossipsub "github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
+
+	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/manifest"
+)
+
+func init() {
+	for name, tables := range map[string]judge.KindMetrics{
+		manifest.KindCometBFT:  cometbft.Tables,
+		manifest.KindGossipsub: gossipsub.Tables,
+	} {
+		manifest.RegisterKind(name)
+		judge.RegisterKind(name, tables)
+	}
+}
