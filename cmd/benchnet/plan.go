@@ -154,9 +154,16 @@ func printClusterSizing(cmd *cobra.Command, t *plan.Testnet, runner, machine str
 		return nil // no cluster to ask (not a swarm manager): the sizing is all there is
 	}
 	var cl []capacity.Machine
+	labelled := map[string]bool{}
 	for _, h := range have {
 		cl = append(cl, capacity.Machine{Cores: h.NCPU, MemAvail: h.MemBytes})
 		fmt.Fprintf(out, "  this cluster: %s (%s) %d cores, %d MiB, zone %q\n", h.Hostname, h.ID, h.NCPU, h.MemBytes>>20, h.Zone)
+		if h.Zone != "" {
+			labelled[h.Zone] = true
+		}
+	}
+	if anywhere := unpinned(t, labelled); len(labelled) > 0 && anywhere > 0 {
+		fmt.Fprintf(out, "  %d of %d nodes have no zone a machine is labelled with: placed on any machine\n", anywhere, len(t.Nodes))
 	}
 	c := capacity.Cluster(cl)
 	f := e.Fit(c)
@@ -165,4 +172,17 @@ func printClusterSizing(cmd *cobra.Command, t *plan.Testnet, runner, machine str
 		fmt.Fprintf(out, "  too small: %v\n", err)
 	}
 	return nil
+}
+
+// unpinned counts t's nodes that a cluster labelled with the zones in
+// labelled places anywhere (infra.Placed); a zone it refuses counts as
+// pinned, since the runner's refusal says so.
+func unpinned(t *plan.Testnet, labelled map[string]bool) int {
+	n := 0
+	for _, node := range t.Nodes {
+		if pinned, ok := infra.Placed(node.Zone, labelled); ok && !pinned {
+			n++
+		}
+	}
+	return n
 }

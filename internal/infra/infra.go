@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/registry"
 )
@@ -175,6 +176,25 @@ type Machine struct {
 	ID, Hostname, Zone string
 	NCPU               int
 	MemBytes           int64
+}
+
+// Placed says where a node of zone goes on a cluster whose machines carry
+// the zone labels in labelled (the placement label's values): pinned to
+// the machines of its zone, or anywhere. A node the manifest gave no zone
+// (manifest.DefaultZone) goes anywhere unless some machine is labelled
+// with it, so a cluster labelled for the QA testbed still runs the
+// quickstart; an unlabelled cluster places every node anywhere. ok is
+// false for a named zone no machine carries (its tasks would wait forever).
+func Placed(zone string, labelled map[string]bool) (pinned, ok bool) {
+	switch {
+	case len(labelled) == 0:
+		return false, true
+	case labelled[zone]:
+		return true, true
+	case zone == manifest.DefaultZone:
+		return false, true
+	}
+	return false, false
 }
 
 // ErrOneMachine is Machines' answer for a runner that runs every node on

@@ -119,12 +119,13 @@ func findEngines(ctx context.Context, explicit []string) map[string]dockercli.En
 }
 
 // eligible maps each plan node to the swarm nodes that may run its task:
-// ready, active, and in its zone when zones place nodes.
-func eligible(p *plan.Testnet, nodes []swarmNode, zoned bool) map[string][]string {
+// ready, active, and in its zone when placement pinned it there.
+func eligible(p *plan.Testnet, nodes []swarmNode, constraints map[string][]string) map[string][]string {
 	out := map[string][]string{}
 	for _, n := range p.Nodes {
+		pinned := len(constraints[n.Name]) > 0
 		for _, s := range nodes {
-			if s.Ready && s.Active && (!zoned || s.Zone == n.Zone) {
+			if s.Ready && s.Active && (!pinned || s.Zone == n.Zone) {
 				out[n.Name] = append(out[n.Name], s.ID)
 			}
 		}

@@ -1,6 +1,8 @@
 package swarm
 
 import (
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -18,7 +20,7 @@ func TestEligibleAndCheckEngines(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		zoned   bool
+		pinned  bool // every node pinned to its zone
 		engines map[string]dockercli.Engine
 		want    map[string]string // node -> eligible ids
 		err     string
@@ -31,7 +33,11 @@ func TestEligibleAndCheckEngines(t *testing.T) {
 			map[string]string{"v0": "m", "v1": "w1"}, "w1 (id w1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			el := eligible(p, nodes, tc.zoned)
+			var c map[string][]string
+			if tc.pinned {
+				c = map[string][]string{"v0": {"zone eu"}, "v1": {"zone us"}}
+			}
+			el := eligible(p, nodes, c)
 			for n, want := range tc.want {
 				if got := strings.Join(el[n], " "); got != want {
 					t.Errorf("eligible for %s: %q, want %q", n, got, want)
@@ -43,6 +49,60 @@ func TestEligibleAndCheckEngines(t *testing.T) {
 				t.Errorf("unexpected refusal: %v", err)
 			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 				t.Errorf("refusal %v, want one naming %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// Nodes are pinned to the swarm nodes labelled with their zone; a node
+// without a zone (the manifest's default) goes anywhere, also on a swarm
+// labelled for another testbed (issue 32 item 6); a named zone no swarm node
+// carries is refused, naming it.
+func TestPlacement(t *testing.T) {
+	labelled := []swarmNode{{ID: "m", Zone: "eu"}, {ID: "w1", Zone: "us"}, {ID: "w2"}}
+	for _, tc := range []struct {
+		name  string
+		nodes []swarmNode
+		zones []string // the plan's nodes' zones, v0, v1, ...
+		want  map[string]string
+		err   string
+	}{
+		{"unlabelled swarm", []swarmNode{{ID: "m"}, {ID: "w1"}}, []string{"eu", "local"}, map[string]string{}, ""},
+		{"zoned testbed", labelled, []string{"eu", "us", "eu"},
+			map[string]string{"v0": "node.labels.benchnet.zone==eu", "v1": "node.labels.benchnet.zone==us", "v2": "node.labels.benchnet.zone==eu"}, ""},
+		{"quickstart on a labelled swarm", labelled, []string{"local", "local"}, map[string]string{}, ""},
+		{"some zoned, some not", labelled, []string{"us", "local"}, map[string]string{"v0": "node.labels.benchnet.zone==us"}, ""},
+		{"a swarm node labelled local", []swarmNode{{ID: "m", Zone: "local"}, {ID: "w1", Zone: "us"}}, []string{"local"},
+			map[string]string{"v0": "node.labels.benchnet.zone==local"}, ""},
+		{"a zone no swarm node carries", labelled, []string{"eu", "ap", "ap"}, nil, "for zone(s) ap ("},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &plan.Testnet{}
+			for i, z := range tc.zones {
+				p.Nodes = append(p.Nodes, &plan.Node{Name: fmt.Sprintf("v%d", i), Zone: z})
+			}
+			c, err := placement(p, tc.nodes)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("placement: %v, want a refusal naming %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for n, cs := range c {
+				got[n] = strings.Join(cs, " ")
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("constraints %v, want %v", got, tc.want)
+			}
+			el := eligible(p, []swarmNode{{ID: "a", Ready: true, Active: true, Zone: "eu"}, {ID: "b", Ready: true, Active: true}}, c)
+			for _, n := range p.Nodes {
+				if _, pinned := tc.want[n.Name]; !pinned && len(el[n.Name]) != 2 {
+					t.Errorf("%s is not pinned but may run on %v only", n.Name, el[n.Name])
+				}
 			}
 		})
 	}

@@ -154,16 +154,16 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	}
 	r.self = f[1]
 	mirrorPeers(p)
-	constraints, err := placement(ctx, p)
-	if err != nil {
-		return err
-	}
 	swarmNodes, err := listNodes(ctx)
 	if err != nil {
 		return err
 	}
+	constraints, err := placement(p, swarmNodes)
+	if err != nil {
+		return err
+	}
 	engines := findEngines(ctx, r.cfg.Engines)
-	elig := eligible(p, swarmNodes, constraints != nil)
+	elig := eligible(p, swarmNodes, constraints)
 	if err := checkEngines(elig, swarmNodes, engines); err != nil {
 		return err
 	}
@@ -243,34 +243,27 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	return nil
 }
 
-// placement maps nodes to placement constraints: a node's zone becomes
-// node.labels.benchnet.zone == <zone> once any swarm node carries that
-// label; a zone no node carries is an error (its services would wait
-// forever). Without labels every node may run anywhere.
-func placement(ctx context.Context, p *plan.Testnet) (map[string][]string, error) {
-	ids, err := dockercli.Cmd(ctx, "node", "ls", "--quiet")
-	if err != nil {
-		return nil, fmt.Errorf("list swarm nodes: %w", err)
-	}
-	out, err := dockercli.Cmd(ctx, append([]string{"node", "inspect", "--format", `{{index .Spec.Labels "` + ZoneLabel + `"}}`}, strings.Fields(string(ids))...)...)
-	if err != nil {
-		return nil, fmt.Errorf("inspect swarm nodes: %w", err)
-	}
-	zones := map[string]bool{}
-	for _, z := range strings.Fields(string(out)) {
-		zones[z] = true
-	}
-	if len(zones) == 0 {
-		return nil, nil
+// placement maps nodes to placement constraints (infra.Placed): a node
+// whose zone some swarm node carries as its benchnet.zone label is pinned
+// to node.labels.benchnet.zone == <zone>; a node without a zone, or any
+// node on an unlabelled swarm, runs anywhere; a named zone no swarm node
+// carries is an error (its services would wait forever).
+func placement(p *plan.Testnet, nodes []swarmNode) (map[string][]string, error) {
+	labelled := map[string]bool{}
+	for _, s := range nodes {
+		if s.Zone != "" {
+			labelled[s.Zone] = true
+		}
 	}
 	c := map[string][]string{}
 	var missing []string
 	for _, n := range p.Nodes {
-		if !zones[n.Zone] {
+		switch pinned, ok := infra.Placed(n.Zone, labelled); {
+		case !ok:
 			missing = append(missing, n.Zone)
-			continue
+		case pinned:
+			c[n.Name] = []string{"node.labels." + ZoneLabel + "==" + n.Zone}
 		}
-		c[n.Name] = []string{"node.labels." + ZoneLabel + "==" + n.Zone}
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("runner swarm: no swarm node is labelled %s for zone(s) %s (docker node update --label-add %s=<zone> <node>)", ZoneLabel, strings.Join(unique(missing), ", "), ZoneLabel)
