@@ -42,7 +42,11 @@ func EnsureImage(ctx context.Context, binary string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("image of %s: %w", abs, err)
 	}
+	// The image holds the binary at its own path: the path is part of
+	// the key, or one binary copied to two paths would share an image
+	// that has it at the first path only.
 	h := sha256.New()
+	h.Write([]byte(abs + "\x00"))
 	_, err = io.Copy(h, f)
 	f.Close()
 	if err != nil {

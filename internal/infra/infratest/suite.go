@@ -1,0 +1,204 @@
+// Package infratest is the suite every runner passes at the infra.Runner
+// interface, in litestream's RunWithReplicaClient shape: one body drives a
+// runner through Setup, Pause and Resume, an unasked exit, Stop, a restart
+// under the same name, Kill, Endpoints and Cleanup with a trivial helper
+// process (./helper, built static), and asserts that the runner's own
+// declared Leftovers (infra.Leftovers) are empty once Cleanup returned.
+// The conformance suite (cmd/benchnet) is the end-to-end layer above it,
+// with real CometBFT nodes.
+package infratest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/testenv"
+)
+
+// Helper builds the helper program, static (CGO_ENABLED=0), into a
+// temporary directory and returns its path.
+func Helper(t *testing.T) string {
+	t.Helper()
+	gobin := testenv.NeedCommand(t, "go", "golang-go")
+	out := filepath.Join(t.TempDir(), "helper")
+	cmd := exec.Command(gobin, "build", "-o", out, "github.com/benchnet/benchnet/internal/infra/infratest/helper")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the helper: %v\n%s", err, b)
+	}
+	return out
+}
+
+// Plan resolves a one-validator testnet on subnet (a /24 no other test
+// uses), named for the runner.
+func Plan(t *testing.T, runner, subnet string) *plan.Testnet {
+	t.Helper()
+	src := fmt.Sprintf("name = \"suite-%s\"\n[network]\nsubnet = %q\n[node.validator]\ncount = 1\nrelease = \"cometbft@v1.0.1\"\n", runner, subnet)
+	m, err := manifest.Parse("suite.toml", []byte(src))
+	if err != nil {
+		t.Fatalf("parse manifest: %v", err)
+	}
+	p, err := plan.Resolve(m)
+	if err != nil {
+		t.Fatalf("resolve: %v", err)
+	}
+	return p
+}
+
+// Run drives the runner called name through its interface. subnet is the
+// testnet's /24, free on this machine and its engines.
+func Run(t *testing.T, name, subnet string) {
+	testenv.NeedRoot(t)
+	helper := Helper(t)
+	p := Plan(t, name, subnet)
+	id := make([]byte, 3)
+	if _, err := rand.Read(id); err != nil {
+		t.Fatal(err)
+	}
+	runID := hex.EncodeToString(id)
+	r, err := infra.New(name, infra.Config{RunID: runID, StatePath: filepath.Join(t.TempDir(), "state.json"), Harness: true})
+	if err != nil {
+		t.Fatalf("new %s runner: %v", name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cleaned := false
+	t.Cleanup(func() {
+		if !cleaned {
+			cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+			defer ccancel()
+			_ = r.Cleanup(cctx)
+		}
+	})
+	if err := r.Setup(ctx, p); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	node := p.Nodes[0].Name
+	logs := t.TempDir()
+	logOf := func(proc string) string { return filepath.Join(logs, proc+".log") }
+	start := func(proc string, args ...string) {
+		t.Helper()
+		if _, err := r.Start(ctx, infra.Process{Node: node, Name: proc, Argv: append([]string{helper}, args...), LogPath: logOf(proc)}); err != nil {
+			log, _ := os.ReadFile(logOf(proc))
+			t.Fatalf("start %s: %v\nits log:\n%s", proc, err, log)
+		}
+	}
+	size := func(proc string) int64 {
+		fi, err := os.Stat(logOf(proc))
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	grows := func(proc string, within time.Duration) bool {
+		from := size(proc)
+		for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if size(proc) > from {
+				return true
+			}
+		}
+		return false
+	}
+	// still: the log does not grow over a second, once what was in
+	// flight when the call returned has landed.
+	still := func(proc string) bool {
+		time.Sleep(200 * time.Millisecond)
+		return !grows(proc, time.Second)
+	}
+	noExit := func(what string) {
+		t.Helper()
+		select {
+		case ex := <-r.Exited():
+			t.Errorf("%s: reported as an unasked exit: %+v", what, ex)
+		case <-time.After(time.Second):
+		}
+	}
+
+	// A running process is frozen by Pause and thawed by Resume.
+	start("tick", "tick")
+	if !grows("tick", 30*time.Second) {
+		t.Fatal("the ticking helper wrote nothing to its log")
+	}
+	if err := r.Pause(ctx, node, "tick"); err != nil {
+		t.Fatalf("pause: %v", err)
+	}
+	if !still("tick") {
+		t.Error("a paused process still writes")
+	}
+	if err := r.Resume(ctx, node, "tick"); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if !grows("tick", 10*time.Second) {
+		t.Error("a resumed process does not write")
+	}
+
+	// A second process on the host that ends by itself is reported, with
+	// its status (the first holds the host's namespace on runners whose
+	// host lives as long as its first process, as docker's does).
+	start("exit", "exit", "3")
+	select {
+	case ex := <-r.Exited():
+		if ex.Node != node || ex.Name != "exit" || !strings.Contains(ex.Status, "3") {
+			t.Errorf("exit reported as %+v, want node %s, process exit, status 3", ex, node)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a process that exited with status 3 was not reported within a minute")
+	}
+
+	// Stop ends the ticking one, and that is no unasked exit.
+	if err := r.Stop(ctx, node, "tick"); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if !still("tick") {
+		t.Error("a stopped process still writes")
+	}
+	noExit("a stopped process")
+
+	// It starts again under the same name; Kill ends it, as a crash would.
+	start("tick", "tick")
+	if !grows("tick", 30*time.Second) {
+		t.Fatal("the restarted helper wrote nothing")
+	}
+	if err := r.Kill(ctx, node, "tick"); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+	if !still("tick") {
+		t.Error("a killed process still writes")
+	}
+	noExit("a killed process")
+
+	if ep, err := r.Endpoints(node); err != nil || ep.P2P == "" {
+		t.Errorf("endpoints of %s: %+v, %v; want its p2p address", node, ep, err)
+	}
+	if _, err := r.Endpoints("no-such-node"); err == nil {
+		t.Error("endpoints of a node the plan lacks: no error")
+	}
+
+	// Cleanup removes everything, twice without complaint, and the
+	// runner's own leftovers check finds nothing of the run.
+	if err := r.Cleanup(ctx); err != nil {
+		t.Fatalf("cleanup: %v", err)
+	}
+	cleaned = true
+	if err := r.Cleanup(ctx); err != nil {
+		t.Errorf("a second cleanup: %v", err)
+	}
+	left, err := infra.Leftovers(ctx, runID)
+	if err != nil {
+		t.Errorf("leftovers: %v", err)
+	}
+	if len(left) > 0 {
+		t.Errorf("after cleanup, run %s left %s", runID, strings.Join(left, ", "))
+	}
+}
