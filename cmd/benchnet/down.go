@@ -11,8 +11,10 @@ import (
 
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/promserver"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testnet"
 )
 
 func newDownCmd() *cobra.Command {
@@ -59,6 +61,13 @@ or not. The run directories stay.`,
 				// The run first: a live owner stops its own Prometheus as it
 				// ends; then whatever Prometheus is left (owner killed).
 				derr := infra.Down(cmd.Context(), s, cmd.OutOrStdout())
+				if derr == nil {
+					// The run directory's bind mount, when its nodes reached
+					// it through one (a killed harness did not remove it).
+					if st, err := statefile.Read(s); err == nil {
+						derr = testnet.ReleaseReach(st.Doc.RunID)
+					}
+				}
 				if err := promserver.Kill(filepath.Dir(s)); err != nil {
 					errs = append(errs, fmt.Errorf("down %s: prometheus: %w", filepath.Dir(s), err))
 				}
@@ -72,6 +81,9 @@ or not. The run directories stay.`,
 				// Every runner's leftovers: namespaces and links with our
 				// prefix, objects labelled benchnet.run.
 				if err := infra.SweepAll(cmd.Context()); err != nil {
+					errs = append(errs, err)
+				}
+				if err := testnet.SweepReach(); err != nil {
 					errs = append(errs, err)
 				}
 			}

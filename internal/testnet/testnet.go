@@ -86,6 +86,9 @@ type Testnet struct {
 	// unprivileged is whether node processes run as nobody: only when nobody
 	// can reach the run directory (a home under a 0700 directory cannot be).
 	unprivileged bool
+	// reach is the run directory's bind mount node processes use when
+	// other users cannot reach the directory itself ("" when they can).
+	reachMount string
 
 	// bins and env are what the driver started the nodes with, kept for
 	// restarts; absent lists nodes Up did not start (ephemeral nodes
@@ -142,14 +145,6 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	if err := t.writeInputs(m, bins); err != nil {
 		return nil, err
 	}
-	homes := dir.Join(rundir.Homes)
-	if blocker := unreachableByOthers(dir.Path); blocker != "" {
-		fmt.Fprintf(opts.Log, "note: %s is not searchable by other users, so node processes run as root, not nobody (use --output under a 0755 path to change that)\n", blocker)
-	} else {
-		t.unprivileged = true
-	}
-	env := node.Env{Dir: dir, Homes: homes, Unprivileged: t.unprivileged}
-	t.env = env
 
 	runner, err := newRunner(m, t.RunID, dir.Join(rundir.State), opts)
 	if err != nil {
@@ -158,6 +153,7 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	t.Runner = runner
 	defer func() {
 		if err != nil {
+			_ = t.releaseReach()
 			_ = t.closeLinks()
 			fmt.Fprintf(opts.Log, "up failed, tearing down (run directory kept: %s)\n", dir.Path)
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -167,6 +163,21 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 			}
 		}
 	}()
+	// Node processes run as nobody and open their homes, binaries and
+	// traces by the paths the driver gives them: the run directory's, or,
+	// when other users cannot reach it, its bind mount (reach.go).
+	reach := dir
+	if blocker := unreachableByOthers(dir.Path); blocker == "" {
+		t.unprivileged = true
+	} else if mp, err := mountReach(dir.Path, t.RunID); err == nil {
+		t.reachMount, t.unprivileged = mp, true
+		reach = &rundir.Dir{Path: mp}
+		fmt.Fprintf(opts.Log, "note: %s is not searchable by other users: node processes run as nobody and reach the run directory through the bind mount %s (removed by down)\n", blocker, mp)
+	} else {
+		fmt.Fprintf(opts.Log, "note: %s is not searchable by other users, so node processes run as root, not nobody (%v; use --output under a 0755 path to change that)\n", blocker, err)
+	}
+	env := node.Env{Dir: reach, Homes: reach.Join(rundir.Homes), Unprivileged: t.unprivileged}
+	t.env = env
 	if lr, ok := runner.(tapUser); ok {
 		if err := t.openLinks(ctx, lr, m.Infra.Runner); err != nil {
 			return nil, err
@@ -648,9 +659,18 @@ func (t *Testnet) Down(ctx context.Context) error {
 	// No delayed start may run during or after the cleanup.
 	t.awaitStarts()
 	err := errors.Join(t.Runner.Cleanup(ctx), t.closeLinks())
+	err = errors.Join(err, t.releaseReach()) // after every node process ended
 	t.stopped = err == nil
 	_ = t.Dir.Event(rundir.EventTestnetDown, "", errString(err))
 	return err
+}
+
+// releaseReach removes the run directory's bind mount, if Up made one.
+func (t *Testnet) releaseReach() error {
+	if t.reachMount == "" {
+		return nil
+	}
+	return ReleaseReach(t.RunID)
 }
 
 func errString(err error) string {
