@@ -153,7 +153,7 @@ func measureDelay(ctx context.Context, lab *linkemtest.Lab, u *linkem.Userspace,
 		f, _ := strconv.ParseFloat(mm[1], 64)
 		rtt = append(rtt, time.Duration(f*float64(time.Millisecond))-2*delay)
 	}
-	series, _, err := rundir.LinkemLatenessSeries.ReadFile(filepath.Join(rec, linkem.LatenessSeriesFile))
+	series, _, err := rundir.LinkemLatenessSeries.ReadFile(filepath.Join(rec, rundir.LinkemLatenessSeriesFile))
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/load"
 	"github.com/benchnet/benchnet/internal/osched"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func main() {
@@ -178,8 +179,8 @@ func loadavg() string {
 // pacing is part (a).
 func pacing(ctx context.Context, url string, rate float64, dur time.Duration, size int, ordinary bool) error {
 	var mu sync.Mutex
-	var recs []load.Sent
-	sink := load.SinkFunc(func(s load.Sent) error { mu.Lock(); recs = append(recs, s); mu.Unlock(); return nil })
+	var recs []rundir.Sent
+	sink := load.SinkFunc(func(s rundir.Sent) error { mu.Lock(); recs = append(recs, s); mu.Unlock(); return nil })
 	cfg := load.Config{RunID: "bench", Rate: rate, Connections: 1, Duration: dur, Size: size, Target: "single", Ordinary: ordinary}
 	want, err := load.Expected(cfg, []load.Target{{Node: "sink", RPCURL: url}})
 	if err != nil {
@@ -191,7 +192,7 @@ func pacing(ctx context.Context, url string, rate float64, dur time.Duration, si
 		return err
 	}
 	cpu := selfCPU() - cpu0
-	slices.SortFunc(recs, func(a, b load.Sent) int { return int(a.Seq) - int(b.Seq) })
+	slices.SortFunc(recs, func(a, b rundir.Sent) int { return int(a.Seq) - int(b.Seq) })
 	var errs, lags []int64
 	for i := range recs {
 		lags = append(lags, recs[i].SentAt-recs[i].Intended)
@@ -203,7 +204,7 @@ func pacing(ctx context.Context, url string, rate float64, dur time.Duration, si
 	slices.Sort(errs)
 	slices.Sort(lags)
 	for _, r := range recs {
-		if r.Result != load.ResultOK {
+		if r.Result != rundir.ResultOK {
 			fmt.Printf("    seq %d: %s %d %s\n", r.Seq, r.Result, r.Code, r.Log)
 		}
 	}
@@ -223,7 +224,7 @@ func pacing(ctx context.Context, url string, rate float64, dur time.Duration, si
 
 // maxBurst is the largest excess, over any 1 ms window starting at a send,
 // of actual sends over scheduled sends in that window.
-func maxBurst(recs []load.Sent) int {
+func maxBurst(recs []rundir.Sent) int {
 	sent := make([]int64, len(recs))
 	intended := make([]int64, len(recs))
 	for i, r := range recs {
@@ -248,7 +249,7 @@ func oursMax(ctx context.Context, url string, c, window, size int, sink *sinkSer
 	cfg := load.Config{RunID: "max", Rate: 2e6, Connections: c, Duration: time.Duration(window) * time.Second,
 		Size: size, Target: "single", Format: "loadtime", Drain: 2 * time.Second}
 	var n atomic.Int64
-	counter := load.SinkFunc(func(load.Sent) error { n.Add(1); return nil })
+	counter := load.SinkFunc(func(rundir.Sent) error { n.Add(1); return nil })
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(window)*time.Second)
 	defer cancel()
 	sink.reset()

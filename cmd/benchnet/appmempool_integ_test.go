@@ -9,7 +9,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -52,7 +52,7 @@ grace = "20s"
 // the apps' pools, not the nodes' empty one.
 func TestAppMempool(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v0.40.0"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v0.40.0"}, "cometbft")
 	m := filepath.Join(t.TempDir(), "appmempool.toml")
 	if err := os.WriteFile(m, []byte(appMempoolManifest), 0o644); err != nil {
 		t.Fatal(err)

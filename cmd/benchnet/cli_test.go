@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/testenv/testrel"
-
-	"github.com/benchnet/benchnet/internal/infra/local"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testenv"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -110,7 +109,7 @@ func runBinary(t *testing.T, args ...string) string {
 // checks that `benchnet down` removes every namespace, link and process.
 func TestKill9ThenDown(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	manifestPath := filepath.Join(t.TempDir(), "k9.toml")
 	data, err := os.ReadFile("../../examples/quickstart.toml")
@@ -137,7 +136,7 @@ func TestKill9ThenDown(t *testing.T) {
 		dirs, _ := filepath.Glob(filepath.Join(out, "*-quickstart"))
 		if len(dirs) == 1 {
 			runDir = dirs[0]
-			pids = local.NodePIDs(filepath.Join(runDir, "state.json"))
+			pids = proctable.NodePIDs(filepath.Join(runDir, "state.json"))
 			if len(pids) == 4 {
 				break
 			}
@@ -194,7 +193,7 @@ func TestKill9ThenDown(t *testing.T) {
 
 func mustActive(t *testing.T) []string {
 	t.Helper()
-	a, err := local.ActiveRuns()
+	a, err := proctable.ActiveRuns()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/judge"
 	gossipmetrics "github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -48,7 +48,7 @@ warmup = "20s"
 // configuration judged against the base from the run directories exits 0.
 func TestCompareTimeoutCommit(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := filepath.Join(t.TempDir(), "cmp.toml")
@@ -83,7 +83,7 @@ func TestCompareTimeoutCommit(t *testing.T) {
 		if r.Status != rundir.RunDone {
 			t.Fatalf("run %d (%s): %s %s", r.Order, r.Variant, r.Status, r.Error)
 		}
-		byVariant[r.Variant] = append(byVariant[r.Variant], experiment.RunPath(dirs[0], r))
+		byVariant[r.Variant] = append(byVariant[r.Variant], r.RunPath(dirs[0]))
 	}
 	// Rounds alternate their order (AB…, …BA) so no variant always runs
 	// first or last on a warming machine (experiment.CompareOrder).

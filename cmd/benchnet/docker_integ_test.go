@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/infra/docker"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -60,7 +60,7 @@ func stateRunID(t *testing.T, dir string) string {
 // with the accounting identity holding, and leaves nothing labelled behind.
 func TestDockerRunQuickstart(t *testing.T) {
 	needDocker(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.213.241.0/24", "6s")
@@ -84,7 +84,7 @@ func TestDockerRunQuickstart(t *testing.T) {
 // network, and unregisters the run.
 func TestDockerKill9ThenDown(t *testing.T) {
 	needDocker(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.213.242.0/24", "6s")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -53,7 +53,7 @@ target = "round-robin"
 // never dial it; the load's txs are all accounted.
 func TestLoadSkipsNeverStartedRotateNodes(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	mpath := filepath.Join(t.TempDir(), "rotload.toml")
 	if err := os.WriteFile(mpath, []byte(rotateLoadManifest), 0o644); err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -25,7 +25,7 @@ import (
 // commits the whole load.
 func TestLibp2pTransport(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v0.40.0"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v0.40.0"}, "cometbft")
 	m := exampleVariant(t, "libp2p.toml", map[string]string{`"10.213.40.0/24"`: `"10.213.41.0/24"`, `duration = "60s"`: `duration = "10s"`})
 	out := testenv.OutputDir(t)
 	if b, err := exec.Command(benchnetBinary(t), "run", m, "--output", out).CombinedOutput(); err != nil {

@@ -16,7 +16,8 @@ import (
 
 	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/infra/local"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 	"github.com/benchnet/benchnet/internal/testnet"
@@ -127,7 +128,7 @@ func foregroundUp(t *testing.T, bin, manifestPath, out string) *upProc {
 		t.Errorf("state file does not record up (pid %d) as the run's harness: %s", u.cmd.Process.Pid, raw)
 	}
 	u.runID = st.RunID
-	for _, p := range local.NodePIDs(filepath.Join(u.runDir, "state.json")) {
+	for _, p := range proctable.NodePIDs(filepath.Join(u.runDir, "state.json")) {
 		u.pids = append(u.pids, p)
 	}
 	if len(u.pids) != 4 {
@@ -180,7 +181,7 @@ func (u *upProc) assertGone(t *testing.T) {
 // error, and nothing of the run is left.
 func TestDownEndsForegroundUp(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	u := foregroundUp(t, bin, zonesManifest(t, "10.213.228.0/24"), testenv.OutputDir(t))
 	checkStatus(t, bin, u.runDir)
@@ -219,7 +220,7 @@ func TestDownEndsForegroundUp(t *testing.T) {
 // within a few seconds, remove what is left and exit 0.
 func TestUpNoticesTestnetGone(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	u := foregroundUp(t, bin, zonesManifest(t, "10.213.229.0/24"), testenv.OutputDir(t))
 

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -65,9 +66,9 @@ func reportFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	names := []string{report.MarkdownFile, report.HTMLFile}
-	plots, _ := filepath.Glob(filepath.Join(dir, report.PlotsDir, "*.png"))
+	plots, _ := filepath.Glob(filepath.Join(dir, page.PlotsDir, "*.png"))
 	for _, p := range plots {
-		names = append(names, filepath.Join(report.PlotsDir, filepath.Base(p)))
+		names = append(names, filepath.Join(page.PlotsDir, filepath.Base(p)))
 	}
 	for _, n := range names {
 		b, err := os.ReadFile(filepath.Join(dir, n))
@@ -84,7 +85,7 @@ func reportFiles(t *testing.T, dir string) map[string][]byte {
 // report.md, report.html and plots byte for byte.
 func TestRunThenReportIdentical(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.213.220.0/24", "8s")
@@ -122,7 +123,7 @@ func TestRunThenReportIdentical(t *testing.T) {
 // the nodes' stores and the report says it was recovered.
 func TestKill9RunThenAnalyze(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.213.221.0/24", "60s")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/infra/local"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -63,13 +63,13 @@ func upThenKill9(t *testing.T, bin, m, runner, out string) string {
 		}
 	})
 	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && len(local.NodePIDs(filepath.Join(runDir, rundir.State))) < 4 {
+	for time.Now().Before(deadline) && len(proctable.NodePIDs(filepath.Join(runDir, rundir.State))) < 4 {
 		if dirs, _ := filepath.Glob(filepath.Join(out, "*-quickstart")); len(dirs) == 1 {
 			runDir = dirs[0]
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if runDir == "" || len(local.NodePIDs(filepath.Join(runDir, rundir.State))) < 4 {
+	if runDir == "" || len(proctable.NodePIDs(filepath.Join(runDir, rundir.State))) < 4 {
 		_ = up.Process.Kill()
 		t.Fatalf("nodes not running within 90s on runner %s:\n%s", runner, log.String())
 	}

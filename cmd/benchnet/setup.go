@@ -10,7 +10,7 @@ import (
 	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/manifest"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 )
 
 // runCommands are the host commands a run of the default runner execs on
@@ -29,16 +29,16 @@ var testCommands = []string{"ping", "chromium", "prometheus", "nsenter", "fuse-o
 // v0.40.0 (the go-libp2p transport).
 // Pinned, like everything else.
 var testReleases = []struct {
-	rel  plan.Release
+	rel  release.Release
 	tool string
 }{
-	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft"},
-	{plan.Release{Name: "cometbft", Version: "v0.38.17"}, "cometbft"},
-	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "abci-cli"},
-	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-load"},
-	{plan.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-report"},
-	{plan.Release{Name: "tendermint", Version: "v0.34.22"}, "cometbft"},
-	{plan.Release{Name: "cometbft", Version: "v0.40.0"}, "cometbft"}, // the go-libp2p transport
+	{release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft"},
+	{release.Release{Name: "cometbft", Version: "v0.38.17"}, "cometbft"},
+	{release.Release{Name: "cometbft", Version: "v1.0.1"}, "abci-cli"},
+	{release.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-load"},
+	{release.Release{Name: "cometbft", Version: "v1.0.1"}, "loadtime-report"},
+	{release.Release{Name: "tendermint", Version: "v0.34.22"}, "cometbft"},
+	{release.Release{Name: "cometbft", Version: "v0.40.0"}, "cometbft"}, // the go-libp2p transport
 }
 
 func newSetupCmd() *cobra.Command {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchnet/benchnet/internal/infra/docker"
+	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -47,7 +47,7 @@ func needSwarm(t *testing.T) {
 func swarmLabelled(t *testing.T, runID string) []string {
 	t.Helper()
 	left := labelled(t, runID)
-	out, err := exec.Command("docker", "service", "ls", "--quiet", "--filter", "label="+docker.Label+"="+runID).Output()
+	out, err := exec.Command("docker", "service", "ls", "--quiet", "--filter", "label="+dockercli.Label+"="+runID).Output()
 	if err != nil {
 		t.Fatalf("docker service ls: %v", err)
 	}
@@ -79,7 +79,7 @@ func swarmState(t *testing.T, dir string) statefile.Doc {
 // container, network or volume behind.
 func TestSwarmRunQuickstart(t *testing.T) {
 	needSwarm(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.213.244.0/24", "6s")
@@ -109,7 +109,7 @@ func TestSwarmRunQuickstart(t *testing.T) {
 // `benchnet down` removes every service, container, network and volume.
 func TestSwarmKill9ThenDown(t *testing.T) {
 	needSwarm(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.213.245.0/24", "6s")

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra/swarm/swarmtest"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
@@ -33,7 +33,7 @@ func BenchmarkSwarmReadyTimes(t *testing.B) {
 	if sizes == "" {
 		sizes = "16"
 	}
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	c := swarmtest.New(t, swarmtest.Options{Workers: 2, Zones: []string{"z0", "z1", "z2"}})
 	q := make([]string, 0, 2)

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/infra/docker"
+	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/infra/swarm/swarmtest"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
@@ -84,7 +84,7 @@ func engineLabelled(t *testing.T, c *swarmtest.Cluster, runID string) []string {
 			what = append(what, []string{"service", "ls"})
 		}
 		for _, w := range what {
-			out, err := e.Docker(ctx, append(append([]string{}, w...), "--quiet", "--filter", "label="+docker.Label+"="+runID)...)
+			out, err := e.Docker(ctx, append(append([]string{}, w...), "--quiet", "--filter", "label="+dockercli.Label+"="+runID)...)
 			if err != nil {
 				t.Fatalf("%s: %v", e.Name, err)
 			}
@@ -105,7 +105,7 @@ var swarm12Nodes = []string{"seed0", "validator0", "validator1", "validator2", "
 // by /proc, the others' from their own process metrics), logs/ has all 12;
 // `run`, and `down` after a kill -9 of `up`, leave nothing on any engine.
 func TestSwarmMultiEngine(t *testing.T) {
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	c := swarmtest.New(t, swarmtest.Options{Workers: 2, Zones: []string{"z0", "z1", "z2"}})
 

@@ -15,6 +15,7 @@ import (
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // sweepFlags override the manifest's [sweep] table field by field. The
@@ -319,7 +320,7 @@ re-renders sweep.md and sweep.html.`,
 			}
 			res, err := runExperiment(cmd, x)
 			if res.Dir != "" {
-				if idx, rerr := experiment.ReadIndex(res.Dir); rerr == nil {
+				if idx, rerr := rundir.SweepRecord.Read(res.Dir); rerr == nil {
 					fmt.Fprintln(os.Stderr)
 					fmt.Fprint(os.Stderr, report.SweepSummary(idx))
 				}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -40,7 +40,7 @@ func runExit(t *testing.T, cmd *exec.Cmd) (int, string) {
 // `benchnet report` shows PASS (one run for both outcomes, about 30 s).
 func TestRunThresholds(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	bin := benchnetBinary(t)
 	out := testenv.OutputDir(t)
 	m := quickstartVariant(t, "10.214.10.0/24", "10s")

@@ -10,10 +10,6 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// LinkemLateness is the userspace link emulator's check of its own lateness
-// over the run's measured window (linkem/lateness.json).
-type LinkemLateness = rundir.LinkLateness
-
 // CheckLinks certifies the emulated links as loadStats certifies the load:
 // when the userspace switch left a lateness record, the window from the
 // start of the load to the drained mempools is checked against the
@@ -40,7 +36,7 @@ func CheckLinks(dir string, res *rundir.Results) error {
 	return d.WriteLinkLateness(&c)
 }
 
-func applyLinkCheck(res *rundir.Results, c *LinkemLateness) {
+func applyLinkCheck(res *rundir.Results, c *rundir.LinkLateness) {
 	ok := c.Met
 	res.Linkem, res.LatencyValid, res.LatencyInvalid = c, &ok, ""
 	if !ok {

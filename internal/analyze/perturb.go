@@ -13,9 +13,6 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// FaultsFile is rundir's faults.json.
-const FaultsFile = rundir.FaultsFile
-
 // StepEvent is the detail of a perturb_step event: the resolved step and
 // the testnet call made for it (kill, stop, start, wipe, pause, resume,
 // disconnect, partition, heal).
@@ -23,15 +20,6 @@ type StepEvent struct {
 	manifest.Step
 	Do string `json:"do"`
 }
-
-// RotateCycle, Perturbation, Cycle and FaultResults are faults.json's
-// records, owned by rundir.
-type (
-	RotateCycle  = rundir.RotateCycle
-	Perturbation = rundir.Perturbation
-	Cycle        = rundir.Cycle
-	FaultResults = rundir.FaultResults
-)
 
 // FaultInput is what ComputeFaults reads.
 type FaultInput struct {
@@ -85,7 +73,7 @@ func LoadFaults(dir string) (*FaultInput, error) {
 
 // FaultEffects computes faults.json for a run directory and writes it;
 // nil results (and no file) when the run had no perturbations or rotation.
-func FaultEffects(dir string) (*FaultResults, error) {
+func FaultEffects(dir string) (*rundir.FaultResults, error) {
 	in, err := LoadFaults(dir)
 	if err != nil {
 		return nil, err
@@ -103,7 +91,7 @@ func FaultEffects(dir string) (*FaultResults, error) {
 
 // ComputeFaults is a pure function of the run's records; nil when the run
 // had no perturb_step, rotate_cycle or chain_halted event.
-func ComputeFaults(in *FaultInput) *FaultResults {
+func ComputeFaults(in *FaultInput) *rundir.FaultResults {
 	var loadStart, loadEnd int64
 	type entry struct {
 		ev    StepEvent
@@ -113,7 +101,7 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 	var entries []*entry
 	var steps []*entry // every perturb_step, for ends across entries
 	byEntry := map[int]*entry{}
-	res := &FaultResults{}
+	res := &rundir.FaultResults{}
 	any := false
 	for _, e := range in.Events {
 		t := e.Time.UnixNano()
@@ -125,9 +113,9 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 		case rundir.EventChainHalted:
 			res.Halted, any = e.Detail, true
 		case rundir.EventRotateCycle:
-			var rc RotateCycle
+			var rc rundir.RotateCycle
 			if json.Unmarshal([]byte(e.Detail), &rc) == nil {
-				res.Cycles = append(res.Cycles, Cycle{RotateCycle: rc})
+				res.Cycles = append(res.Cycles, rundir.Cycle{RotateCycle: rc})
 			}
 			any = true
 		case rundir.EventPerturbStep:
@@ -181,7 +169,7 @@ func ComputeFaults(in *FaultInput) *FaultResults {
 		}
 	}
 	for _, en := range entries {
-		p := Perturbation{Entry: en.ev.Entry, Action: en.ev.Action, Nodes: en.ev.Nodes, StartNs: en.start, EndNs: en.end,
+		p := rundir.Perturbation{Entry: en.ev.Entry, Action: en.ev.Action, Nodes: en.ev.Nodes, StartNs: en.start, EndNs: en.end,
 			Undone: en.end != 0, Txs: map[string]int{}, FirstBlockS: -1}
 		if p.EndNs == 0 {
 			p.EndNs = max(loadEnd, p.StartNs)
@@ -328,7 +316,7 @@ func backAtTip(hs []rundir.HeightSample, tips map[int64]int64, node string, end 
 }
 
 // FaultSummary is the text of faults.json for the terminal and report.md.
-func FaultSummary(fr *FaultResults) string {
+func FaultSummary(fr *rundir.FaultResults) string {
 	var b strings.Builder
 	if fr.Halted != "" {
 		fmt.Fprintf(&b, "CHAIN HALTED: %s\n", fr.Halted)

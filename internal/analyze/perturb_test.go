@@ -17,7 +17,7 @@ func TestComputeFaults(t *testing.T) {
 		d, _ := json.Marshal(StepEvent{Step: manifest.Step{Action: "kill", Nodes: []string{"v2"}, Entry: 0, Undo: undo}, Do: do})
 		return rundir.Event{Time: at(s), Kind: rundir.EventPerturbStep, Node: "v2", Detail: string(d)}
 	}
-	rc, _ := json.Marshal(RotateCycle{Cycle: 1, Node: "e0", StartNs: ns(2), CaughtUpNs: ns(6), Height: 20, Tip: 21, StopNs: ns(9)})
+	rc, _ := json.Marshal(rundir.RotateCycle{Cycle: 1, Node: "e0", StartNs: ns(2), CaughtUpNs: ns(6), Height: 20, Tip: 21, StopNs: ns(9)})
 	in := &FaultInput{
 		Events: []rundir.Event{
 			{Time: at(0), Kind: rundir.EventLoadStart},

@@ -24,7 +24,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/release"
 )
 
@@ -64,7 +63,7 @@ var (
 func Dir() string { return filepath.Join(release.CacheRoot(), "bin") }
 
 // Path is where tool of rel lives in the cache, built or not.
-func Path(rel plan.Release, tool string) string {
+func Path(rel release.Release, tool string) string {
 	return filepath.Join(Dir(), rel.String(), tool)
 }
 
@@ -72,7 +71,7 @@ func Path(rel plan.Release, tool string) string {
 func ProvenancePath(bin string) string { return bin + ".provenance.txt" }
 
 // Package returns the Go package that builds tool for rel.
-func Package(rel plan.Release, tool string) (string, error) {
+func Package(rel release.Release, tool string) (string, error) {
 	tools, ok := Tools[rel.Name]
 	if !ok {
 		return "", fmt.Errorf("no known Go module for release %s", rel)
@@ -91,7 +90,7 @@ func Package(rel plan.Release, tool string) (string, error) {
 // not hold it. A binary without a provenance file (placed by hand or by a
 // plain go install) is adopted: its provenance is recorded, it is not rebuilt.
 // Progress goes to log.
-func Ensure(ctx context.Context, rel plan.Release, tool string, log io.Writer) (string, error) {
+func Ensure(ctx context.Context, rel release.Release, tool string, log io.Writer) (string, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -154,7 +153,7 @@ func writeProvenance(ctx context.Context, bin string) error {
 
 // build runs go install into a temp GOBIN inside the release dir and renames
 // the result into place, so a half-written binary is never visible.
-func build(ctx context.Context, rel plan.Release, tool, pkg, bin string, log io.Writer) error {
+func build(ctx context.Context, rel release.Release, tool, pkg, bin string, log io.Writer) error {
 	dir := filepath.Dir(bin)
 	gobin, err := os.MkdirTemp(dir, ".build-")
 	if err != nil {
@@ -232,7 +231,7 @@ func build(ctx context.Context, rel plan.Release, tool, pkg, bin string, log io.
 
 // lockEntry creates bin's cache directory and takes its build lock: one
 // builder per cache entry, whatever the kind of release.
-func lockEntry(ctx context.Context, bin string, rel plan.Release, log io.Writer) (unlock func(), err error) {
+func lockEntry(ctx context.Context, bin string, rel release.Release, log io.Writer) (unlock func(), err error) {
 	dir := filepath.Dir(bin)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create cache dir: %w", err)
@@ -241,7 +240,7 @@ func lockEntry(ctx context.Context, bin string, rel plan.Release, log io.Writer)
 }
 
 // lock takes an exclusive flock on path, polling so ctx can cancel the wait.
-func lock(ctx context.Context, path string, rel plan.Release, log io.Writer) (unlock func(), err error) {
+func lock(ctx context.Context, path string, rel release.Release, log io.Writer) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
@@ -287,7 +286,7 @@ func fileExists(path string) bool {
 
 // Cached reports whether tool of rel is in the cache with its provenance
 // (Ensure would return it without building).
-func Cached(rel plan.Release, tool string) bool {
+func Cached(rel release.Release, tool string) bool {
 	bin := Path(rel, tool)
 	return fileExists(bin) && fileExists(ProvenancePath(bin))
 }

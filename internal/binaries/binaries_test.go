@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 )
 
-var v101 = plan.Release{Name: "cometbft", Version: "v1.0.1"}
+var v101 = release.Release{Name: "cometbft", Version: "v1.0.1"}
 
 // setup points the cache at a temp dir and returns it. Any stray call of the
 // real go command would fail loudly, because goCmd points nowhere unless a
@@ -85,13 +85,13 @@ func TestDir(t *testing.T) {
 func TestEnsureRejects(t *testing.T) {
 	setup(t)
 	tests := []struct {
-		rel     plan.Release
+		rel     release.Release
 		tool    string
 		wantErr string
 	}{
-		{plan.Release{Name: "gaia", Version: "v1.0.0"}, "cometbft", "no known Go module for release gaia@v1.0.0"},
+		{release.Release{Name: "gaia", Version: "v1.0.0"}, "cometbft", "no known Go module for release gaia@v1.0.0"},
 		{v101, "tm-bench", `has no tool "tm-bench"`},
-		{plan.Release{Name: "cometbft", Version: "latest"}, "cometbft", "pinned"},
+		{release.Release{Name: "cometbft", Version: "latest"}, "cometbft", "pinned"},
 	}
 	for _, tt := range tests {
 		_, err := Ensure(context.Background(), tt.rel, tt.tool, nil)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/release"
 )
 
@@ -18,7 +17,7 @@ import (
 // the machine's Go) or a prebuilt binary (copied in). The cache directory
 // is named by the release, whose version carries the tree's key or the
 // binary's sha256, so a changed tree or binary is a different entry.
-func ensureLocal(ctx context.Context, rel plan.Release, tool string, log io.Writer) (string, error) {
+func ensureLocal(ctx context.Context, rel release.Release, tool string, log io.Writer) (string, error) {
 	bin := Path(rel, tool)
 	if fileExists(bin) && fileExists(ProvenancePath(bin)) {
 		return bin, nil
@@ -42,7 +41,7 @@ func ensureLocal(ctx context.Context, rel plan.Release, tool string, log io.Writ
 
 // adoptFile copies a prebuilt binary into the cache after checking that it
 // is still the one the reference resolved to.
-func adoptFile(ctx context.Context, rel plan.Release, src, bin string, log io.Writer) error {
+func adoptFile(ctx context.Context, rel release.Release, src, bin string, log io.Writer) error {
 	res, err := release.Resolve(ctx, "file:"+src, "")
 	if err != nil {
 		return err
@@ -74,7 +73,7 @@ func adoptFile(ctx context.Context, rel plan.Release, src, bin string, log io.Wr
 
 // buildTree builds tool from a source tree with the machine's Go, the
 // tree's own go.mod (and go.work when complete), CGO_ENABLED=0, -trimpath.
-func buildTree(ctx context.Context, rel plan.Release, tool, bin string, log io.Writer) error {
+func buildTree(ctx context.Context, rel release.Release, tool, bin string, log io.Writer) error {
 	dir := rel.Tree()
 	res, err := release.Resolve(ctx, "path:"+dir, "")
 	if err != nil {

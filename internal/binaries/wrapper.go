@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 )
 
 // Wrapper describes a release whose tag cannot be built with `go install
@@ -34,7 +34,7 @@ type Wrapper struct {
 }
 
 // WrapperFor returns the wrapper a release needs, if any.
-func WrapperFor(rel plan.Release) (Wrapper, bool) {
+func WrapperFor(rel release.Release) (Wrapper, bool) {
 	if rel.Name == "cometbft" && strings.HasPrefix(rel.Version, "v0.34.") {
 		return Wrapper{Module: "github.com/tendermint/tendermint", Replace: "github.com/cometbft/cometbft"}, true
 	}
@@ -56,7 +56,7 @@ func (w Wrapper) pkgFor(pkg string) string {
 }
 
 // GoMod is the wrapper module's go.mod for rel.
-func (w Wrapper) GoMod(rel plan.Release) string {
+func (w Wrapper) GoMod(rel release.Release) string {
 	if w.Replace == "" {
 		return fmt.Sprintf(`// benchnet's wrapper to build %s: go install %s/...@%s is refused
 // when the proxy will not list the module's versions, a required version is not.
@@ -81,7 +81,7 @@ replace %s => %s %s
 
 // buildWrapped builds pkg (under the wrapper's module path) into gobin and
 // returns the wrapper's go.mod and go.sum, which go into the provenance.
-func buildWrapped(ctx context.Context, rel plan.Release, w Wrapper, pkg, gobin string, out io.Writer) (gomod []byte, err error) {
+func buildWrapped(ctx context.Context, rel release.Release, w Wrapper, pkg, gobin string, out io.Writer) (gomod []byte, err error) {
 	dir, err := os.MkdirTemp(filepath.Dir(gobin), ".wrap-")
 	if err != nil {
 		return nil, fmt.Errorf("create wrapper module: %w", err)

@@ -8,25 +8,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 var (
-	v034 = plan.Release{Name: "cometbft", Version: "v0.34.35"}
-	tm   = plan.Release{Name: "tendermint", Version: "v0.34.22"}
+	v034 = release.Release{Name: "cometbft", Version: "v0.34.35"}
+	tm   = release.Release{Name: "tendermint", Version: "v0.34.22"}
 )
 
 func TestWrapperFor(t *testing.T) {
 	for _, tt := range []struct {
-		rel     plan.Release
+		rel     release.Release
 		tool    string
 		wrapped bool
 		pkg     string
 	}{
 		{v034, "cometbft", true, "github.com/tendermint/tendermint/cmd/cometbft"},
 		{v034, "abci-cli", true, "github.com/tendermint/tendermint/abci/cmd/abci-cli"},
-		{plan.Release{Name: "cometbft", Version: "v0.38.17"}, "cometbft", false, "github.com/cometbft/cometbft/cmd/cometbft"},
+		{release.Release{Name: "cometbft", Version: "v0.38.17"}, "cometbft", false, "github.com/cometbft/cometbft/cmd/cometbft"},
 		{v101, "cometbft", false, "github.com/cometbft/cometbft/cmd/cometbft"},
 		{tm, "cometbft", true, "github.com/tendermint/tendermint/cmd/tendermint"},
 		{tm, "abci-cli", true, "github.com/tendermint/tendermint/abci/cmd/abci-cli"},
@@ -112,7 +112,7 @@ func TestBuildV034Live(t *testing.T) {
 // the tendermint module itself, without a replace.
 func TestBuildTendermintLive(t *testing.T) {
 	testenv.Integration(t)
-	rel := plan.Release{Name: "tendermint", Version: "v0.34.22"}
+	rel := release.Release{Name: "tendermint", Version: "v0.34.22"}
 	for _, tool := range []string{"cometbft", "abci-cli", "loadtime-load", "loadtime-report"} {
 		bin, err := Ensure(context.Background(), rel, tool, os.Stderr)
 		if err != nil {

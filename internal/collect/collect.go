@@ -26,12 +26,6 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// HarnessNode names the harness's own row in proc.csv.
-const HarnessNode = rundir.HarnessNode
-
-// Sample is one row of samples.csv.gz.
-type Sample = rundir.Sample
-
 // SamplesFile is samples.csv.gz's name under metrics/, for messages.
 var SamplesFile = path.Base(rundir.SamplesCSV.Name)
 
@@ -284,7 +278,7 @@ func (c *Collector) procLoop(ctx context.Context) {
 			rows = append(rows, procRow(ts, t.Node, pid, p))
 		}
 		if p, err := ReadProc(self); err == nil {
-			rows = append(rows, procRow(ts, HarnessNode, self, p))
+			rows = append(rows, procRow(ts, rundir.HarnessNode, self, p))
 		}
 		h, err := ReadHost()
 		c.mu.Lock()

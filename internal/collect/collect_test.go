@@ -305,7 +305,7 @@ func TestCollectorNodeDown(t *testing.T) {
 			t.Errorf("proc row of the pid-less node: %v, want pid 0 and the exposition's RSS and CPU", r)
 		}
 	}
-	if pn["good"] < 6 || pn[HarnessNode] < 6 || pn["bad"] != 0 || pn["app"] != 0 || pn["dying"] < 2 || pn["dying"] >= pn["good"] {
+	if pn["good"] < 6 || pn[rundir.HarnessNode] < 6 || pn["bad"] != 0 || pn["app"] != 0 || pn["dying"] < 2 || pn["dying"] >= pn["good"] {
 		t.Errorf("proc rows per node: %v", pn)
 	}
 	if host := readCSV(t, rundir.HostCSV.Path(dir)); len(host) < 7 {

@@ -88,13 +88,9 @@ func parseVmRSS(b []byte) (int64, error) {
 	return 0, nil
 }
 
-// Host is the machine's load and cumulative CPU time over all CPUs: a row
-// of metrics/host.csv (TimeNs is set by the collector).
-type Host = rundir.Host
-
 // ReadHost reads /proc/loadavg and the aggregate line of /proc/stat.
-func ReadHost() (Host, error) {
-	var h Host
+func ReadHost() (rundir.Host, error) {
+	var h rundir.Host
 	la, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return h, fmt.Errorf("read loadavg: %w", err)
@@ -158,12 +154,9 @@ func parseStat(b []byte) (busy, total, steal, irq float64, cpus int, err error) 
 	return busy / clkTck, total / clkTck, steal / clkTck, irq / clkTck, cpus, nil
 }
 
-// Machine describes where a run ran (metrics/machine.json).
-type Machine = rundir.Machine
-
 // ReadMachine reads the machine description from /proc.
-func ReadMachine() Machine {
-	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+func ReadMachine() rundir.Machine {
+	m := rundir.Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	m.Hostname, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))

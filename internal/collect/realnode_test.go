@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/testenv/testrel"
-
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
 
 func freePort(t *testing.T) int {
@@ -76,7 +75,7 @@ func TestRealNode(t *testing.T) {
 	if err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ss, _, err := rundir.SamplesCSV.ReadFileFilter(rundir.SamplesCSV.Path(dir), func(s *Sample) bool { return s.Metric == "cometbft_consensus_height" })
+	ss, _, err := rundir.SamplesCSV.ReadFileFilter(rundir.SamplesCSV.Path(dir), func(s *rundir.Sample) bool { return s.Metric == "cometbft_consensus_height" })
 	if err != nil {
 		t.Fatal(err)
 	}

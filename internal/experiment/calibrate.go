@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -173,7 +174,7 @@ func ReadQAForCalibration(dir string) (*QADirRecord, error) {
 	if err != nil {
 		return r, nil
 	}
-	nm, err := NodeMetricsFor("")
+	nm, err := figures.For("")
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func ReadQAForCalibration(dir string) (*QADirRecord, error) {
 		if run.Status != rundir.RunDone {
 			continue
 		}
-		f, err := nm.ReadFigures(RunPath(root, run))
+		f, err := nm.ReadFigures(run.RunPath(root))
 		if err != nil || (f.Results != nil && len(f.Results.TestbedBound) > 0) {
 			continue // the testbed's noise, not the lab's
 		}
@@ -199,7 +200,7 @@ func ReadQAForCalibration(dir string) (*QADirRecord, error) {
 				vals[k] = round6(v)
 			}
 		}
-		if run.Variant == Baseline {
+		if run.Variant == rundir.QABaseline {
 			rd.Base = vals
 		} else {
 			rd.Cand = vals

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -92,7 +93,7 @@ func appendRound(runs []rundir.CompareRun, variants []string, r int) []rundir.Co
 // RuleText states the verdict rule of a CometBFT comparison as the report
 // prints it (KindRuleText for another kind).
 func RuleText(threshold float64) string {
-	nm, _ := NodeMetricsFor(manifest.KindCometBFT)
+	nm, _ := figures.For(manifest.KindCometBFT)
 	return KindRuleText(threshold, nm)
 }
 
@@ -178,7 +179,7 @@ func (c *Compare) NewExecutor(m *manifest.Manifest, env Env) (Executor, error) {
 	} else if errs := c.Validate(); len(errs) > 0 {
 		return nil, &UsageError{errors.Join(errs...)}
 	}
-	nm, err := NodeMetricsFor(m.Kind())
+	nm, err := figures.For(m.Kind())
 	if err != nil {
 		return nil, err
 	}
@@ -374,9 +375,6 @@ func RelTo(root, path string) string {
 	}
 	return path
 }
-
-// RunPath resolves a run's directory against the compare directory.
-func RunPath(root string, r rundir.CompareRun) string { return r.RunPath(root) }
 
 // MinRunsAfterTestbed is how many runs a side must keep when testbed-bound
 // runs were left out of it: with one, the interval has no run-to-run noise

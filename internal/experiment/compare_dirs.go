@@ -12,6 +12,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -120,7 +121,7 @@ func expandSweeps(vars []DirVariant, idx *rundir.CompareIndex) ([]DirVariant, er
 	var sweeps []int
 	for i, v := range vars {
 		if len(v.Dirs) == 1 {
-			if _, err := os.Stat(filepath.Join(v.Dirs[0], IndexFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(v.Dirs[0], rundir.SweepFile)); err == nil {
 				sweeps = append(sweeps, i)
 			}
 		}
@@ -135,7 +136,7 @@ func expandSweeps(vars []DirVariant, idx *rundir.CompareIndex) ([]DirVariant, er
 	var out []DirVariant
 	var basePoints map[point]string
 	for k, v := range vars {
-		x, err := ReadIndex(v.Dirs[0])
+		x, err := rundir.SweepRecord.Read(v.Dirs[0])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Dirs[0], err)
 		}
@@ -148,7 +149,7 @@ func expandSweeps(vars []DirVariant, idx *rundir.CompareIndex) ([]DirVariant, er
 		cells := map[point][]string{}
 		var order []point
 		for _, c := range x.Cells {
-			if c.Status != Done || c.RunDir == "" {
+			if c.Status != rundir.CellDone || c.RunDir == "" {
 				continue
 			}
 			p := point{c.Connections, c.Rate}
@@ -239,7 +240,7 @@ func nameOf(doc map[string]any, dir string) string {
 
 // dirsKind finds the node kind of every run directory: one kind for all, or
 // a refusal naming the odd one.
-func dirsKind(vars []DirVariant, idx *rundir.CompareIndex) (NodeMetrics, error) {
+func dirsKind(vars []DirVariant, idx *rundir.CompareIndex) (figures.NodeMetrics, error) {
 	first := ""
 	for _, v := range vars {
 		for _, d := range v.Dirs {
@@ -256,7 +257,7 @@ func dirsKind(vars []DirVariant, idx *rundir.CompareIndex) (NodeMetrics, error) 
 		}
 	}
 	idx.NodeKind = first
-	return NodeMetricsFor(first)
+	return figures.For(first)
 }
 
 // manifestDiff lists the dotted paths where a and b differ, variant keys

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -14,19 +15,19 @@ import (
 // Verdicts, Regressions and ExitCode. Deterministic: the same run
 // directories give the same index.
 func JudgeCompare(root string, idx *rundir.CompareIndex) error {
-	nm, err := NodeMetricsFor(idx.NodeKind)
+	nm, err := figures.For(idx.NodeKind)
 	if err != nil {
 		return err
 	}
-	figs := map[string][]*RunFigures{}
-	byRepeat := map[string]map[int]*RunFigures{} // per variant, its runs by round
-	excluded := map[string][]string{}            // per variant, its testbed-bound runs' reasons
+	figs := map[string][]*figures.Run{}
+	byRepeat := map[string]map[int]*figures.Run{} // per variant, its runs by round
+	excluded := map[string][]string{}             // per variant, its testbed-bound runs' reasons
 	idx.TestbedBound = nil
 	for _, r := range idx.Runs {
 		if r.Status != rundir.RunDone {
 			continue
 		}
-		f, err := nm.ReadFigures(RunPath(root, r))
+		f, err := nm.ReadFigures(r.RunPath(root))
 		if err != nil {
 			idx.Warnings = appendOnce(idx.Warnings, fmt.Sprintf("run %d (%s): %v: left out", r.Order, r.Variant, err))
 			continue
@@ -45,7 +46,7 @@ func JudgeCompare(root string, idx *rundir.CompareIndex) error {
 		}
 		figs[r.Variant] = append(figs[r.Variant], f)
 		if byRepeat[r.Variant] == nil {
-			byRepeat[r.Variant] = map[int]*RunFigures{}
+			byRepeat[r.Variant] = map[int]*figures.Run{}
 		}
 		byRepeat[r.Variant][r.Repeat] = f
 	}
@@ -102,7 +103,7 @@ func JudgeCompare(root string, idx *rundir.CompareIndex) error {
 // testbedShort says why base against variant cannot be judged when the
 // testbed-bound runs left out leave a side with fewer than
 // MinRunsAfterTestbed runs ("" when both sides keep enough).
-func testbedShort(excluded map[string][]string, figs map[string][]*RunFigures, base, variant string) string {
+func testbedShort(excluded map[string][]string, figs map[string][]*figures.Run, base, variant string) string {
 	var short []string
 	for _, side := range []string{base, variant} {
 		if x := excluded[side]; len(x) > 0 && len(figs[side]) < MinRunsAfterTestbed {
@@ -144,7 +145,7 @@ func oneRunWarning(unit string) string {
 // judgeMetric: where the metric has a per-unit form (blocks, messages), a
 // two-stage bootstrap (runs, then units within them; units alone for one
 // run per side); else over run values, which needs judge's MinRuns per side.
-func judgeMetric(rule judge.RegressionRule, m judge.Metric, unit string, base, variant []*RunFigures) judge.Judgement {
+func judgeMetric(rule judge.RegressionRule, m judge.Metric, unit string, base, variant []*figures.Run) judge.Judgement {
 	if bn, ok := nestedUnits(base, m.Key); ok {
 		if vn, ok := nestedUnits(variant, m.Key); ok {
 			r := rule
@@ -161,7 +162,7 @@ func judgeMetric(rule judge.RegressionRule, m judge.Metric, unit string, base, v
 
 // nestedUnits gives every run's units (blocks, messages) as its inner
 // units; ok is false when a run has none or the metric has no per-unit form.
-func nestedUnits(figs []*RunFigures, key string) (judge.Units, bool) {
+func nestedUnits(figs []*figures.Run, key string) (judge.Units, bool) {
 	var runs []judge.Units
 	for _, f := range figs {
 		if f.Inner == nil {
@@ -176,7 +177,7 @@ func nestedUnits(figs []*RunFigures, key string) (judge.Units, bool) {
 	return judge.NestedUnits(runs), len(runs) > 0
 }
 
-func values(figs []*RunFigures, key string) []float64 {
+func values(figs []*figures.Run, key string) []float64 {
 	var xs []float64
 	for _, f := range figs {
 		if v, ok := f.Values[key]; ok {
@@ -193,7 +194,7 @@ func values(figs []*RunFigures, key string) []float64 {
 // 1118/1134 and 1741/1851 ms: the third round ran on a slower machine,
 // and the unpaired bootstrap's interval was -35 % to +60 %, where the
 // rounds' own ratios agree within 3 % (2026-11-28).
-func judgePaired(m judge.Metric, cfg rundir.CompareConfig, base, variant map[int]*RunFigures) judge.Judgement {
+func judgePaired(m judge.Metric, cfg rundir.CompareConfig, base, variant map[int]*figures.Run) judge.Judgement {
 	r := judge.DefaultPairedRule()
 	r.Threshold, r.Better, r.Prior = cfg.Threshold/100, m.Better, cfg.Priors[m.Key]
 	r.MinPairs, r.MaxPairs = PairedMinRounds, max(cfg.MaxRepeats, cfg.Repeats, PairedMinRounds)

@@ -178,7 +178,7 @@ func TestRunCompare(t *testing.T) {
 				t.Error("compare.json changed when judged again")
 			}
 			// Each run directory holds its variant's manifest.
-			data, _ := os.ReadFile(filepath.Join(RunPath(root, idx.Runs[1]), rundir.Manifest))
+			data, _ := os.ReadFile(filepath.Join(idx.Runs[1].RunPath(root), rundir.Manifest))
 			if !strings.HasPrefix(string(data), "# variant \"slow\"") || !strings.Contains(string(data), "timeout_commit") {
 				t.Errorf("run 2's manifest:\n%s", data)
 			}
@@ -291,15 +291,15 @@ func TestCompareSweeps(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, IndexFile), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.SweepFile), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		x, err := ReadIndex(dir)
+		x, err := rundir.SweepRecord.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range x.Cells {
-			if c.Status == Done && c.RunDir != "" {
+			if c.Status == rundir.CellDone && c.RunDir != "" {
 				fakeRun(t, filepath.Join(dir, c.RunDir), []byte(cmpManifest), 1000, 200*slow, rng)
 			}
 		}

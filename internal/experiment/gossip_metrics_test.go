@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis/gossiptest"
@@ -136,7 +137,7 @@ func TestCompareDirsRefusesMixedKinds(t *testing.T) {
 }
 
 func TestGossipVariantKeys(t *testing.T) {
-	nm, err := NodeMetricsFor(manifest.KindGossipsub)
+	nm, err := figures.For(manifest.KindGossipsub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestGossipVariantKeys(t *testing.T) {
 // TestChainVariantKeys: two CometBFT runs compare across releases, node
 // config, app, transport and genesis, not across testbeds.
 func TestChainVariantKeys(t *testing.T) {
-	nm, err := NodeMetricsFor(manifest.KindCometBFT)
+	nm, err := figures.For(manifest.KindCometBFT)
 	if err != nil {
 		t.Fatal(err)
 	}

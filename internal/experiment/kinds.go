@@ -9,26 +9,9 @@ import (
 	"github.com/benchnet/benchnet/internal/judge"
 )
 
-// A comparison's metrics are its runs' kind's (internal/figures): the
-// names here are figures' under the names experiment has always used.
-type (
-	NodeMetrics  = figures.NodeMetrics
-	RunFigures   = figures.Run
-	BlockFigures = figures.Block
-)
-
-// ErrInvalidRun: see figures.ErrInvalidRun.
-var ErrInvalidRun = figures.ErrInvalidRun
-
-// RegisterNodeMetrics adds a node kind's comparison metrics (figures.Register).
-func RegisterNodeMetrics(kind string, nm NodeMetrics) { figures.Register(kind, nm) }
-
-// NodeMetricsFor is kind's comparison metrics (figures.For).
-func NodeMetricsFor(kind string) (NodeMetrics, error) { return figures.For(kind) }
-
 // MetricOf finds a metric of kind by key.
 func MetricOf(kind, key string) (judge.Metric, bool) {
-	nm, err := NodeMetricsFor(kind)
+	nm, err := figures.For(kind)
 	if err != nil {
 		return judge.Metric{}, false
 	}
@@ -76,7 +59,7 @@ func ParseFailOn(s string) ([]string, error) {
 
 // CheckFailOn refuses fail_on keys the kind does not judge.
 func CheckFailOn(kind string, failOn []string) error {
-	nm, err := NodeMetricsFor(kind)
+	nm, err := figures.For(kind)
 	if err != nil {
 		return err
 	}
@@ -97,14 +80,14 @@ func kindName(kind string) string { return judge.NodeKind(kind) }
 // KindRuleText states the verdict rule for nm's runs as the report prints it.
 // EquivalenceRuleText is the rule of a compare that asks "equivalent
 // within ±threshold?" (compare --equivalence).
-func EquivalenceRuleText(threshold float64, nm NodeMetrics) string {
+func EquivalenceRuleText(threshold float64, nm figures.NodeMetrics) string {
 	return fmt.Sprintf("equivalence within ±%[2]g %%: Δ = (variant − base)/base, 95 %% CI by bootstrap (%[1]s; paired rounds: the ratio's t interval), two one-sided tests at 2.5 %% each. "+
 		"equivalent: the CI within ±%[2]g %%; not equivalent (worse or better): the whole CI beyond -%[2]g %% or +%[2]g %%, which fails the comparison (exit 3); "+
 		"inconclusive: the CI reaches past an end (exit 4 when no metric is not equivalent), or a metric without %[3]ss has fewer than %[4]d runs per side.",
 		nm.Resampling(), threshold, nm.Unit(), MinRuns)
 }
 
-func KindRuleText(threshold float64, nm NodeMetrics) string {
+func KindRuleText(threshold float64, nm figures.NodeMetrics) string {
 	return fmt.Sprintf("Δ = (variant − base)/base, 95 %% CI by bootstrap (%s). "+
 		"regression: worse by more than %[2]g %% with the whole CI beyond %[2]g %%; improvement: likewise better; "+
 		"same: the CI within ±%[2]g %%; inconclusive: the CI straddles ±%[2]g %%, or a metric without %[3]ss has fewer than %[4]d runs per side.",

@@ -54,7 +54,7 @@ func (l *LiveLab) Steady(ctx context.Context, m *manifest.Manifest, dir string) 
 // testnets/ folder.
 func (lv *Live) Opener(d *Dir) Opener {
 	return func(ctx context.Context) (Testnet, error) {
-		return lv.open(ctx, filepath.Join(d.Path, NetsDir))
+		return lv.open(ctx, filepath.Join(d.Path, rundir.SweepNets))
 	}
 }
 

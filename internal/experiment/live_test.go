@@ -10,7 +10,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -25,7 +25,7 @@ const subnet = "10.213.197.0/24"
 // and the cost of the experiment layer around them.
 func TestSweepQuickstart(t *testing.T) {
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
 	data, err := os.ReadFile("../../examples/quickstart.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestSweepQuickstart(t *testing.T) {
 	}
 	wall := time.Since(start)
 
-	x, err := ReadIndex(d.Path)
+	x, err := rundir.SweepRecord.Read(d.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestSweepQuickstart(t *testing.T) {
 	seen := map[[2]float64]bool{}
 	for _, c := range x.Cells {
 		f := c.Figures
-		if c.Status != Done || f == nil || c.Verdict == nil {
+		if c.Status != rundir.CellDone || f == nil || c.Verdict == nil {
 			t.Fatalf("cell %s: %s %s", c.ID, c.Status, c.Error)
 		}
 		seen[[2]float64{float64(c.Connections), c.Rate}] = true

@@ -265,12 +265,6 @@ func QAFromManifest(m *manifest.Manifest, base *QA) (*QA, error) {
 	return &q, nil
 }
 
-// Build names of the QA's variants.
-const (
-	Baseline  = rundir.QABaseline
-	Candidate = rundir.QACandidate
-)
-
 // buildOverride is a variant table setting every node group's release.
 func buildOverride(m *manifest.Manifest, ref string, extra func(group map[string]any)) map[string]any {
 	groups := map[string]any{}
@@ -301,7 +295,7 @@ func WithBuilds(m *manifest.Manifest, baseline, candidate string, le bool) *mani
 	if le {
 		extra = func(g map[string]any) { g["zone"] = manifest.RandomZone }
 	}
-	c.Variants = map[string]any{"base": Baseline, Baseline: over(baseline), Candidate: over(candidate)}
+	c.Variants = map[string]any{"base": rundir.QABaseline, rundir.QABaseline: over(baseline), rundir.QACandidate: over(candidate)}
 	return &c
 }
 
@@ -437,7 +431,7 @@ func PlanQA(q *QA, cost QACost, connections int, withBaseline bool, keepHomes bo
 		what = fmt.Sprintf("saturation grid c=%d x r %v, %s per cell", q.Connections, q.Rates, q.ProbeDuration)
 	}
 	txsProbe := rate * float64(q.Connections) * q.ProbeDuration.Seconds() // probes hover around saturation
-	searched := []string{Baseline, Candidate}[2-builds:]
+	searched := []string{rundir.QABaseline, rundir.QACandidate}[2-builds:]
 	if !q.Grid {
 		searched = searched[:min(1, len(searched))] // the candidate is not searched
 		if !withBaseline {
@@ -477,7 +471,7 @@ func PlanQA(q *QA, cost QACost, connections int, withBaseline bool, keepHomes bo
 	// Step 4.
 	if q.Rotate != "" {
 		rs := cost.upS(cost.RotateNodes) + cost.Warmup.Seconds() + q.RotateDuration.Seconds() + cost.overheadS()
-		for _, b := range []string{Baseline, Candidate}[2-builds:] {
+		for _, b := range []string{rundir.QABaseline, rundir.QACandidate}[2-builds:] {
 			add("rotate-"+b, 1, rs, diskHomes(1, cost.RotateNodes, 100*q.RotateDuration.Seconds(), cost.TxBytes), diskRuns(100*q.RotateDuration.Seconds()),
 				fmt.Sprintf("%d rotating cycles over a %s load", q.Cycles, q.RotateDuration))
 		}
@@ -636,18 +630,18 @@ func candidateCannotRun(idx *rundir.CompareIndex) (string, bool) {
 	var first string
 	for _, r := range idx.Runs {
 		switch {
-		case r.Variant == Candidate && r.Status == rundir.RunFailed:
+		case r.Variant == rundir.QACandidate && r.Status == rundir.RunFailed:
 			cand++
 			candFailed++
 			if first == "" {
 				first = r.Error
 			}
-		case r.Variant == Candidate && r.Status == rundir.RunDone:
+		case r.Variant == rundir.QACandidate && r.Status == rundir.RunDone:
 			cand++
-		case r.Variant == Baseline && r.Status == rundir.RunDone:
+		case r.Variant == rundir.QABaseline && r.Status == rundir.RunDone:
 			base++
 			baseDone++
-		case r.Variant == Baseline && r.Status == rundir.RunFailed:
+		case r.Variant == rundir.QABaseline && r.Status == rundir.RunFailed:
 			base++
 		}
 	}

@@ -109,9 +109,9 @@ func TestQAExecutorGrid(t *testing.T) {
 	if want := QAOutcome(res.Dir, x); res.Verdict != want.Verdict || res.Verdict.ExitCode() != x.ExitCode {
 		t.Errorf("verdict %s (exit %d), qa.json says %s (exit %d)", res.Verdict, res.Verdict.ExitCode(), x.Overall, x.ExitCode)
 	}
-	for _, b := range []string{Baseline, Candidate} {
+	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		s := x.Step("saturation-" + b)
-		idx, err := ReadIndex(rundir.StepPath(res.Dir, s))
+		idx, err := rundir.SweepRecord.Read(rundir.StepPath(res.Dir, s))
 		if err != nil || s.Status != rundir.StepDone || !idx.Complete || idx.Kind == "search" || len(idx.Cells) != 5 {
 			t.Fatalf("%s: %+v, index %v", s.Name, s, err)
 		}
@@ -142,17 +142,17 @@ func TestQAExecutorSearchResumeAndReuse(t *testing.T) {
 		t.Fatalf("the interrupted QA: %+v, %v", res, err)
 	}
 	// The paired QA searches the baseline only.
-	if s := r.Index.Step("saturation-baseline"); s.Dir != filepath.Join(rundir.QAStepsDir, "saturation", Baseline) || s.Status == rundir.StepDone {
+	if s := r.Index.Step("saturation-baseline"); s.Dir != filepath.Join(rundir.QAStepsDir, "saturation", rundir.QABaseline) || s.Status == rundir.StepDone {
 		t.Fatalf("%s after the interrupt: %+v, want not done in steps/saturation/baseline", s.Name, s)
 	}
 	probes := func(b string) int {
-		idx, err := ReadIndex(filepath.Join(res.Dir, rundir.QAStepsDir, "saturation", b))
+		idx, err := rundir.SweepRecord.Read(filepath.Join(res.Dir, rundir.QAStepsDir, "saturation", b))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return len(idx.Cells)
 	}
-	before := probes(Baseline)
+	before := probes(rundir.QABaseline)
 
 	again, err := ReadQARun(res.Dir)
 	if err != nil {
@@ -168,8 +168,8 @@ func TestQAExecutorSearchResumeAndReuse(t *testing.T) {
 	if err != nil || !done.Complete || done.Dir != res.Dir {
 		t.Fatalf("resumed: %+v, %v", done, err)
 	}
-	if probes(Baseline) < before || *n == 0 {
-		t.Errorf("the resumed search started again: %d probes, %d before", probes(Baseline), before)
+	if probes(rundir.QABaseline) < before || *n == 0 {
+		t.Errorf("the resumed search started again: %d probes, %d before", probes(rundir.QABaseline), before)
 	}
 	if _, err := os.Stat(filepath.Join(res.Dir, rundir.QAStepsDir, "saturation-2")); err == nil {
 		t.Error("the resumed search claimed a second saturation directory")

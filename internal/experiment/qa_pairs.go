@@ -47,7 +47,7 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o qaOptions, s *rundir.QAS
 	if x.Calibration != nil {
 		rule.Prior = x.Calibration.Capacity
 	}
-	refs := map[string]string{Baseline: x.Baseline.Ref, Candidate: x.Candidate.Ref}
+	refs := map[string]string{rundir.QABaseline: x.Baseline.Ref, rundir.QACandidate: x.Candidate.Ref}
 	deadline := stepDeadline(x, s.Name, o.Deadline)
 	var pairWall time.Duration
 	for {
@@ -66,9 +66,9 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o qaOptions, s *rundir.QAS
 		}
 		start := o.Now()
 		p := rundir.QAPair{First: pairFirst(q.PairOrder, len(sat.Pairs))}
-		order := []string{Baseline, Candidate}
-		if p.First == Candidate {
-			order = []string{Candidate, Baseline}
+		order := []string{rundir.QABaseline, rundir.QACandidate}
+		if p.First == rundir.QACandidate {
+			order = []string{rundir.QACandidate, rundir.QABaseline}
 		}
 		fmt.Fprintf(o.Log, "qa: pair %d at %g tx/s per connection (%s first)\n", len(sat.Pairs)+1, sat.OverloadRate, p.First)
 		for _, b := range order {
@@ -82,7 +82,7 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o qaOptions, s *rundir.QAS
 			}
 			tps, excl := pairValue(rdir, err, sat.Connections, sat.OverloadRate)
 			rel := RelTo(o.Root, rdir)
-			if b == Baseline {
+			if b == rundir.QABaseline {
 				p.BaseTPS, p.BaseDir, p.BaseExcluded = tps, rel, excl
 			} else {
 				p.CandTPS, p.CandDir, p.CandExcluded = tps, rel, excl
@@ -326,7 +326,7 @@ func PairedSummary(v *judge.PairedVerdict) string {
 // pairFirst is the build that runs first in pair i (0-based) of order.
 func pairFirst(order string, i int) string {
 	if order != rundir.PairOrderABAB && i%2 == 1 {
-		return Candidate
+		return rundir.QACandidate
 	}
-	return Baseline
+	return rundir.QABaseline
 }

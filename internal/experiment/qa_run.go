@@ -40,9 +40,9 @@ type qaOptions struct {
 
 // QA step names, in the order they run.
 func QASteps(q *QA, withRotate bool) []rundir.QAStep {
-	steps := []rundir.QAStep{{Name: "saturation-baseline", Kind: "sweep", Build: Baseline}}
+	steps := []rundir.QAStep{{Name: "saturation-baseline", Kind: "sweep", Build: rundir.QABaseline}}
 	if q.Grid {
-		steps = append(steps, rundir.QAStep{Name: "saturation-candidate", Kind: "sweep", Build: Candidate})
+		steps = append(steps, rundir.QAStep{Name: "saturation-candidate", Kind: "sweep", Build: rundir.QACandidate})
 	} else {
 		// The candidate is not searched: the decision is paired runs of
 		// both builds at the baseline's overload rate.
@@ -53,8 +53,8 @@ func QASteps(q *QA, withRotate bool) []rundir.QAStep {
 		steps = append(steps, rundir.QAStep{Name: "latency-emulation", Kind: "compare", Build: "both"})
 	}
 	if withRotate && q.Rotate != "" {
-		steps = append(steps, rundir.QAStep{Name: "rotate-baseline", Kind: "run", Build: Baseline},
-			rundir.QAStep{Name: "rotate-candidate", Kind: "run", Build: Candidate})
+		steps = append(steps, rundir.QAStep{Name: "rotate-baseline", Kind: "run", Build: rundir.QABaseline},
+			rundir.QAStep{Name: "rotate-candidate", Kind: "run", Build: rundir.QACandidate})
 	}
 	for i := range steps {
 		steps[i].Status = rundir.StepPending
@@ -151,7 +151,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 			runErr = werr
 		}
 	}
-	refs := map[string]string{Baseline: x.Baseline.Ref, Candidate: x.Candidate.Ref}
+	refs := map[string]string{rundir.QABaseline: x.Baseline.Ref, rundir.QACandidate: x.Candidate.Ref}
 	lab := o.Lab
 	if !o.KeepHomes {
 		lab = prunedLab{Lab: lab, log: o.Log}
@@ -165,7 +165,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 	// SearchBuilds, a fresh testnet per probe, interleaving the builds'
 	// probes were there two; --grid measures a grid per build.
 	if q.Grid {
-		for _, b := range []string{Baseline, Candidate} {
+		for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 			run("saturation-"+b, func(s *rundir.QAStep) (string, error) {
 				return gridStep(ctx, o, env, s, b, refs[b], save)
 			})
@@ -173,17 +173,17 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 	} else {
 		runErr = errors.Join(runErr, searchBoth(ctx, x, o, env, refs, save))
 	}
-	sweeps := map[string]*Index{}
-	for _, b := range []string{Baseline, Candidate} {
+	sweeps := map[string]*rundir.SweepIndex{}
+	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		if s := x.Step("saturation-" + b); s != nil && s.Status == rundir.StepDone {
-			if idx, err := ReadIndex(rundir.StepPath(o.Root, s)); err == nil {
+			if idx, err := rundir.SweepRecord.Read(rundir.StepPath(o.Root, s)); err == nil {
 				idx.Judge()
 				sweeps[b] = idx
 			}
 		}
 	}
-	if x.Saturation == nil && sweeps[Baseline] != nil {
-		x.Saturation = saturationOf(q, sweeps[Baseline], sweeps[Candidate])
+	if x.Saturation == nil && sweeps[rundir.QABaseline] != nil {
+		x.Saturation = saturationOf(q, sweeps[rundir.QABaseline], sweeps[rundir.QACandidate])
 		overloadFrom(x, o.Log)
 		_ = save()
 	}
@@ -247,7 +247,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 	// Step 4: rotating nodes, per build, each one run of the rotating testbed.
 	rot := map[string][]float64{}
 	var rotWhy string
-	for _, b := range []string{Baseline, Candidate} {
+	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		run("rotate-"+b, func(s *rundir.QAStep) (string, error) {
 			rm := *o.Rotate
 			r := *rm.Rotate
@@ -273,7 +273,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 			return res.Dir, err
 		})
 	}
-	for _, b := range []string{Baseline, Candidate} {
+	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		s := x.Step("rotate-" + b)
 		if s == nil || s.Status != rundir.StepDone {
 			continue
@@ -306,7 +306,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 	if s := x.Step("latency-emulation"); s != nil && s.Dir != "" {
 		le, _ = ReadCompareIndex(rundir.StepPath(o.Root, s))
 	}
-	QAResults(x, q, steady, le, rot[Baseline], rot[Candidate], q.Cycles, rotWhy)
+	QAResults(x, q, steady, le, rot[rundir.QABaseline], rot[rundir.QACandidate], q.Cycles, rotWhy)
 	x.Complete = runErr == nil
 	for _, s := range x.Steps {
 		if s.Status != rundir.StepDone {
@@ -332,7 +332,7 @@ func gridStep(ctx context.Context, o qaOptions, env Env, s *rundir.QAStep, b, re
 		}
 	}
 	if senv.Resume == "" {
-		dir, err := rundir.ClaimStamped(filepath.Join(o.Root, rundir.QAStepsDir), bm.Name+"-sweep", o.Now(), CellsDir, NetsDir)
+		dir, err := rundir.ClaimStamped(filepath.Join(o.Root, rundir.QAStepsDir), bm.Name+"-sweep", o.Now(), rundir.SweepCells, rundir.SweepNets)
 		if err != nil {
 			return "", err
 		}
@@ -357,7 +357,7 @@ func searchBoth(ctx context.Context, x *rundir.QAIndex, o qaOptions, env Env, re
 	var steps []*rundir.QAStep
 	var root string // an interrupted search's directory: finish it
 	start := o.Now()
-	for _, b := range []string{Baseline, Candidate} {
+	for _, b := range []string{rundir.QABaseline, rundir.QACandidate} {
 		s := x.Step("saturation-" + b)
 		if s == nil || s.Status == rundir.StepDone {
 			continue
@@ -390,17 +390,14 @@ func searchBoth(ctx context.Context, x *rundir.QAIndex, o qaOptions, env Env, re
 			s.Note = "searched interleaved with the other build's probes"
 		}
 	}
-	senv := env
-	if root != "" {
-		senv.Resume = root
-	} else {
-		dir, err := rundir.Claim(filepath.Join(o.Root, rundir.QAStepsDir), "saturation")
-		if err != nil {
+	senv := env.ResumeIn(root)
+	if root == "" {
+		var err error
+		if senv, err = env.Sub(filepath.Join(o.Root, rundir.QAStepsDir), "saturation"); err != nil {
 			return err
 		}
-		senv.Dir = dir
 		for i, s := range steps {
-			s.Dir = RelTo(o.Root, filepath.Join(dir, builds[i].Name))
+			s.Dir = RelTo(o.Root, filepath.Join(senv.Dir, builds[i].Name))
 		}
 		if err := save(); err != nil {
 			return err
@@ -411,7 +408,7 @@ func searchBoth(ctx context.Context, x *rundir.QAIndex, o qaOptions, env Env, re
 	end := o.Now()
 	for i, s := range steps {
 		s.Finished, s.WallS = end.UTC().Format(time.RFC3339), math.Round(end.Sub(start).Seconds())
-		idx, rerr := ReadIndex(rundir.StepPath(o.Root, s))
+		idx, rerr := rundir.SweepRecord.Read(rundir.StepPath(o.Root, s))
 		switch {
 		case err != nil && ctx.Err() != nil:
 			s.Status, s.Error = rundir.StepFailed, "interrupted: "+err.Error()
@@ -482,7 +479,7 @@ func shortName(name, suffix string) string {
 // baseline's sustainable rate backed off by the margin. A grid QA judges
 // the candidate's bracket against it; a search QA decides by the paired
 // runs that follow (the overload rate is chosen here).
-func saturationOf(q *QA, base, cand *Index) *rundir.QASaturation {
+func saturationOf(q *QA, base, cand *rundir.SweepIndex) *rundir.QASaturation {
 	s := &rundir.QASaturation{Connections: q.Connections, Margin: q.Margin, Baseline: bracket(base)}
 	s.Rate = math.Floor(s.Baseline.Lo * (1 - q.Margin))
 	if !q.Grid {
@@ -539,7 +536,7 @@ func overloadFrom(x *rundir.QAIndex, log io.Writer) {
 // bracket is a sweep's saturation interval: a search's [low, high); a
 // grid's highest sustainable rate at the chosen connections and the first
 // saturated one above it.
-func bracket(x *Index) judge.Interval {
+func bracket(x *rundir.SweepIndex) judge.Interval {
 	if x.Search != nil {
 		return judge.Interval{Lo: x.Search.Low, Hi: x.Search.High}
 	}

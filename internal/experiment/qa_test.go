@@ -204,7 +204,7 @@ func TestRunQA(t *testing.T) {
 							tps = tc.candTPS
 						}
 						if filepath.Base(runsRoot) == PairedStep {
-							pairedRuns = append(pairedRuns, strings.HasSuffix(vm.Name, "-"+Candidate))
+							pairedRuns = append(pairedRuns, strings.HasSuffix(vm.Name, "-"+rundir.QACandidate))
 						}
 						fakeRun(t, dir, vm.Raw, tps, 200, rng)
 						return dir, nil
@@ -250,7 +250,7 @@ func TestRunQA(t *testing.T) {
 				}
 			}
 			for i, p := range sat.Pairs {
-				if p.First != Baseline {
+				if p.First != rundir.QABaseline {
 					t.Errorf("pair %d ran %s first", i+1, p.First)
 				}
 			}
@@ -441,9 +441,9 @@ func TestCandidateCannotRun(t *testing.T) {
 		// spec: one letter per run, b/B baseline done/failed, c/C candidate done/failed.
 		x := &rundir.CompareIndex{}
 		for i, r := range spec {
-			v, st := Baseline, rundir.RunDone
+			v, st := rundir.QABaseline, rundir.RunDone
 			if r == 'c' || r == 'C' {
-				v = Candidate
+				v = rundir.QACandidate
 			}
 			if r == 'B' || r == 'C' {
 				st = rundir.RunFailed
@@ -806,7 +806,7 @@ func TestPairFirst(t *testing.T) {
 		var got strings.Builder
 		for i := range 4 {
 			first := pairFirst(tc.order, i)
-			second := map[string]string{Baseline: Candidate, Candidate: Baseline}[first]
+			second := map[string]string{rundir.QABaseline: rundir.QACandidate, rundir.QACandidate: rundir.QABaseline}[first]
 			got.WriteString(first[:1] + second[:1])
 		}
 		if got.String() != tc.want {

@@ -59,8 +59,8 @@ type Runner struct {
 }
 
 // NewIndex starts the index of a new sweep.
-func NewIndex(name string, seed int64, cfg Sweep, now time.Time) Index {
-	x := Index{SchemaVersion: SchemaVersion, Kind: "grid", Name: name, Config: rundir.SweepConfig(cfg), Seed: seed,
+func NewIndex(name string, seed int64, cfg Sweep, now time.Time) rundir.SweepIndex {
+	x := rundir.SweepIndex{SchemaVersion: rundir.SweepSchema, Kind: "grid", Name: name, Config: rundir.SweepConfig(cfg), Seed: seed,
 		Started: now.UTC().Format(time.RFC3339), Testnets: []string{}}
 	if cfg.Search {
 		x.Kind = "search"
@@ -221,20 +221,20 @@ func (r *Runner) step(ctx context.Context) (bool, error) {
 	}
 	switch {
 	case ctx.Err() != nil:
-		cell.Status = Interrupted
+		cell.Status = rundir.CellInterrupted
 		cell.Notes = append(cell.Notes, "interrupted during the load: re-run by --resume")
 		if serr := r.Dir.Save(); serr != nil {
 			return false, errors.Join(context.Cause(ctx), serr)
 		}
 		return false, context.Cause(ctx)
 	case merr != nil:
-		cell.Status, cell.Error = Failed, merr.Error()
+		cell.Status, cell.Error = rundir.CellFailed, merr.Error()
 		if serr := r.Dir.Save(); serr != nil {
 			return false, errors.Join(merr, serr)
 		}
 		return false, fmt.Errorf("cell %s: %w", cell.ID, merr)
 	}
-	cell.Status = Done
+	cell.Status = rundir.CellDone
 	if r.Judge != nil {
 		if jerr := r.Judge(cdir.Path); jerr != nil {
 			cell.Notes = append(cell.Notes, "thresholds not judged: "+jerr.Error())
@@ -266,17 +266,17 @@ func (r *Runner) next() (int, bool) {
 	x := &r.Dir.Index
 	if x.Kind != "search" {
 		for i, c := range x.Cells {
-			if c.Status != Done {
+			if c.Status != rundir.CellDone {
 				return i, true
 			}
 		}
 		return 0, false
 	}
 	// A search re-runs an unfinished last probe (after --resume) first.
-	if n := len(x.Cells); n > 0 && x.Cells[n-1].Status != Done {
+	if n := len(x.Cells); n > 0 && x.Cells[n-1].Status != rundir.CellDone {
 		return n - 1, true
 	}
-	Judge(x)
+	x.Judge()
 	st := x.Search
 	if st.Done {
 		return 0, false
@@ -296,7 +296,7 @@ func (r *Runner) next() (int, bool) {
 	} else {
 		probe = len(rates) + 1
 	}
-	c := CellRecord{Order: len(x.Cells) + 1, Probe: probe, Connections: x.Config.Connections[0], Rate: st.Next, Repeat: repeat, Status: Pending}
+	c := rundir.SweepCell{Order: len(x.Cells) + 1, Probe: probe, Connections: x.Config.Connections[0], Rate: st.Next, Repeat: repeat, Status: rundir.CellPending}
 	c.ID = cellID(c)
 	x.Cells = append(x.Cells, c)
 	return len(x.Cells) - 1, true
@@ -304,11 +304,11 @@ func (r *Runner) next() (int, bool) {
 
 // cellDir creates the cell's run directory under cells/; a cell re-run
 // after an interruption gets a new one, the old one is kept.
-func (r *Runner) cellDir(cell *CellRecord) (*rundir.Dir, error) {
+func (r *Runner) cellDir(cell *rundir.SweepCell) (*rundir.Dir, error) {
 	if cell.RunDir != "" {
 		cell.Notes = append(cell.Notes, "earlier attempt kept in "+cell.RunDir)
 	}
-	path, err := rundir.Claim(filepath.Join(r.Dir.Path, CellsDir), cell.ID, rundir.Homes, rundir.Logs, rundir.Metrics)
+	path, err := rundir.Claim(filepath.Join(r.Dir.Path, rundir.SweepCells), cell.ID, rundir.Homes, rundir.Logs, rundir.Metrics)
 	if err != nil {
 		return nil, fmt.Errorf("create cell directory: %w", err)
 	}

@@ -35,7 +35,7 @@ var errStop = errors.New("stop")
 
 func (f *fakeNet) open(ctx context.Context) (Testnet, error) {
 	f.opened++
-	dir := filepath.Join(f.root, NetsDir, fmt.Sprintf("net%d", f.opened))
+	dir := filepath.Join(f.root, rundir.SweepNets, fmt.Sprintf("net%d", f.opened))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func TestRunGrid(t *testing.T) {
 			t.Errorf("measurement %d: load %+v does not keep the base", i+1, l)
 		}
 	}
-	x, err := ReadIndex(d.Path)
+	x, err := rundir.SweepRecord.Read(d.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestRunGrid(t *testing.T) {
 	}
 	for _, c := range x.Cells {
 		fg := c.Figures
-		if c.Status != Done || fg == nil || c.Verdict == nil {
+		if c.Status != rundir.CellDone || fg == nil || c.Verdict == nil {
 			t.Fatalf("cell %s: %s", c.ID, c.Status)
 		}
 		if fg.Sent != fg.Committed+fg.Rejected+fg.Lost {
@@ -228,7 +228,7 @@ func TestInterruptAndResume(t *testing.T) {
 	if f.closed != 1 {
 		t.Errorf("testnet closed %d times after the interrupt, want 1", f.closed)
 	}
-	x, err := ReadIndex(d.Path)
+	x, err := rundir.SweepRecord.Read(d.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestInterruptAndResume(t *testing.T) {
 	for _, c := range x.Cells {
 		states = append(states, c.Status)
 	}
-	want := []string{Done, Done, Interrupted, Pending, Pending, Pending, Pending, Pending}
+	want := []string{rundir.CellDone, rundir.CellDone, rundir.CellInterrupted, rundir.CellPending, rundir.CellPending, rundir.CellPending, rundir.CellPending, rundir.CellPending}
 	if !reflect.DeepEqual(states, want) || x.Complete {
 		t.Fatalf("states %v complete %v, want %v", states, x.Complete, want)
 	}
@@ -256,7 +256,7 @@ func TestInterruptAndResume(t *testing.T) {
 	if len(f2.measured) != 6 {
 		t.Errorf("resume measured %d cells, want 6 (1 interrupted + 5 pending)", len(f2.measured))
 	}
-	x2, _ := ReadIndex(d.Path)
+	x2, _ := rundir.SweepRecord.Read(d.Path)
 	if !x2.Complete || len(x2.Testnets) != 2 {
 		t.Fatalf("after resume: complete %v, testnets %v", x2.Complete, x2.Testnets)
 	}
@@ -264,7 +264,7 @@ func TestInterruptAndResume(t *testing.T) {
 		t.Error("resume changed a finished cell")
 	}
 	c3 := x2.Cells[2]
-	if c3.Status != Done || c3.RunDir == interrupted || !strings.Contains(strings.Join(c3.Notes, " "), interrupted) {
+	if c3.Status != rundir.CellDone || c3.RunDir == interrupted || !strings.Contains(strings.Join(c3.Notes, " "), interrupted) {
 		t.Errorf("re-run cell: %s in %s, notes %q (interrupted attempt in %s)", c3.Status, c3.RunDir, c3.Notes, interrupted)
 	}
 	if _, err := os.Stat(filepath.Join(d.Path, interrupted)); err != nil {
@@ -286,7 +286,7 @@ func TestRunSearch(t *testing.T) {
 	if err := (&Runner{Dir: d, Open: f.open}).Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x, err := ReadIndex(d.Path)
+	x, err := rundir.SweepRecord.Read(d.Path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -208,7 +208,7 @@ func SearchBuilds(ctx context.Context, env Env, cfg Sweep, builds []Build) ([]Va
 				return nil, &UsageError{fmt.Errorf("resume %s: %w", b.Name, err)}
 			}
 		} else {
-			p, err := rundir.Claim(root, b.Name, CellsDir, NetsDir)
+			p, err := rundir.Claim(root, b.Name, rundir.SweepCells, rundir.SweepNets)
 			if err != nil {
 				return nil, err
 			}
@@ -217,7 +217,7 @@ func SearchBuilds(ctx context.Context, env Env, cfg Sweep, builds []Build) ([]Va
 				return nil, err
 			}
 		}
-		m, nets := b.Manifest, filepath.Join(d.Path, NetsDir)
+		m, nets := b.Manifest, filepath.Join(d.Path, rundir.SweepNets)
 		variants[i] = Variant{Name: b.Name, Dir: d, Base: m.Load,
 			Open: func(ctx context.Context) (Testnet, error) { return env.Lab.Open(ctx, m, nets) }}
 	}

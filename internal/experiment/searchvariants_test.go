@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func TestInterleaveOrder(t *testing.T) {
@@ -78,7 +79,7 @@ func TestSearchVariants(t *testing.T) {
 		if r.State.Outcome != judge.Found || !r.Bracketed || !(r.Interval.Low <= c/0.99 && c < r.Interval.High) {
 			t.Errorf("%s: %s %s for a capacity of %g (%s)", r.Name, r.State.Outcome, r.Interval, c, r.State.Detail)
 		}
-		x, err := ReadIndex(r.Dir)
+		x, err := rundir.SweepRecord.Read(r.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +139,7 @@ func TestSearchBuilds(t *testing.T) {
 		if r.State.Outcome != judge.Found || filepath.Base(r.Dir) != r.Name {
 			t.Errorf("%s in %s: %s %s", r.Name, r.Dir, r.State.Outcome, r.Interval)
 		}
-		x, err := ReadIndex(r.Dir)
+		x, err := rundir.SweepRecord.Read(r.Dir)
 		if err != nil || !x.Complete || x.Kind != "search" {
 			t.Fatalf("%s: %v %+v", r.Name, err, x)
 		}

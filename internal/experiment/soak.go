@@ -63,12 +63,6 @@ func (s *Soak) Load(base manifest.Load) manifest.Load {
 	return l
 }
 
-// SoakFile is the soak's judgement, beside the run's results.json.
-const SoakFile = rundir.SoakFile
-
-// SoakResult is soak.json (package rundir).
-type SoakResult = rundir.SoakResult
-
 // ThroughputSeries is committed tx/s per second of block time: each
 // block's run txs spread evenly over the interval since the previous block,
 // summed into 1 s bins from the start of the first run block's interval;
@@ -137,7 +131,7 @@ func ThroughputSeries(runDir string) (t, tps []float64, err error) {
 // AnalyzeSoak fits the decay of a soak run's throughput and writes
 // soak.json into the run directory; the bootstrap is seeded from seed, so
 // the same run gives the same file.
-func AnalyzeSoak(runDir string, seed int64, bootstrap int) (*SoakResult, error) {
+func AnalyzeSoak(runDir string, seed int64, bootstrap int) (*rundir.SoakResult, error) {
 	t, y, err := ThroughputSeries(runDir)
 	if err != nil {
 		return nil, fmt.Errorf("soak: %w", err)
@@ -148,7 +142,7 @@ func AnalyzeSoak(runDir string, seed int64, bootstrap int) (*SoakResult, error) 
 	if err != nil {
 		return nil, fmt.Errorf("soak: %w", err)
 	}
-	res := &SoakResult{SchemaVersion: rundir.SoakSchema, T: t, TPS: y, Fit: fit}
+	res := &rundir.SoakResult{SchemaVersion: rundir.SoakSchema, T: t, TPS: y, Fit: fit}
 	if err := rundir.SoakRecord.Write(runDir, res); err != nil {
 		return nil, err
 	}

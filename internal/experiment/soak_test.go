@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func writeBlocks(t *testing.T, dir string, rows []string) {
@@ -72,7 +74,7 @@ func TestAnalyzeSoak(t *testing.T) {
 	if !f.Decays || f.HalfLifeLo > 250 || f.HalfLifeHi < 250 || math.Abs(f.HalfLife-250) > 30 {
 		t.Errorf("fit %+v: want a decay with half-life 250 s inside its interval", f)
 	}
-	if _, err := os.Stat(filepath.Join(dir, SoakFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.SoakFile)); err != nil {
 		t.Error(err)
 	}
 	if errs := (&Soak{Rate: 0, Connections: 0, Bootstrap: 1}).Validate(); len(errs) != 4 {

@@ -20,15 +20,12 @@ import (
 // interleaved), so a drift of the machine over the whole soak weighs on the
 // later variants: repeat it in another order to tell.
 
-// SoakVariantsIndex is soak-variants.json (package rundir).
-type SoakVariantsIndex = rundir.SoakVariantsIndex
-
 type soakVariantsExec struct {
 	env  Env
 	cfg  Soak
 	m    *manifest.Manifest
 	root string
-	idx  *SoakVariantsIndex
+	idx  *rundir.SoakVariantsIndex
 }
 
 // newSoakVariants is the soak's executor for a manifest with [variants]
@@ -64,9 +61,6 @@ func newSoakVariants(cfg Soak, m *manifest.Manifest, env Env) (Executor, error) 
 	return x, nil
 }
 
-// IsSoakVariants reports whether dir is a soak over variants.
-func IsSoakVariants(dir string) bool { return rundir.SoakVariantsRecord.Exists(dir) }
-
 func (x *soakVariantsExec) Run(ctx context.Context) (Result, error) {
 	if x.idx == nil {
 		root, err := x.env.claim(x.m.Name+"-soak-variants", rundir.SoakVariantsRuns)
@@ -75,7 +69,7 @@ func (x *soakVariantsExec) Run(ctx context.Context) (Result, error) {
 		}
 		x.root = root
 		labels := VariantLabels(x.m)
-		x.idx = &SoakVariantsIndex{SchemaVersion: rundir.SoakVariantsSchema, Kind: "soak-variants", Name: x.m.Name,
+		x.idx = &rundir.SoakVariantsIndex{SchemaVersion: rundir.SoakVariantsSchema, Kind: "soak-variants", Name: x.m.Name,
 			Rate: x.cfg.Rate, Connections: x.cfg.Connections, Duration: x.cfg.Duration.String(), Bootstrap: x.cfg.Bootstrap,
 			Seed: x.m.Seed, Started: x.env.now().UTC().Format(time.RFC3339)}
 		for _, name := range x.m.VariantNames() {
@@ -113,7 +107,7 @@ func (x *soakVariantsExec) Run(ctx context.Context) (Result, error) {
 			r.RunDir, _ = filepath.Rel(x.root, runDir)
 		}
 		if err == nil {
-			var res *SoakResult
+			var res *rundir.SoakResult
 			if res, err = AnalyzeSoak(runDir, x.idx.Seed, x.cfg.Bootstrap); err == nil {
 				fmt.Fprintf(log, "soak %s: %s\n", r.Variant, res.Fit.Verdict)
 			}

@@ -27,7 +27,7 @@ func (s *Soak) NewExecutor(m *manifest.Manifest, env Env) (Executor, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, &UsageError{errors.Join(errs...)}
 	}
-	if env.Resume != "" && IsSoakVariants(env.Resume) {
+	if env.Resume != "" && rundir.SoakVariantsRecord.Exists(env.Resume) {
 		return newSoakVariants(cfg, nil, env)
 	}
 	if env.Resume == "" && m != nil && m.HasVariants() {

@@ -147,10 +147,10 @@ func (s *Sweep) CellLoad(base manifest.Load, c int, r float64) manifest.Load {
 // whole grid shuffled by a generator seeded from seed and the repeat number,
 // so load does not follow time, repeats are interleaved, and the same seed
 // gives the same order.
-func (s *Sweep) Order(seed int64) []CellRecord {
-	var out []CellRecord
+func (s *Sweep) Order(seed int64) []rundir.SweepCell {
+	var out []rundir.SweepCell
 	for rep := 1; rep <= s.Repeats; rep++ {
-		var block []CellRecord
+		var block []rundir.SweepCell
 		variants := s.Variants
 		if len(variants) == 0 {
 			variants = []string{""}
@@ -166,7 +166,7 @@ func (s *Sweep) Order(seed int64) []CellRecord {
 			for _, d := range durations {
 				for _, c := range s.Connections {
 					for _, r := range s.Rates {
-						block = append(block, CellRecord{Variant: v, Duration: d, Connections: c, Rate: r, Repeat: rep})
+						block = append(block, rundir.SweepCell{Variant: v, Duration: d, Connections: c, Rate: r, Repeat: rep})
 					}
 				}
 			}
@@ -177,13 +177,13 @@ func (s *Sweep) Order(seed int64) []CellRecord {
 	}
 	for i := range out {
 		out[i].Order = i + 1
-		out[i].Status = Pending
+		out[i].Status = rundir.CellPending
 		out[i].ID = cellID(out[i])
 	}
 	return out
 }
 
-func cellID(c CellRecord) string {
+func cellID(c rundir.SweepCell) string {
 	if c.Probe > 0 {
 		return fmt.Sprintf("%03d-probe%d-c%d-r%g-%d", c.Order, c.Probe, c.Connections, c.Rate, c.Repeat)
 	}

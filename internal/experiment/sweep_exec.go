@@ -94,7 +94,7 @@ type sweepExec struct {
 
 func (x *sweepExec) Run(ctx context.Context) (Result, error) {
 	if x.d == nil {
-		path, err := x.env.claim(x.m.Name+"-sweep", CellsDir, NetsDir)
+		path, err := x.env.claim(x.m.Name+"-sweep", rundir.SweepCells, rundir.SweepNets)
 		if err != nil {
 			return Result{Kind: "sweep"}, fmt.Errorf("create sweep directory: %w", err)
 		}
@@ -108,7 +108,7 @@ func (x *sweepExec) Run(ctx context.Context) (Result, error) {
 		return x.result(), nil
 	}
 	fmt.Fprintf(x.env.log(), "sweep %s: %s\n", x.d.Path, Describe(&x.d.Index))
-	nets := filepath.Join(x.d.Path, NetsDir)
+	nets := filepath.Join(x.d.Path, rundir.SweepNets)
 	variants, err := variantEnvs(x.m, x.d.Index.Config.Variants, x.env.Lab, nets)
 	if err != nil {
 		return x.result(), err
@@ -122,7 +122,7 @@ func (x *sweepExec) Run(ctx context.Context) (Result, error) {
 func (x *sweepExec) result() Result {
 	idx := &x.d.Index
 	res := Result{Kind: "sweep", Dir: x.d.Path, Complete: idx.Complete}
-	Judge(idx)
+	idx.Judge()
 	switch {
 	case idx.Kind == "search" && idx.Search != nil:
 		res.Kind = "search"
@@ -139,7 +139,7 @@ func (x *sweepExec) result() Result {
 	// where the network stops keeping up is what it is for.
 	var dirs []string
 	for _, c := range idx.Cells {
-		if idx.Kind != "search" && c.Status == Done && c.RunDir != "" {
+		if idx.Kind != "search" && c.Status == rundir.CellDone && c.RunDir != "" {
 			dirs = append(dirs, c.RunDir)
 		}
 	}
@@ -151,7 +151,7 @@ func (x *sweepExec) result() Result {
 }
 
 // Describe says in one line what a sweep measures.
-func Describe(x *Index) string {
+func Describe(x *rundir.SweepIndex) string {
 	c := x.Config
 	if x.Kind == "search" {
 		return fmt.Sprintf("search at c=%d from %g tx/s (max %g), %s per probe, precision %g %%", c.Connections[0], c.StartRate, c.MaxRate, c.Duration, c.Precision*100)

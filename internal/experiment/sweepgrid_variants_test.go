@@ -6,6 +6,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // A grid over two variants and two durations is one experiment: every cell
@@ -31,7 +32,7 @@ func TestRunGridVariants(t *testing.T) {
 	if len(fast.measured) != 4 || len(slow.measured) != 4 {
 		t.Fatalf("measured fast %d, slow %d, want 4 each", len(fast.measured), len(slow.measured))
 	}
-	x, err := ReadIndex(d.Path)
+	x, err := rundir.SweepRecord.Read(d.Path)
 	if err != nil {
 		t.Fatal(err)
 	}

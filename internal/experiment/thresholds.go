@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -19,7 +20,7 @@ import (
 // --fail-on) and the outcomes (committed share, lost txs, rotate cycles
 // caught up, halted). A metric the run did not measure is absent.
 func ThresholdValues(dir, kind string) (map[string]float64, error) {
-	nm, err := NodeMetricsFor(kind)
+	nm, err := figures.For(kind)
 	if err != nil {
 		return nil, err
 	}

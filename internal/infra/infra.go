@@ -67,7 +67,7 @@ type Runner interface {
 	// harness dials them). Runners that place nodes at the plan's addresses
 	// return those (PlanEndpoints); a swarm returns service virtual IPs and
 	// ports published on the machine running the node.
-	Endpoints(node string) (Endpoints, error)
+	Endpoints(node string) (statefile.Endpoints, error)
 	// Cleanup stops every process and removes everything Setup and Start
 	// created. It is idempotent.
 	Cleanup(ctx context.Context) error
@@ -81,18 +81,15 @@ type HomeCopier interface {
 	HomeReset(node string)
 }
 
-// Endpoints are where one node is reached (host:port each).
-type Endpoints = statefile.Endpoints
-
 // PlanEndpoints are a node's endpoints at its plan address.
-func PlanEndpoints(n *plan.Node) Endpoints {
+func PlanEndpoints(n *plan.Node) statefile.Endpoints {
 	at := func(port int) string { return netip.AddrPortFrom(n.Addr, uint16(port)).String() }
-	return Endpoints{P2P: at(n.P2PPort), RPC: at(n.RPCPort), Metrics: at(n.PrometheusPort)}
+	return statefile.Endpoints{P2P: at(n.P2PPort), RPC: at(n.RPCPort), Metrics: at(n.PrometheusPort)}
 }
 
 // StateEndpoints returns the endpoints a state file records, by node (none
 // for files from before runners recorded them).
-func StateEndpoints(statePath string) (map[string]Endpoints, error) {
+func StateEndpoints(statePath string) (map[string]statefile.Endpoints, error) {
 	s, err := statefile.Read(statePath)
 	if err != nil {
 		return nil, err
@@ -139,7 +136,7 @@ type Kind struct {
 	// a process check would miss. Tests and `down` prove a teardown
 	// complete with it.
 	Leftovers func(ctx context.Context, runID string) ([]string, error)
-	Caps      Capabilities
+	Caps      caps.Record
 }
 
 // Usage is one node's resource use as its runner's engine reports it.
@@ -272,14 +269,9 @@ func Down(ctx context.Context, statePath string, log io.Writer) error {
 	return k.Down(ctx, statePath, log)
 }
 
-// Capabilities is what a runner declares about itself (in its Kind), so
-// that the layers above ask it instead of naming runners; the record lives
-// in the leaf package caps so that the manifest can read it too.
-type Capabilities = caps.Record
-
 // Caps returns the capabilities the runner called name declares (the zero
 // record, the most conservative, for an unknown name).
-func Caps(name string) Capabilities {
+func Caps(name string) caps.Record {
 	r, _ := caps.Of(name)
 	return r
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/infra/caps"
 )
 
 // TestCapsAndSweepAll: a runner's declared capabilities are what Caps
@@ -13,7 +15,7 @@ import (
 // every registered sweep, joining their errors with the runner's name.
 func TestCapsAndSweepAll(t *testing.T) {
 	swept := map[string]bool{}
-	Register("test-a", Kind{Caps: Capabilities{ConcurrentStarts: 4, AutoLinks: "userspace"},
+	Register("test-a", Kind{Caps: caps.Record{ConcurrentStarts: 4, AutoLinks: "userspace"},
 		Sweep: func(context.Context) error { swept["a"] = true; return nil }})
 	Register("test-b", Kind{Sweep: func(context.Context) error { swept["b"] = true; return errors.New("boom") }})
 	Register("test-c", Kind{}) // nothing to sweep
@@ -25,7 +27,7 @@ func TestCapsAndSweepAll(t *testing.T) {
 	if c := Caps("test-a"); c.ConcurrentStarts != 4 || c.AutoLinks != "userspace" {
 		t.Errorf("Caps(test-a) = %+v", c)
 	}
-	if c := Caps("no-such-runner"); !reflect.DeepEqual(c, Capabilities{}) {
+	if c := Caps("no-such-runner"); !reflect.DeepEqual(c, caps.Record{}) {
 		t.Errorf("Caps of an unknown runner = %+v, want the zero record", c)
 	}
 	err := SweepAll(context.Background())

@@ -9,16 +9,12 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// LatenessCheck is linkem/lateness.json, a run-directory record owned by
-// rundir (rundir.LinkLateness).
-type LatenessCheck = rundir.LinkLateness
-
 // CheckLateness checks the window [from, to] of a switch's series (zero
 // times: from its first line / to its last). The window's histogram is the
 // last line at or before from subtracted from the first line at or after to
 // (a switch that started after from counts from zero).
-func CheckLateness(series []LatenessSample, from, to time.Time, window string) LatenessCheck {
-	c := LatenessCheck{Window: window, Met: true}
+func CheckLateness(series []rundir.LinkemLatenessSample, from, to time.Time, window string) rundir.LinkLateness {
+	c := rundir.LinkLateness{Window: window, Met: true}
 	if len(series) == 0 {
 		c.Verdict = "no lateness record: nothing to check"
 		return c

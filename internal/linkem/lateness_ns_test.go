@@ -53,7 +53,7 @@ func TestLatenessCertifies(t *testing.T) {
 
 // lateness pings across a 5 ms link for 2 s (with hog processes beside the
 // delivery thread) and checks the switch's record over the pings' window.
-func lateness(t *testing.T, hog int) linkem.LatenessCheck {
+func lateness(t *testing.T, hog int) rundir.LinkLateness {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	eps := []linkem.Endpoint{
@@ -110,7 +110,7 @@ func lateness(t *testing.T, hog int) linkem.LatenessCheck {
 	if err := u.Close(); err != nil { // writes the last line
 		t.Fatal(err)
 	}
-	series, _, err := rundir.LinkemLatenessSeries.ReadFile(filepath.Join(dir, linkem.LatenessSeriesFile))
+	series, _, err := rundir.LinkemLatenessSeries.ReadFile(filepath.Join(dir, rundir.LinkemLatenessSeriesFile))
 	if err != nil {
 		t.Fatal(err)
 	}

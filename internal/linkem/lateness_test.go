@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Every value lands in the bucket whose bounds hold it.
@@ -97,13 +98,13 @@ func TestLatenessObserveNoAlloc(t *testing.T) {
 	}
 }
 
-func sample(sec int, minDelay time.Duration, maxNs int64, lat ...time.Duration) LatenessSample {
+func sample(sec int, minDelay time.Duration, maxNs int64, lat ...time.Duration) rundir.LinkemLatenessSample {
 	var h latHist
 	for _, d := range lat {
 		h.observe(int64(d))
 	}
 	l := h.snapshot()
-	return LatenessSample{Time: time.Unix(1000+int64(sec), 0).UTC(), Frames: l.Frames, SumNs: int64(l.Sum), MaxNs: maxNs, MinDelayNs: int64(minDelay), Counts: l.Counts}
+	return rundir.LinkemLatenessSample{Time: time.Unix(1000+int64(sec), 0).UTC(), Frames: l.Frames, SumNs: int64(l.Sum), MaxNs: maxNs, MinDelayNs: int64(minDelay), Counts: l.Counts}
 }
 
 func rep(n int, d time.Duration) []time.Duration {
@@ -122,7 +123,7 @@ func TestCheckLateness(t *testing.T) {
 	// frames of which 2 % are 5 ms late; the line after the window adds
 	// 1000 very late frames that must not count.
 	inWin := append(rep(100, 50*us), append(rep(980, 60*us), rep(20, 5*ms)...)...)
-	series := []LatenessSample{
+	series := []rundir.LinkemLatenessSample{
 		sample(0, 0, 0),
 		sample(1, 40*ms, 50_000, rep(100, 50*us)...),
 		sample(2, 40*ms, int64(5*ms), inWin...),
@@ -130,7 +131,7 @@ func TestCheckLateness(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
-		series     []LatenessSample
+		series     []rundir.LinkemLatenessSample
 		from, to   time.Time
 		met        bool
 		frames     uint64
@@ -142,8 +143,8 @@ func TestCheckLateness(t *testing.T) {
 		{"only fast frames", series, at(0), at(1), true, 100, 0.05, 0.05, 1, "on time"},
 		{"whole series", series, time.Time{}, time.Time{}, false, 2100, 2000, 2000, 1, "LATE"},
 		{"switch started after from", series[1:], at(-10), at(1), true, 100, 0.05, 0.05, 1, "on time"},
-		{"bound scales with long delays", []LatenessSample{sample(0, 500*ms, 0), sample(1, 500*ms, int64(5*ms), inWin...)}, at(0), at(1), true, 1100, 5, 5, 10, "on time"},
-		{"no frames", []LatenessSample{sample(0, 0, 0), sample(1, 0, 0)}, at(0), at(1), true, 0, 0, 0, 1, "nothing to check"},
+		{"bound scales with long delays", []rundir.LinkemLatenessSample{sample(0, 500*ms, 0), sample(1, 500*ms, int64(5*ms), inWin...)}, at(0), at(1), true, 1100, 5, 5, 10, "on time"},
+		{"no frames", []rundir.LinkemLatenessSample{sample(0, 0, 0), sample(1, 0, 0)}, at(0), at(1), true, 0, 0, 0, 1, "nothing to check"},
 		{"no series", nil, at(0), at(1), true, 0, 0, 0, 0, "no lateness record"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,12 +197,12 @@ func TestReadLatenessSeries(t *testing.T) {
 		{"bad middle line", strings.Replace(full, "\n", "\nnot json\n", 1), 1, "lateness.jsonl:2:"},
 		{"too many buckets", `{"counts":[` + strings.Repeat("0,", LatBuckets) + "0]}\n", 0, "buckets"},
 	} {
-		got, _, err := rundir.LinkemLatenessSeries.Read(strings.NewReader(tc.in), LatenessSeriesFile)
+		got, _, err := rundir.LinkemLatenessSeries.Read(strings.NewReader(tc.in), rundir.LinkemLatenessSeriesFile)
 		if len(got) != tc.n || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %d lines, err %v; want %d, %q", tc.name, len(got), err, tc.n, tc.err)
 		}
 	}
-	got, _, _ := rundir.LinkemLatenessSeries.Read(strings.NewReader(full), LatenessSeriesFile)
+	got, _, _ := rundir.LinkemLatenessSeries.Read(strings.NewReader(full), rundir.LinkemLatenessSeriesFile)
 	if got[2].Frames != 2 || got[2].MinDelayNs != int64(time.Millisecond) || !got[2].Time.Equal(time.Unix(1002, 0)) {
 		t.Errorf("round trip: %+v", got[2])
 	}
@@ -259,7 +260,7 @@ func TestUserspaceRecords(t *testing.T) {
 	if err := u.Close(); err != nil {
 		t.Fatal(err)
 	}
-	series, truncated, err := rundir.LinkemLatenessSeries.ReadFile(dir + "/" + LatenessSeriesFile)
+	series, truncated, err := rundir.LinkemLatenessSeries.ReadFile(dir + "/" + rundir.LinkemLatenessSeriesFile)
 	if err != nil || truncated {
 		t.Fatal(err)
 	}
@@ -274,14 +275,14 @@ func TestUserspaceRecords(t *testing.T) {
 	if last.Frames != 1 || maxNs != int64(3*time.Millisecond) {
 		t.Errorf("last line %+v, series max %d", last, maxNs)
 	}
-	prom, err := os.ReadFile(dir + "/" + CountersFile)
+	prom, err := os.ReadFile(dir + "/" + rundir.LinkemCountersFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(prom), "benchnet_linkem_lateness_seconds_count 1\n") {
 		t.Errorf("counters.prom lacks the histogram:\n%s", prom)
 	}
-	c, err := rundir.DecodeLinkemCounters(bytes.NewReader(prom), CountersFile)
+	c, err := rundir.DecodeLinkemCounters(bytes.NewReader(prom), rundir.LinkemCountersFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,6 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// LatenessSample is one line of linkem/lateness.jsonl (rundir owns the
-// record and its codec, rundir.LinkemLatenessSeries), which the userspace
-// switch appends every UserspaceConfig.RecordEvery while it runs.
-type LatenessSample = rundir.LinkemLatenessSample
-
 // The record's bucket count is rundir's; a different histogram layout would
 // not compile (a negative constant does not convert to uint).
 const (
@@ -22,7 +17,7 @@ const (
 	_ = uint(rundir.LinkemLatenessBuckets - LatBuckets)
 )
 
-func sampleHist(s *LatenessSample) Lateness {
+func sampleHist(s *rundir.LinkemLatenessSample) Lateness {
 	l := Lateness{Frames: s.Frames, Sum: time.Duration(s.SumNs), Max: time.Duration(s.MaxNs), Counts: make([]uint64, LatBuckets)}
 	copy(l.Counts, s.Counts)
 	return l
@@ -31,7 +26,7 @@ func sampleHist(s *LatenessSample) Lateness {
 // recorder keeps the switch's own record in a directory while it runs.
 type recorder struct {
 	dir    string
-	series *rundir.JSONLWriter[LatenessSample]
+	series *rundir.JSONLWriter[rundir.LinkemLatenessSample]
 	err    error // first write error, returned by Close
 }
 
@@ -39,7 +34,7 @@ func (u *Userspace) startRecorder() error {
 	if err := os.MkdirAll(u.cfg.RecordDir, 0o755); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	f, err := rundir.LinkemLatenessSeries.Append(filepath.Join(u.cfg.RecordDir, LatenessSeriesFile))
+	f, err := rundir.LinkemLatenessSeries.Append(filepath.Join(u.cfg.RecordDir, rundir.LinkemLatenessSeriesFile))
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
@@ -74,11 +69,11 @@ func (u *Userspace) record() {
 	for n > 0 && l.Counts[n-1] == 0 {
 		n--
 	}
-	s := LatenessSample{
+	s := rundir.LinkemLatenessSample{
 		Time: time.Now().UTC(), Frames: l.Frames, SumNs: int64(l.Sum),
 		MaxNs: u.late.interval.Swap(0), MinDelayNs: u.minDelay.Load(), Sched: threadSched(u.DeliveryThread()), Counts: l.Counts[:n],
 	}
-	err := errors.Join(r.series.Write(&s), u.WriteMetricsFile(filepath.Join(r.dir, CountersFile)))
+	err := errors.Join(r.series.Write(&s), u.WriteMetricsFile(filepath.Join(r.dir, rundir.LinkemCountersFile)))
 	if err != nil && r.err == nil {
 		r.err = fmt.Errorf("linkem record %s: %w", r.dir, err)
 	}

@@ -18,6 +18,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // evLoop is the websocket transport of a run as one event loop on the
@@ -276,13 +278,13 @@ func (c *loopConn) send(ctx context.Context, j *job) {
 	if c.fd < 0 {
 		if down, err := c.bo.down(now); down {
 			j.c.build(j, now, nil)
-			j.rec.Result, j.rec.Log = ResultSendError, fmt.Sprintf("not connected: %v", err)
+			j.rec.Result, j.rec.Log = rundir.ResultSendError, fmt.Sprintf("not connected: %v", err)
 			j.c.finish(j)
 			return
 		}
 		if err := c.connect(ctx); err != nil {
 			j.c.build(j, time.Now(), nil)
-			j.rec.Result, j.rec.Log = ResultSendError, err.Error()
+			j.rec.Result, j.rec.Log = rundir.ResultSendError, err.Error()
 			j.c.finish(j)
 			return
 		}
@@ -522,7 +524,7 @@ func (c *loopConn) fail(reason string) {
 	c.out, c.rx, c.frag, c.fragging = c.out[:0], c.rx[:0], c.frag[:0], false
 	c.bo.fail(time.Now(), errors.New(reason))
 	c.pend.each(func(j *job) {
-		j.rec.Result, j.rec.Log = ResultSendError, reason
+		j.rec.Result, j.rec.Log = rundir.ResultSendError, reason
 		j.c.finish(j)
 	})
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"golang.org/x/sys/unix"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func TestMaskBytes(t *testing.T) {
@@ -37,7 +39,7 @@ func TestPending(t *testing.T) {
 	var p pending
 	jobs := map[uint64]*job{}
 	put := func(seq uint64) {
-		j := &job{rec: Sent{Seq: seq}}
+		j := &job{rec: rundir.Sent{Seq: seq}}
 		jobs[seq] = j
 		p.put(j)
 	}
@@ -122,10 +124,10 @@ func serverFrame(fin bool, op byte, p []byte) []byte {
 
 func TestLoopFrames(t *testing.T) {
 	l, c, peer := loopPair(t)
-	out := make(chan Sent, 16)
+	out := make(chan rundir.Sent, 16)
 	cr := &connRun{out: out}
 	for s := uint64(0); s < 3; s++ {
-		c.pend.put(&job{c: cr, rec: Sent{Seq: s}})
+		c.pend.put(&job{c: cr, rec: rundir.Sent{Seq: s}})
 	}
 	ok := func(id int) []byte {
 		return []byte(`{"jsonrpc":"2.0","id":` + string(rune('0'+id)) + `,"result":{"code":0,"data":"","log":"","codespace":"","hash":"AB"}}`)
@@ -148,12 +150,12 @@ func TestLoopFrames(t *testing.T) {
 	for range 5 {
 		l.wait(time.Millisecond)
 	}
-	got := map[uint64]Sent{}
+	got := map[uint64]rundir.Sent{}
 	for len(out) > 0 {
 		r := <-out
 		got[r.Seq] = r
 	}
-	if len(got) != 3 || got[0].Result != ResultOK || got[1].Result != ResultOK || got[2].Result != ResultRejected || got[2].Code != 7 || got[0].Ack == 0 {
+	if len(got) != 3 || got[0].Result != rundir.ResultOK || got[1].Result != rundir.ResultOK || got[2].Result != rundir.ResultRejected || got[2].Code != 7 || got[0].Ack == 0 {
 		t.Fatalf("answers %+v: want seqs 0, 1 ok and 2 rejected with code 7", got)
 	}
 	if c.pend.n != 0 || len(c.rx) != 0 {
@@ -170,11 +172,11 @@ func TestLoopFrames(t *testing.T) {
 	}
 
 	// A close frame ends the connection; what is pending becomes send_error.
-	c.pend.put(&job{c: cr, rec: Sent{Seq: 3}})
+	c.pend.put(&job{c: cr, rec: rundir.Sent{Seq: 3}})
 	unix.Write(peer, serverFrame(true, opClose, []byte{0x03, 0xf1}))
 	l.wait(10 * time.Millisecond)
 	r := <-out
-	if c.fd != -1 || r.Seq != 3 || r.Result != ResultSendError || !strings.Contains(r.Log, "code 1009") {
+	if c.fd != -1 || r.Seq != 3 || r.Result != rundir.ResultSendError || !strings.Contains(r.Log, "code 1009") {
 		t.Fatalf("after a close frame: fd %d, record %+v", c.fd, r)
 	}
 }
@@ -303,7 +305,7 @@ func TestLoopAckIsReceiveTime(t *testing.T) {
 	defer fn.mu.Unlock()
 	for _, r := range sink.recs {
 		wrote, ok := fn.wrote[fmt.Sprint(r.Seq+1)]
-		if r.Result != ResultOK || !ok {
+		if r.Result != rundir.ResultOK || !ok {
 			t.Fatalf("seq %d: %+v, answer written: %v", r.Seq, r, ok)
 		}
 		if r.Ack < r.SentAt || r.Ack > wrote {

@@ -3,6 +3,8 @@ package load
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // TestFastAccepted checks that the reflection-free path takes only answers
@@ -42,7 +44,7 @@ func TestFastAccepted(t *testing.T) {
 		}
 		js, jok := r.seq()
 		res, code, log := r.outcome()
-		if !jok || js != seq || res != ResultOK || code != 0 || log != "" {
+		if !jok || js != seq || res != rundir.ResultOK || code != 0 || log != "" {
 			t.Errorf("%s: json path says seq %d (%v) %s %d %q, fast path accepted seq %d", c.msg, js, jok, res, code, log, seq)
 		}
 	}

@@ -13,12 +13,6 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// Summary certifies one run of the generator (load.json).
-type Summary = rundir.LoadSummary
-
-// ConnSummary is one connection's target vs achieved rate and lag.
-type ConnSummary = rundir.LoadConn
-
 // Progress is a snapshot of a running load, for a progress line.
 type Progress struct {
 	Expected  int
@@ -58,7 +52,7 @@ type connRun struct {
 	plan      connPlan
 	r         *Runner
 	method    string
-	out       chan<- Sent
+	out       chan<- rundir.Sent
 	attempted atomic.Int64
 	lastLag   atomic.Int64
 }
@@ -67,10 +61,10 @@ type connRun struct {
 // It returns when every tx was attempted and answered (or the drain ended);
 // the error is non-nil when ctx was cancelled or the sink failed, with the
 // Summary of what was done.
-func Run(ctx context.Context, cfg Config, targets []Target, sink Sink) (Summary, error) {
+func Run(ctx context.Context, cfg Config, targets []Target, sink Sink) (rundir.LoadSummary, error) {
 	r, err := NewRunner(cfg, targets, sink)
 	if err != nil {
-		return Summary{}, err
+		return rundir.LoadSummary{}, err
 	}
 	return r.Run(ctx)
 }
@@ -139,10 +133,10 @@ const (
 )
 
 // Run executes the load once.
-func (r *Runner) Run(ctx context.Context) (Summary, error) {
+func (r *Runner) Run(ctx context.Context) (rundir.LoadSummary, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	records := make(chan Sent, 1<<16)
+	records := make(chan rundir.Sent, 1<<16)
 	stats := make([]ConnMeter, len(r.conns))
 	var sinkErr error
 	collected := make(chan struct{})
@@ -159,9 +153,9 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			}
 			stats[rec.Conn].Add(&rec)
 			switch rec.Result {
-			case ResultSendError:
+			case rundir.ResultSendError:
 				r.errors.Add(1)
-			case ResultRejected:
+			case rundir.ResultRejected:
 				r.rejected.Add(1)
 			}
 			r.done.Add(1)
@@ -230,7 +224,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	send := func(k, i int, due time.Time) {
 		c := r.conns[k]
 		c.attempted.Add(1)
-		trs[k].send(ctx, &job{c: c, rec: Sent{
+		trs[k].send(ctx, &job{c: c, rec: rundir.Sent{
 			Seq: c.plan.seq0 + uint64(i), Conn: c.plan.idx, Node: c.plan.target.Node, Intended: due.UnixNano(),
 		}})
 	}
@@ -321,8 +315,8 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	return s, nil
 }
 
-func (r *Runner) summarize(t0 time.Time, stats []ConnMeter) Summary {
-	s := Summary{RunID: r.cfg.RunID, Start: t0, Expected: r.expected, Valid: true}
+func (r *Runner) summarize(t0 time.Time, stats []ConnMeter) rundir.LoadSummary {
+	s := rundir.LoadSummary{RunID: r.cfg.RunID, Start: t0, Expected: r.expected, Valid: true}
 	var end int64
 	for k, c := range r.conns {
 		cs, why := stats[k].Summary(c.plan.target.Node, c.plan.idx, c.plan.n)

@@ -114,10 +114,10 @@ func (f *fakeNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 type memSink struct {
 	mu   sync.Mutex
-	recs []Sent
+	recs []rundir.Sent
 }
 
-func (m *memSink) Sent(s Sent) error {
+func (m *memSink) Sent(s rundir.Sent) error {
 	m.mu.Lock()
 	m.recs = append(m.recs, s)
 	m.mu.Unlock()
@@ -125,7 +125,7 @@ func (m *memSink) Sent(s Sent) error {
 }
 
 // checkRecords asserts one record per seq 0..n-1, nothing more.
-func checkRecords(t *testing.T, recs []Sent, n int) {
+func checkRecords(t *testing.T, recs []rundir.Sent, n int) {
 	t.Helper()
 	if len(recs) != n {
 		t.Fatalf("%d records, want exactly %d", len(recs), n)
@@ -179,9 +179,9 @@ func TestRunTransports(t *testing.T) {
 					t.Fatalf("seq %d: hash %s not received exactly once", r.Seq, r.Hash)
 				}
 				nodes[r.Node]++
-				want, code, log := ResultOK, int64(0), ""
+				want, code, log := rundir.ResultOK, int64(0), ""
 				if tc.method == "sync" && r.Seq%2 == 1 {
-					want, code, log = ResultRejected, 5, "odd, sorry"
+					want, code, log = rundir.ResultRejected, 5, "odd, sorry"
 					wantRejected++
 				}
 				if r.Result != want || r.Code != code || r.Log != log || r.Ack < r.SentAt {
@@ -231,12 +231,12 @@ func TestRunConnectionDrops(t *testing.T) {
 	errs, ok := 0, 0
 	for _, r := range recs {
 		switch r.Result {
-		case ResultSendError:
+		case rundir.ResultSendError:
 			errs++
 			if r.Log == "" || r.Ack != 0 {
 				t.Fatalf("send_error row without a log or with an ack: %+v", r)
 			}
-		case ResultOK:
+		case rundir.ResultOK:
 			ok++
 			if fn.hashes[r.Hash] != 1 {
 				t.Fatalf("ok row %d never reached the server", r.Seq)
@@ -263,7 +263,7 @@ func TestRunRefused(t *testing.T) {
 			}
 			checkRecords(t, sink.recs, 50)
 			for _, r := range sink.recs {
-				if r.Result != ResultSendError || !strings.Contains(r.Log, "refused") && !strings.Contains(r.Log, "not connected") {
+				if r.Result != rundir.ResultSendError || !strings.Contains(r.Log, "refused") && !strings.Contains(r.Log, "not connected") {
 					t.Fatalf("row %+v, want send_error naming the failure", r)
 				}
 			}
@@ -317,10 +317,10 @@ func TestSentRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := []Sent{
-		{Seq: 0, Conn: 0, Node: "validator-0", Hash: TxHash([]byte("a=b")), Intended: 1, SentAt: 2, Ack: 3, Result: ResultOK},
-		{Seq: 1, Conn: 3, Node: "v1", Hash: TxHash([]byte("c=d")), Intended: 10, SentAt: 12, Result: ResultSendError, Log: "write: broken pipe, \"quoted\"\nsecond line"},
-		{Seq: 2, Conn: 1, Node: "v1", Hash: TxHash([]byte("e")), Intended: 20, SentAt: 21, Ack: 25, Result: ResultRejected, Code: -32603, Log: "mempool is full"},
+	in := []rundir.Sent{
+		{Seq: 0, Conn: 0, Node: "validator-0", Hash: TxHash([]byte("a=b")), Intended: 1, SentAt: 2, Ack: 3, Result: rundir.ResultOK},
+		{Seq: 1, Conn: 3, Node: "v1", Hash: TxHash([]byte("c=d")), Intended: 10, SentAt: 12, Result: rundir.ResultSendError, Log: "write: broken pipe, \"quoted\"\nsecond line"},
+		{Seq: 2, Conn: 1, Node: "v1", Hash: TxHash([]byte("e")), Intended: 20, SentAt: 21, Ack: 25, Result: rundir.ResultRejected, Code: -32603, Log: "mempool is full"},
 	}
 	for _, s := range in {
 		if err := w.Sent(s); err != nil {
@@ -371,7 +371,7 @@ func TestProgressAndDuration(t *testing.T) {
 	if r.Expected() != 400 { // 2 targets × 2 conns × 200 tx/s × 0.5 s
 		t.Fatalf("expected %d, want 400", r.Expected())
 	}
-	done := make(chan Summary)
+	done := make(chan rundir.LoadSummary)
 	go func() { s, _ := r.Run(context.Background()); done <- s }()
 	var mid Progress
 	time.Sleep(250 * time.Millisecond)
@@ -405,7 +405,7 @@ func TestRunCancel(t *testing.T) {
 	}
 }
 
-func readSent(path string) ([]Sent, error) {
+func readSent(path string) ([]rundir.Sent, error) {
 	rows, _, err := rundir.SentCSV.ReadFile(path)
 	return rows, err
 }

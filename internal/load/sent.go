@@ -6,26 +6,15 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// Sent is one row of sent.csv; the record type and its codec belong to the
-// run directory (rundir.SentCSV).
-type Sent = rundir.Sent
-
-// Results of a send attempt (sent.csv's result column).
-const (
-	ResultOK        = rundir.ResultOK
-	ResultRejected  = rundir.ResultRejected
-	ResultSendError = rundir.ResultSendError
-)
-
 // Sink receives every Sent record of a run, from one goroutine.
 type Sink interface {
-	Sent(Sent) error
+	Sent(rundir.Sent) error
 }
 
 // SinkFunc adapts a function to Sink.
-type SinkFunc func(Sent) error
+type SinkFunc func(rundir.Sent) error
 
-func (f SinkFunc) Sent(s Sent) error { return f(s) }
+func (f SinkFunc) Sent(s rundir.Sent) error { return f(s) }
 
 // SentWriter appends records to sent.csv and flushes at least every second,
 // so an interrupted run leaves a readable file. Safe for concurrent use.
@@ -44,7 +33,7 @@ func NewSentWriter(path string) (*SentWriter, error) {
 }
 
 // Sent appends one record.
-func (w *SentWriter) Sent(s Sent) error { return w.w.Write(&s) }
+func (w *SentWriter) Sent(s rundir.Sent) error { return w.w.Write(&s) }
 
 // Close flushes and closes the file.
 func (w *SentWriter) Close() error { return w.w.Close() }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // methodName maps a manifest method to the JSON-RPC method.
@@ -119,13 +121,13 @@ func (r *rpcResponse) outcome() (result string, code int64, log string) {
 		if r.Error.Data != "" {
 			msg += ": " + r.Error.Data
 		}
-		return ResultRejected, r.Error.Code, msg
+		return rundir.ResultRejected, r.Error.Code, msg
 	case r.Result == nil:
-		return ResultSendError, 0, "response has neither result nor error"
+		return rundir.ResultSendError, 0, "response has neither result nor error"
 	case r.Result.Code != 0:
-		return ResultRejected, int64(r.Result.Code), r.Result.Log
+		return rundir.ResultRejected, int64(r.Result.Code), r.Result.Log
 	}
-	return ResultOK, 0, r.Result.Log
+	return rundir.ResultOK, 0, r.Result.Log
 }
 
 // transport sends the txs of one connection. send is called by the
@@ -140,7 +142,7 @@ type transport interface {
 // job is one tx attempt; the transport builds the tx at send time (so the
 // time inside it is the send time) and finishes the record exactly once.
 type job struct {
-	rec Sent
+	rec rundir.Sent
 	c   *connRun
 }
 
@@ -276,7 +278,7 @@ func (w *wsTransport) read(s *wsSession) {
 	}
 	for seq, j := range s.pending {
 		delete(s.pending, seq)
-		j.rec.Result, j.rec.Log = ResultSendError, reason
+		j.rec.Result, j.rec.Log = rundir.ResultSendError, reason
 		j.c.finish(j)
 	}
 	s.mu.Unlock()
@@ -290,14 +292,14 @@ func (w *wsTransport) send(ctx context.Context, j *job) {
 	if s == nil {
 		if down, err := w.bo.down(now); down {
 			j.c.build(j, now, nil)
-			j.rec.Result, j.rec.Log = ResultSendError, fmt.Sprintf("not connected: %v", err)
+			j.rec.Result, j.rec.Log = rundir.ResultSendError, fmt.Sprintf("not connected: %v", err)
 			j.c.finish(j)
 			return
 		}
 		if s = w.connect(ctx); s == nil {
 			_, err := w.bo.down(now)
 			j.c.build(j, time.Now(), nil)
-			j.rec.Result, j.rec.Log = ResultSendError, err.Error()
+			j.rec.Result, j.rec.Log = rundir.ResultSendError, err.Error()
 			j.c.finish(j)
 			return
 		}
@@ -323,7 +325,7 @@ func (w *wsTransport) send(ctx context.Context, j *job) {
 		delete(s.pending, j.rec.Seq)
 		s.mu.Unlock()
 		if mine {
-			j.rec.Result, j.rec.Log = ResultSendError, fmt.Sprintf("write: %v", err)
+			j.rec.Result, j.rec.Log = rundir.ResultSendError, fmt.Sprintf("write: %v", err)
 			j.c.finish(j)
 		}
 		w.mu.Lock()
@@ -405,7 +407,7 @@ func (h *httpTransport) worker() {
 		now := time.Now()
 		if down, err := h.bo.down(now); down {
 			j.c.build(j, now, nil)
-			j.rec.Result, j.rec.Log = ResultSendError, fmt.Sprintf("not connected: %v", err)
+			j.rec.Result, j.rec.Log = rundir.ResultSendError, fmt.Sprintf("not connected: %v", err)
 			j.c.finish(j)
 			continue
 		}
@@ -416,31 +418,31 @@ func (h *httpTransport) worker() {
 	}
 }
 
-func (h *httpTransport) post(body []byte, rec *Sent) (string, int64, string) {
+func (h *httpTransport) post(body []byte, rec *rundir.Sent) (string, int64, string) {
 	req, err := http.NewRequestWithContext(h.reqCtx, http.MethodPost, h.url, bytes.NewReader(body))
 	if err != nil {
-		return ResultSendError, 0, err.Error()
+		return rundir.ResultSendError, 0, err.Error()
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := h.client.Do(req)
 	if err != nil {
 		if h.reqCtx.Err() != nil {
-			return ResultSendError, 0, "no response before the end of the drain"
+			return rundir.ResultSendError, 0, "no response before the end of the drain"
 		}
 		h.bo.fail(time.Now(), err)
-		return ResultSendError, 0, err.Error()
+		return rundir.ResultSendError, 0, err.Error()
 	}
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	rec.Ack = time.Now().UnixNano()
 	if err != nil {
 		h.bo.fail(time.Now(), err)
-		return ResultSendError, 0, fmt.Sprintf("read response: %v", err)
+		return rundir.ResultSendError, 0, fmt.Sprintf("read response: %v", err)
 	}
 	h.bo.ok()
 	var r rpcResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return ResultSendError, 0, fmt.Sprintf("HTTP %d: undecodable response: %.200q", resp.StatusCode, data)
+		return rundir.ResultSendError, 0, fmt.Sprintf("HTTP %d: undecodable response: %.200q", resp.StatusCode, data)
 	}
 	return r.outcome()
 }
@@ -450,7 +452,7 @@ func (h *httpTransport) send(ctx context.Context, j *job) {
 	case h.jobs <- j:
 	case <-ctx.Done():
 		j.c.build(j, time.Now(), nil)
-		j.rec.Result, j.rec.Log = ResultSendError, fmt.Sprintf("not sent: %v", ctx.Err())
+		j.rec.Result, j.rec.Log = rundir.ResultSendError, fmt.Sprintf("not sent: %v", ctx.Err())
 		j.c.finish(j)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // TestConnMeter: the validity limits on hand-made send records. 100 txs at
@@ -44,10 +46,10 @@ func TestConnMeter(t *testing.T) {
 			var m ConnMeter
 			// completion order is not intended order: add backwards
 			for i := tc.n - 1; i >= 0; i-- {
-				s := Sent{Seq: uint64(i), Intended: t0 + int64(i)*step, Result: ResultOK}
+				s := rundir.Sent{Seq: uint64(i), Intended: t0 + int64(i)*step, Result: rundir.ResultOK}
 				s.SentAt = s.Intended + tc.lag(i)
 				if tc.err != nil && tc.err(i) {
-					s.Result = ResultSendError
+					s.Result = rundir.ResultSendError
 				}
 				m.Add(&s)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/registry"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -172,13 +173,13 @@ func ProcessNames(d Driver, n *plan.Node, bins []Binary, env Env) []string {
 
 // Binary is one program of a release.
 type Binary struct {
-	Release plan.Release
+	Release release.Release
 	Program string // "cometbft", "abci-cli", "benchnet"
 	Path    string
 }
 
 // Find returns the path of release's program in bins ("" when absent).
-func Find(bins []Binary, rel plan.Release, program string) string {
+func Find(bins []Binary, rel release.Release, program string) string {
 	for _, b := range bins {
 		if b.Release == rel && b.Program == program {
 			return b.Path

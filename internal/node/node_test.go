@@ -15,6 +15,7 @@ import (
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -75,7 +76,7 @@ func TestProcessNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := node.Env{Dir: dir, Homes: dir.Join(rundir.Homes)}
-	rel := plan.Release{Name: "cometbft", Version: "v1.0.1"}
+	rel := release.Release{Name: "cometbft", Version: "v1.0.1"}
 	for _, tc := range []struct {
 		name string
 		d    node.Driver

@@ -63,16 +63,16 @@ func (t *Testnet) NodeKind() string { return judge.NodeKind(t.Kind) }
 
 // GossipRelease is what a gossipsub node runs: benchnet's own host on the
 // pinned go-libp2p-pubsub.
-var GossipRelease = Release{Name: "gossipsub", Version: "v0.15.0"}
+var GossipRelease = release.Release{Name: "gossipsub", Version: "v0.15.0"}
 
 // Node is one resolved node.
 type Node struct {
-	Name    string  `json:"name"`
-	Index   int     `json:"index"` // position in Testnet.Nodes
-	Group   string  `json:"group"`
-	Role    string  `json:"role"`
-	Zone    string  `json:"zone"`
-	Release Release `json:"release"`
+	Name    string          `json:"name"`
+	Index   int             `json:"index"` // position in Testnet.Nodes
+	Group   string          `json:"group"`
+	Role    string          `json:"role"`
+	Zone    string          `json:"zone"`
+	Release release.Release `json:"release"`
 	// Ref is the release reference as the manifest wrote it.
 	Ref string `json:"ref,omitempty"`
 	App string `json:"app"`
@@ -113,10 +113,6 @@ type Node struct {
 	MetricsReach string `json:"-"`
 }
 
-// Release names a node binary: its flavour and a version unique per build
-// identity (internal/release owns the grammar and resolution).
-type Release = release.Release
-
 // DefaultNamespace is the metrics namespace of nodes whose plan does not
 // record one: every plan before the field existed ran CometBFT.
 const DefaultNamespace = "cometbft"
@@ -133,7 +129,7 @@ func (n *Node) Namespace() string {
 // exports its series under: the override, else the flavour's own default
 // (CometBFT "cometbft", Tendermint Core "tendermint"; both set
 // [instrumentation] namespace in config.toml to it).
-func metricsNamespace(rel Release, cfg map[string]any) string {
+func metricsNamespace(rel release.Release, cfg map[string]any) string {
 	if s, ok := cfg[manifest.NamespaceKey].(string); ok && s != "" {
 		return s
 	}
@@ -403,9 +399,9 @@ func (t *Testnet) Node(name string) *Node {
 }
 
 // Releases returns the distinct releases the testnet runs, sorted.
-func (t *Testnet) Releases() []Release {
-	seen := map[Release]bool{}
-	var out []Release
+func (t *Testnet) Releases() []release.Release {
+	seen := map[release.Release]bool{}
+	var out []release.Release
 	for _, n := range t.Nodes {
 		if !seen[n.Release] {
 			seen[n.Release] = true

@@ -231,7 +231,7 @@ func compareBlocks(idx *rundir.CompareIndex, view CompareView, problems []string
 		}
 		file := f.Name + ".png"
 		pngs[file] = img
-		add(page.Image{Alt: f.Title, File: PlotsDir + "/" + file, PNG: img})
+		add(page.Image{Alt: f.Title, File: page.PlotsDir + "/" + file, PNG: img})
 		add(page.Para{Text: f.What})
 	}
 

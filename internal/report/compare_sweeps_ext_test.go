@@ -9,6 +9,8 @@ import (
 
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/report/page"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Two sweeps: the comparison report overlays their committed-vs-offered
@@ -21,12 +23,12 @@ func TestRenderCompareSweeps(t *testing.T) {
 		if out, err := exec.Command("cp", "-r", "testdata/sweep1", dir).CombinedOutput(); err != nil {
 			t.Fatalf("cp: %v %s", err, out)
 		}
-		x, err := experiment.ReadIndex(dir)
+		x, err := rundir.SweepRecord.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range x.Cells {
-			if c.Status == experiment.Done && c.RunDir != "" {
+			if c.Status == rundir.CellDone && c.RunDir != "" {
 				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, c.RunDir)), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -47,7 +49,7 @@ func TestRenderCompareSweeps(t *testing.T) {
 	if _, err := report.RenderCompare(cmp); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(cmp, report.PlotsDir, "cmp_sweep_throughput.png")); err != nil {
+	if _, err := os.Stat(filepath.Join(cmp, page.PlotsDir, "cmp_sweep_throughput.png")); err != nil {
 		md, _ := os.ReadFile(filepath.Join(cmp, report.CompareMarkdownFile))
 		t.Fatalf("no sweep overlay: %v\n%s", err, md)
 	}

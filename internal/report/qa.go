@@ -183,7 +183,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]page.Block, map[string][]byte, e
 			return nil, nil, fmt.Errorf("qa report: overlay: %w", err)
 		}
 		pngs["qa_saturation_overlay.png"] = png
-		add(page.Image{Alt: "Committed vs offered, both builds", File: PlotsDir + "/qa_saturation_overlay.png", PNG: png})
+		add(page.Image{Alt: "Committed vs offered, both builds", File: page.PlotsDir + "/qa_saturation_overlay.png", PNG: png})
 		add(page.Para{Text: "Every probe (cell) of both builds: committed TPS against the load offered; the dashed line is y = x. Where a build's points leave the diagonal, it saturates."})
 	}
 
@@ -256,7 +256,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]page.Block, map[string][]byte, e
 		file := "qa_" + name + ".png"
 		pngs[file] = png
 		add(page.Heading{Level: 4, Text: title, ID: ""})
-		add(page.Image{Alt: title + ", side by side", File: PlotsDir + "/" + file, PNG: png})
+		add(page.Image{Alt: title + ", side by side", File: page.PlotsDir + "/" + file, PNG: png})
 	}
 
 	// Rotating nodes.
@@ -295,7 +295,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]page.Block, map[string][]byte, e
 				}
 				file := "qa_heights_" + b + ".png"
 				pngs[file] = png
-				add(page.Image{Alt: "Heights, " + b, File: PlotsDir + "/" + file, PNG: png})
+				add(page.Image{Alt: "Heights, " + b, File: page.PlotsDir + "/" + file, PNG: png})
 			}
 		}
 	}

@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -29,7 +28,6 @@ import (
 const (
 	MarkdownFile = "report.md"
 	HTMLFile     = "report.html"
-	PlotsDir     = page.PlotsDir
 )
 
 // Render reads the run directory runDir and writes the report into outDir

@@ -55,25 +55,25 @@ func RenderSoak(runDir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(runDir, PlotsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(runDir, page.PlotsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("soak report: %w", err)
 	}
-	fitFile := filepath.Join(runDir, PlotsDir, "soak_tps.png")
+	fitFile := filepath.Join(runDir, page.PlotsDir, "soak_tps.png")
 	if err := rundir.WriteAtomic(fitFile, png); err != nil {
 		return nil, fmt.Errorf("soak report: %w", err)
 	}
 	add(page.Heading{Level: 3, Text: "1. Committed tx/s per second, with the fit", ID: ""})
-	add(page.Image{Alt: "Committed tx/s per second", File: PlotsDir + "/soak_tps.png", PNG: png})
+	add(page.Image{Alt: "Committed tx/s per second", File: page.PlotsDir + "/soak_tps.png", PNG: png})
 	add(page.Para{Text: "Dots: txs committed per 1 s of block time; line: the fitted a + b·exp(−t/τ); dashed (when it decays): the floor a."})
 	k, _, _ := kindOfRun(runDir) // no kind: no plots of the run report
 	for i, f := range k.SoakPlots {
 		add(page.Heading{Level: 3, Text: fmt.Sprintf("%d. %s", i+2, f.Title), ID: ""})
-		b, err := os.ReadFile(filepath.Join(runDir, PlotsDir, f.File+".png"))
+		b, err := os.ReadFile(filepath.Join(runDir, page.PlotsDir, f.File+".png"))
 		if err != nil {
 			add(page.NoData{Reason: "the run report's " + f.File + ".png is missing: run `benchnet report` on this directory"})
 			continue
 		}
-		add(page.Image{Alt: f.Title, File: PlotsDir + "/" + f.File + ".png", PNG: b})
+		add(page.Image{Alt: f.Title, File: page.PlotsDir + "/" + f.File + ".png", PNG: b})
 	}
 	add(sheetLink)
 	md, htmlPath := filepath.Join(runDir, SoakMarkdownFile), filepath.Join(runDir, SoakHTMLFile)

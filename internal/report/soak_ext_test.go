@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/report/page"
 )
 
 func TestRenderSoak(t *testing.T) {
@@ -47,7 +48,7 @@ func TestRenderSoak(t *testing.T) {
 		t.Error("re-render differs")
 	}
 	// Without the run report's plots the soak report says so.
-	if err := os.RemoveAll(filepath.Join(dir, report.PlotsDir)); err != nil {
+	if err := os.RemoveAll(filepath.Join(dir, page.PlotsDir)); err != nil {
 		t.Fatal(err)
 	}
 	md3, _ := render()

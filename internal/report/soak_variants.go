@@ -101,15 +101,15 @@ func RenderSoakVariants(dir string) ([]string, error) {
 		if err != nil {
 			return written, err
 		}
-		if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(dir, page.PlotsDir), 0o755); err != nil {
 			return written, fmt.Errorf("soak report: %w", err)
 		}
-		f := filepath.Join(dir, PlotsDir, "soak_variants_tps.png")
+		f := filepath.Join(dir, page.PlotsDir, "soak_variants_tps.png")
 		if err := rundir.WriteAtomic(f, png); err != nil {
 			return written, fmt.Errorf("soak report: %w", err)
 		}
 		written = append(written, f)
-		add(page.Image{Alt: "Committed tx/s per second, every variant", File: PlotsDir + "/soak_variants_tps.png", PNG: png})
+		add(page.Image{Alt: "Committed tx/s per second, every variant", File: page.PlotsDir + "/soak_variants_tps.png", PNG: png})
 		add(page.Para{Text: "Dots: each variant's txs committed per 1 s of block time; lines: its fitted a + b·exp(−t/τ), one colour per variant."})
 	}
 	add(sheetLink)

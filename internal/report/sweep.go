@@ -240,7 +240,7 @@ func sweepBlocks(x *rundir.SweepIndex) ([]page.Block, map[string][]byte, error) 
 			return nil, nil, fmt.Errorf("sweep report: plot %s: %w", f.name, err)
 		}
 		pngs[f.name+".png"] = buf.Bytes()
-		add(page.Image{Alt: f.title, File: PlotsDir + "/" + f.name + ".png", PNG: buf.Bytes()})
+		add(page.Image{Alt: f.title, File: page.PlotsDir + "/" + f.name + ".png", PNG: buf.Bytes()})
 		add(page.Para{Text: f.what})
 	}
 

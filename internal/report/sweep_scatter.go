@@ -91,7 +91,7 @@ func sweepScatter(dir string, x *rundir.SweepIndex) ([]page.Block, map[string][]
 	bs := []page.Block{
 		page.Heading{Level: 2, Text: "Every transaction's latency", ID: "scatter"},
 		page.Para{Text: fmt.Sprintf("%d committed txs of %d cells, ", n, cells) + "each at its send time (seconds since the sweep's first tx; cells follow one another in run order, cool-downs between them), one colour per connection count: a cluster that a per-cell summary shows as one point is thousands of txs here. `benchnet report -o DIR --xrange …` zooms a single run's time plots."},
-		page.Image{Alt: "Latency against send time over every cell", File: PlotsDir + "/" + sweepScatterFile, PNG: png},
+		page.Image{Alt: "Latency against send time over every cell", File: page.PlotsDir + "/" + sweepScatterFile, PNG: png},
 	}
 	return bs, map[string][]byte{sweepScatterFile: png}, nil
 }

@@ -86,11 +86,11 @@ func TestSweepScatter(t *testing.T) {
 	if !bytes.Contains(md, []byte("## Every transaction's latency")) {
 		t.Error("sweep.md has no scatter section")
 	}
-	png, _ := os.ReadFile(filepath.Join(dir, PlotsDir, sweepScatterFile))
+	png, _ := os.ReadFile(filepath.Join(dir, page.PlotsDir, sweepScatterFile))
 	if _, err := RenderSweep(dir); err != nil {
 		t.Fatal(err)
 	}
-	again, _ := os.ReadFile(filepath.Join(dir, PlotsDir, sweepScatterFile))
+	again, _ := os.ReadFile(filepath.Join(dir, page.PlotsDir, sweepScatterFile))
 	if len(png) == 0 || !bytes.Equal(png, again) {
 		t.Error("the scatter is missing or changed on re-render")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
@@ -67,7 +68,7 @@ func TestRenderSweepGolden(t *testing.T) {
 // render of a copy, give the same bytes.
 func TestRenderSweepDeterministic(t *testing.T) {
 	a, b := copyDir(t, "testdata/sweep1"), copyDir(t, "testdata/sweep1")
-	files := append([]string{SweepMarkdownFile, SweepHTMLFile}, PlotsDir+"/sweep_throughput.png", PlotsDir+"/sweep_latency.png")
+	files := append([]string{SweepMarkdownFile, SweepHTMLFile}, page.PlotsDir+"/sweep_throughput.png", page.PlotsDir+"/sweep_latency.png")
 	read := func(dir string) map[string][]byte {
 		if _, err := RenderSweep(dir); err != nil {
 			t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/app/accounts"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 )
 
 const subnetAccounts = "10.213.252.0/24"
@@ -20,13 +20,13 @@ const subnetAccounts = "10.213.252.0/24"
 // runs again on v0.38.17: the same app serves both ABCI 2.0 releases.
 func TestAccountsOutOfOrder(t *testing.T) {
 	needRoot(t)
-	v038 := plan.Release{Name: "cometbft", Version: "v0.38.17"}
+	v038 := release.Release{Name: "cometbft", Version: "v0.38.17"}
 	needTool(t, v101, "cometbft")
 	needTool(t, v038, "cometbft")
 	exe := benchnetExe(t)
 	const nAccounts, perAccount = 4, 20
 	for _, tc := range []struct {
-		release plan.Release
+		release release.Release
 		queue   bool
 	}{{v101, true}, {v101, false}, {v038, true}} {
 		queue := tc.queue

@@ -15,13 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/testenv/testrel"
-
-	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
 	"github.com/benchnet/benchnet/internal/testnet"
 )
 
@@ -34,11 +33,11 @@ const (
 	subnetUnreachable = "10.213.239.0/24" // planned, never set up: see onLoopback
 )
 
-var v101 = plan.Release{Name: "cometbft", Version: "v1.0.1"}
+var v101 = release.Release{Name: "cometbft", Version: "v1.0.1"}
 
 func needRoot(t *testing.T) { testenv.NeedRoot(t) }
 
-func needTool(t *testing.T, rel plan.Release, tool string) string {
+func needTool(t *testing.T, rel release.Release, tool string) string {
 	return testrel.NeedTool(t, rel, tool)
 }
 
@@ -248,17 +247,17 @@ func cpuShares(t *testing.T, dir string, from, to time.Time) (harness, nodes flo
 		}
 		last[n] = sample{ns, cpu}
 	}
-	h, ok := first[collect.HarnessNode]
+	h, ok := first[rundir.HarnessNode]
 	if !ok {
-		t.Fatalf("proc.csv has no %q samples between %s and %s", collect.HarnessNode, from, to)
+		t.Fatalf("proc.csv has no %q samples between %s and %s", rundir.HarnessNode, from, to)
 	}
-	wall := float64(last[collect.HarnessNode].t-h.t) / 1e9
+	wall := float64(last[rundir.HarnessNode].t-h.t) / 1e9
 	if wall <= 0 {
 		t.Fatalf("proc.csv: one harness sample in the window")
 	}
 	for n, f := range first {
 		share := (last[n].cpu - f.cpu) / wall
-		if n == collect.HarnessNode {
+		if n == rundir.HarnessNode {
 			harness = share
 		} else {
 			nodes += share

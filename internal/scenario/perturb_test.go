@@ -63,7 +63,7 @@ func checkIdentity(t *testing.T, res *rundir.Results) {
 	t.Logf("accounting: %+v", a)
 }
 
-func readFaults(t *testing.T, dir string) *analyze.FaultResults {
+func readFaults(t *testing.T, dir string) *rundir.FaultResults {
 	t.Helper()
 	in, err := analyze.LoadFaults(dir)
 	if err != nil {
@@ -79,7 +79,7 @@ func readFaults(t *testing.T, dir string) *analyze.FaultResults {
 
 // runOnePerturbation runs m, a manifest with one [[perturb]] entry on a
 // chain that must not halt, and returns the run and that entry's effects.
-func runOnePerturbation(t *testing.T, m *manifest.Manifest) (Outcome, analyze.Perturbation) {
+func runOnePerturbation(t *testing.T, m *manifest.Manifest) (Outcome, rundir.Perturbation) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -61,7 +60,7 @@ func (f *Faults) nextCycle() (int, bool) {
 // on (the node would not start or stop).
 func (f *Faults) cycle(ctx context.Context, cycle int, node string) bool {
 	tn := f.tn
-	rc := analyze.RotateCycle{Cycle: cycle, Node: node}
+	rc := rundir.RotateCycle{Cycle: cycle, Node: node}
 	record := func() {
 		d, _ := json.Marshal(rc)
 		_ = tn.Dir.Event(rundir.EventRotateCycle, node, string(d))

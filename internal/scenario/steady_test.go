@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/chainreport"
-
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -143,9 +143,9 @@ func checkReport(t *testing.T, dir string, listed []string) {
 			t.Errorf("Steady did not list %s among the report files %v", p, listed)
 		}
 	}
-	pngs, _ := filepath.Glob(filepath.Join(dir, report.PlotsDir, "*.png"))
+	pngs, _ := filepath.Glob(filepath.Join(dir, page.PlotsDir, "*.png"))
 	if len(pngs) == 0 {
-		t.Fatalf("no plots in %s", filepath.Join(dir, report.PlotsDir))
+		t.Fatalf("no plots in %s", filepath.Join(dir, page.PlotsDir))
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, report.MarkdownFile))
 	for _, p := range pngs {
@@ -153,7 +153,7 @@ func checkReport(t *testing.T, dir string, listed []string) {
 		if err != nil || len(data) < 8 || string(data[1:4]) != "PNG" {
 			t.Errorf("plot %s is not a non-empty PNG (%d bytes, %v)", p, len(data), err)
 		}
-		if rel := report.PlotsDir + "/" + filepath.Base(p); !strings.Contains(string(md), rel) {
+		if rel := page.PlotsDir + "/" + filepath.Base(p); !strings.Contains(string(md), rel) {
 			t.Errorf("report.md does not reference %s", rel)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/chainreport"
-
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -21,7 +21,7 @@ const (
 	subnetRenamedNS  = "10.213.206.0/24"
 )
 
-var tm0342 = plan.Release{Name: "tendermint", Version: "v0.34.22"}
+var tm0342 = release.Release{Name: "tendermint", Version: "v0.34.22"}
 
 // TestTendermintQuickstart is the quickstart on Tendermint Core v0.34.22
 // (4 validators, 150 tx/s for 15 s): the whole load commits, and every plot

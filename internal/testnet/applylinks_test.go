@@ -104,7 +104,7 @@ func TestApplyLinksAllOrNothing(t *testing.T) {
 			if err == nil {
 				t.Fatal("ApplyLinks succeeded through a failing backend")
 			}
-			if got := errors.Is(err, ErrLinksRolledBack); got != tc.rolledBack {
+			if got := errors.Is(err, linkem.ErrRolledBack); got != tc.rolledBack {
 				t.Errorf("errors.Is(err, ErrLinksRolledBack) = %v, want %v: %v", got, tc.rolledBack, err)
 			}
 			if !tc.rolledBack {

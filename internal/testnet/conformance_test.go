@@ -88,7 +88,7 @@ func labelledOn(engines ...dockercli.Engine) func(runID string) []string {
 				what = append(what, []string{"service", "ls"})
 			}
 			for _, w := range what {
-				out, err := e.Cmd(ctx, append(append([]string{}, w...), "--quiet", "--filter", "label="+docker.Label+"="+runID)...)
+				out, err := e.Cmd(ctx, append(append([]string{}, w...), "--quiet", "--filter", "label="+dockercli.Label+"="+runID)...)
 				if err != nil {
 					left = append(left, fmt.Sprintf("%s: %v", e, err))
 				}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra/docker"
+	"github.com/benchnet/benchnet/internal/infra/dockercli"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
@@ -82,7 +84,7 @@ runner = "docker"
 		t.Fatal("no new device in the root namespace: the harness has no emulator port")
 	}
 	a, b := tn.Plan.Nodes[0], tn.Plan.Nodes[1]
-	ns := docker.NetnsLink(tn.RunID, a.Name)
+	ns := proctable.NetnsName(tn.RunID, a.Name)
 	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns,
 		"ping", "-c", "10", "-i", "0.05", "-W", "2", b.Addr.String()).CombinedOutput()
 	if err != nil {
@@ -120,16 +122,16 @@ runner = "docker"
 	if err := tn.Down(context.Background()); err != nil {
 		t.Fatalf("down: %v", err)
 	}
-	left, err := exec.Command("docker", "ps", "--all", "--quiet", "--filter", "label="+docker.Label+"="+tn.RunID).Output()
+	left, err := exec.Command("docker", "ps", "--all", "--quiet", "--filter", "label="+dockercli.Label+"="+tn.RunID).Output()
 	if err != nil || len(strings.TrimSpace(string(left))) > 0 {
 		t.Errorf("containers left after down (%v): %s", err, left)
 	}
-	left, err = exec.Command("docker", "network", "ls", "--quiet", "--filter", "label="+docker.Label+"="+tn.RunID).Output()
+	left, err = exec.Command("docker", "network", "ls", "--quiet", "--filter", "label="+dockercli.Label+"="+tn.RunID).Output()
 	if err != nil || len(strings.TrimSpace(string(left))) > 0 {
 		t.Errorf("networks left after down (%v): %s", err, left)
 	}
 	for _, n := range tn.Plan.Nodes {
-		p := filepath.Join("/run/netns", docker.NetnsLink(tn.RunID, n.Name))
+		p := filepath.Join("/run/netns", proctable.NetnsName(tn.RunID, n.Name))
 		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s left after down (%v)", p, err)
 		}

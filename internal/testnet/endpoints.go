@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -66,7 +67,7 @@ func (t *Testnet) reach(n *plan.Node) error {
 
 // Reach sets n's harness-side endpoints from a runner's report, leaving
 // them empty (the plan address) where they agree with it.
-func Reach(n *plan.Node, ep infra.Endpoints) {
+func Reach(n *plan.Node, ep statefile.Endpoints) {
 	at := infra.PlanEndpoints(n)
 	if ep.RPC != "" && ep.RPC != at.RPC {
 		n.RPCReach = ep.RPC

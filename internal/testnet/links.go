@@ -17,10 +17,6 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// LinkemDir holds what the link emulation of a run was: the backend, why it
-// was chosen, the zone matrix, and (userspace) its packet counters.
-const LinkemDir = rundir.LinkemDir
-
 // wantsLinkem says whether the plan asks for any link emulation.
 func wantsLinkem(p *plan.Testnet) bool {
 	n := p.Network
@@ -50,7 +46,7 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser, runner string) error
 		Netem: linkem.NetemConfig{Netns: func(node string) string { return proctable.NetnsName(t.RunID, node) }},
 		// The switch records its lateness into the run directory while it
 		// runs (analyze checks it), from a real-time delivery thread.
-		Userspace: linkem.UserspaceConfig{RecordDir: t.Dir.Join(LinkemDir), Realtime: true},
+		Userspace: linkem.UserspaceConfig{RecordDir: t.Dir.Join(rundir.LinkemDir), Realtime: true},
 	})
 	if err != nil {
 		return fmt.Errorf("link emulation: %w", err)
@@ -96,15 +92,11 @@ func (t *Testnet) applyLinks(ctx context.Context) error {
 	if rerr := t.links.Apply(context.WithoutCancel(ctx), t.model); rerr != nil {
 		return fmt.Errorf("%w; rollback to the previous conditions failed, links may be mixed: %w", err, rerr)
 	}
-	if errors.Is(err, ErrLinksRolledBack) {
+	if errors.Is(err, linkem.ErrRolledBack) {
 		return err
 	}
-	return fmt.Errorf("%w; %w", err, ErrLinksRolledBack)
+	return fmt.Errorf("%w; %w", err, linkem.ErrRolledBack)
 }
-
-// ErrLinksRolledBack marks an ApplyLinks that failed and left the model
-// and every link as they were before the change.
-var ErrLinksRolledBack = linkem.ErrRolledBack
 
 // Links returns the link model and backend (nil when not emulated), so
 // scenarios can change conditions during a run: change the model, then
@@ -153,13 +145,13 @@ func (t *Testnet) closeLinks() error {
 		return nil
 	}
 	if u, ok := t.links.(*linkem.Userspace); ok {
-		_ = u.WriteMetricsFile(t.Dir.Join(LinkemDir, linkem.CountersFile))
+		_ = u.WriteMetricsFile(t.Dir.Join(rundir.LinkemDir, rundir.LinkemCountersFile))
 	}
 	return t.links.Close()
 }
 
 func (t *Testnet) writeLinkInfo(backend, reason string, m *linkem.Model) error {
-	dir := t.Dir.Join(LinkemDir)
+	dir := t.Dir.Join(rundir.LinkemDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -168,7 +160,7 @@ func (t *Testnet) writeLinkInfo(backend, reason string, m *linkem.Model) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, linkem.InfoFile), info, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.LinkemInfoFile), info, 0o644); err != nil {
 		return err
 	}
 	if m.Matrix == nil {
@@ -178,5 +170,5 @@ func (t *Testnet) writeLinkInfo(backend, reason string, m *linkem.Model) error {
 	if err := m.Matrix.WriteCSV(&buf); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, linkem.MatrixFile), buf.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, rundir.LinkemMatrixFile), buf.Bytes(), 0o644)
 }

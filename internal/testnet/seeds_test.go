@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -20,7 +21,9 @@ type p2pAt struct {
 	addr string
 }
 
-func (r p2pAt) Endpoints(string) (infra.Endpoints, error) { return infra.Endpoints{P2P: r.addr}, nil }
+func (r p2pAt) Endpoints(string) (statefile.Endpoints, error) {
+	return statefile.Endpoints{P2P: r.addr}, nil
+}
 
 // TestAwaitListening: the other nodes start once a seed's P2P port accepts
 // connections, not before; a seed that never listens delays them by

@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/testenv/testrel"
-
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/manifest"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testenv"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
 
 // needRelease skips unless root and the release binary is already cached:
@@ -23,7 +22,7 @@ import (
 func needRelease(t *testing.T, version string) {
 	t.Helper()
 	testenv.NeedRoot(t)
-	testrel.NeedTool(t, plan.Release{Name: "cometbft", Version: version}, "cometbft")
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: version}, "cometbft")
 }
 
 // loadExample reads an example manifest and moves it onto its own subnet, so

@@ -26,16 +26,15 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
 // Kind is the runner's name in the registry and in state files.
 const Kind = "docker"
-
-// Label marks every object of a run; its value is the run id.
-const Label = dockercli.Label
 
 // DefaultStopTimeout is docker stop's grace before SIGKILL.
 const DefaultStopTimeout = 5 * time.Second
@@ -57,7 +56,7 @@ func init() {
 		// A container's containerd-shim is ~13 MiB beside the node. The
 		// userspace switch's TAPs are moved into the containers; netem
 		// rules inside containers are not wired yet.
-		Caps: infra.Capabilities{Engine: true, Limits: true, NodeOverheadRSS: 13 << 20,
+		Caps: caps.Record{Engine: true, Limits: true, NodeOverheadRSS: 13 << 20,
 			Links: []string{"userspace"}, Sidecars: true, GossipHosts: true,
 			AutoLinks: "userspace", AutoLinksWhy: "runner docker: netem inside containers is not wired yet"},
 	})
@@ -112,10 +111,6 @@ func ContainerName(runID, node, name string) string {
 	return "benchnet-" + runID + "-" + node + "-" + name
 }
 
-// ErrSubnetInUse means the engine already has a network overlapping the
-// plan's subnet.
-var ErrSubnetInUse = dockercli.ErrSubnetInUse
-
 // Setup records the run and creates its network with the plan's subnet,
 // the gateway (the host's address on it) at the plan's gateway.
 func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
@@ -149,10 +144,10 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	}
 	_, err := dockerCmd(ctx, "network", "create", "--driver", "bridge",
 		"--subnet", p.Subnet.String(), "--gateway", p.Gateway.String(),
-		"--label", Label+"="+r.cfg.RunID, nw)
+		"--label", dockercli.Label+"="+r.cfg.RunID, nw)
 	if err != nil {
 		if strings.Contains(err.Error(), "overlap") {
-			return fmt.Errorf("create network %s: %w (a docker network overlaps it): %v", nw, ErrSubnetInUse, err)
+			return fmt.Errorf("create network %s: %w (a docker network overlaps it): %v", nw, infra.ErrSubnetInUse, err)
 		}
 		return fmt.Errorf("create network %s: %w", nw, err)
 	}
@@ -195,7 +190,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 		return 0, fmt.Errorf("start %s: %w", key, err)
 	}
 	name := ContainerName(r.cfg.RunID, proc.Node, proc.Name)
-	args := []string{"run", "--name", name, "--label", Label + "=" + r.cfg.RunID,
+	args := []string{"run", "--name", name, "--label", dockercli.Label + "=" + r.cfg.RunID,
 		"--label", "benchnet.node=" + proc.Node, "--attach", "stdout", "--attach", "stderr",
 		"--stop-timeout", strconv.Itoa(int(r.grace().Seconds())),
 		"--entrypoint", proc.Argv[0]}
@@ -403,9 +398,6 @@ func (r *Runner) Check() error {
 	return nil
 }
 
-// HarnessGrace is how long Down waits for a live harness to end its run.
-const HarnessGrace = dockercli.HarnessGrace
-
 // teardown removes by label (containers, then networks and volumes), then
 // the netns links, and then forgets the run.
 func teardown(ctx context.Context, s *stateFile, grace time.Duration) error {
@@ -423,7 +415,7 @@ func Sweep(ctx context.Context) error {
 	if !Available(ctx) {
 		return nil
 	}
-	return RemoveLabelled(ctx, Label, DefaultStopTimeout)
+	return RemoveLabelled(ctx, dockercli.Label, DefaultStopTimeout)
 }
 
 // Available reports whether a Docker engine answers.
@@ -455,7 +447,7 @@ func EnsureImage(ctx context.Context, binary string) (string, error) {
 // it first (SIGTERM), then removes every container, network and volume
 // labelled with the run id, whatever the file still records.
 func Down(ctx context.Context, statePath string, log io.Writer) error {
-	return dockercli.Down(ctx, statePath, log, HarnessGrace, func(ctx context.Context, s *stateFile) error {
+	return dockercli.Down(ctx, statePath, log, dockercli.HarnessGrace, func(ctx context.Context, s *stateFile) error {
 		return teardown(ctx, s, DefaultStopTimeout)
 	})
 }
@@ -493,14 +485,10 @@ func checkAddrs(p *plan.Testnet) error {
 	return nil
 }
 
-// Usage is one node container's resource use as its cgroup reports it
-// (CPU of one core over docker stats' sample, cgroup memory usage).
-type Usage = infra.Usage
-
 // NodeStats asks the engine (docker stats, i.e. the containers' cgroups)
 // for the CPU and memory of every "node" container of a run, by node.
-func NodeStats(ctx context.Context, runID string) (map[string]Usage, error) {
-	out, err := dockerCmd(ctx, "ps", "--filter", "label="+Label+"="+runID, "--format", "{{.Names}}")
+func NodeStats(ctx context.Context, runID string) (map[string]infra.Usage, error) {
+	out, err := dockerCmd(ctx, "ps", "--filter", "label="+dockercli.Label+"="+runID, "--format", "{{.Names}}")
 	if err != nil {
 		return nil, err
 	}
@@ -511,7 +499,7 @@ func NodeStats(ctx context.Context, runID string) (map[string]Usage, error) {
 			names = append(names, n)
 		}
 	}
-	res := map[string]Usage{}
+	res := map[string]infra.Usage{}
 	if len(names) == 0 {
 		return res, nil
 	}
@@ -526,7 +514,7 @@ func NodeStats(ctx context.Context, runID string) (map[string]Usage, error) {
 		}
 		node := strings.TrimSuffix(strings.TrimPrefix(f[0], prefix), "-node")
 		cpu, _ := strconv.ParseFloat(strings.TrimSuffix(f[1], "%"), 64)
-		res[node] = Usage{CPUPercent: cpu, MemBytes: parseSize(f[2])}
+		res[node] = infra.Usage{CPUPercent: cpu, MemBytes: parseSize(f[2])}
 	}
 	return res, nil
 }
@@ -550,7 +538,7 @@ func parseSize(s string) int64 {
 }
 
 // StateStats is NodeStats of the run a state file records.
-func StateStats(ctx context.Context, statePath string) (map[string]Usage, error) {
+func StateStats(ctx context.Context, statePath string) (map[string]infra.Usage, error) {
 	s, err := readStateFile(statePath)
 	if err != nil {
 		return nil, err
@@ -560,12 +548,12 @@ func StateStats(ctx context.Context, statePath string) (map[string]Usage, error)
 
 // Endpoints are the node's plan address and ports: its container has the
 // plan address on the bridge, where the host is the gateway.
-func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
+func (r *Runner) Endpoints(node string) (statefile.Endpoints, error) {
 	r.mu.Lock()
 	p := r.plan
 	r.mu.Unlock()
 	if p == nil || p.Node(node) == nil {
-		return infra.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.cfg.RunID)
+		return statefile.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.cfg.RunID)
 	}
 	return infra.PlanEndpoints(p.Node(node)), nil
 }

@@ -36,11 +36,6 @@ func (r *Runner) UseTAPs(ports proctable.PortProvider) {
 	r.mu.Unlock()
 }
 
-// NetnsLink is the name under /run/netns of a node's container namespace
-// while its links are emulated (the local runner's naming, so tools that
-// act inside a node's namespace work on both).
-func NetnsLink(runID, node string) string { return proctable.NetnsName(runID, node) }
-
 // attachHarnessTAP addresses the harness's emulator port with the gateway.
 // The TAP dies with the emulator's file descriptor.
 func (r *Runner) attachHarnessTAP(ctx context.Context) error {
@@ -65,7 +60,7 @@ func (r *Runner) attachHarnessTAP(ctx context.Context) error {
 // its peers, so it only waits.
 func (r *Runner) attachTAP(ctx context.Context, node string, pid int) error {
 	n := r.plan.Node(node)
-	ns := NetnsLink(r.cfg.RunID, node)
+	ns := proctable.NetnsName(r.cfg.RunID, node)
 	link := filepath.Join(netnsDir, ns)
 	if err := r.state.Add(resource{Kind: kindNetnsLink, Name: link, Node: node}); err != nil {
 		return err

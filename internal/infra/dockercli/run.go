@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
 )
@@ -24,10 +23,6 @@ import (
 // Label marks every engine object of a run (containers, services, networks,
 // volumes); its value is the run id. The docker and swarm runners share it.
 const Label = "benchnet.run"
-
-// ErrSubnetInUse means the engine already has a network overlapping the
-// plan's subnet (infra's one error for it, whatever the runner).
-var ErrSubnetInUse = infra.ErrSubnetInUse
 
 var tagRe = regexp.MustCompile(`[^a-z0-9._-]+`)
 

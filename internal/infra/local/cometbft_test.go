@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/testenv/testrel"
-
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
 
 // cachedCometBFT is the cached v1.0.1 release binary (`benchnet setup`).
@@ -54,7 +54,7 @@ func TestCometBFTNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := NodePIDs(r.StatePath)[n.Name]; got != pid {
+	if got := proctable.NodePIDs(r.StatePath)[n.Name]; got != pid {
 		t.Errorf("NodePIDs[%s] = %d, want %d (the cometbft process itself)", n.Name, got, pid)
 	}
 	// ip netns exec and setpriv exec (no fork): the pid becomes cometbft.

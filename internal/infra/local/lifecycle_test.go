@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 )
 
 // TestLifecycle: Pause stops the whole group (state T), Resume runs it again,
@@ -65,7 +66,7 @@ func TestLifecycle(t *testing.T) {
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Errorf("stop of a paused process took %s (SIGKILL after the grace?)", d)
 	}
-	if Running(pid) {
+	if proctable.Running(pid) {
 		t.Errorf("pid %d still running after Stop", pid)
 	}
 	if err := r.Pause(ctx, n, "node"); err == nil {
@@ -77,15 +78,15 @@ func TestLifecycle(t *testing.T) {
 	if err := r.Kill(ctx, n, "node"); err != nil {
 		t.Fatal(err)
 	}
-	if Running(pid) {
+	if proctable.Running(pid) {
 		t.Errorf("pid %d still running after Kill", pid)
 	}
 	if err := r.Kill(ctx, n, "node"); err != nil {
 		t.Errorf("kill of a dead process: %v", err)
 	}
 	pid2 := start("node")
-	if pid2 == pid || !Running(pid2) {
-		t.Errorf("restart: pid %d (was %d) running=%v", pid2, pid, Running(pid2))
+	if pid2 == pid || !proctable.Running(pid2) {
+		t.Errorf("restart: pid %d (was %d) running=%v", pid2, pid, proctable.Running(pid2))
 	}
 	if err := r.Kill(ctx, n, "missing"); err == nil {
 		t.Error("kill of an unknown process: no error")

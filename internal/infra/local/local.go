@@ -22,6 +22,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
+	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -40,8 +41,8 @@ type Runner struct {
 	// handler tears the run down (the CLI), not in a test binary.
 	Harness bool
 
-	attach attachFunc   // how a node's namespace joins the network
-	ports  PortProvider // set by UseTAPs: the link emulator owns the links
+	attach attachFunc             // how a node's namespace joins the network
+	ports  proctable.PortProvider // set by UseTAPs: the link emulator owns the links
 	state  *stateFile
 	exited chan infra.Exit
 
@@ -517,12 +518,12 @@ func removeResource(ctx context.Context, x resource) error {
 
 // Endpoints are the node's plan address and ports: its namespace has the
 // plan address and the harness reaches it on the bridge.
-func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
+func (r *Runner) Endpoints(node string) (statefile.Endpoints, error) {
 	r.mu.Lock()
 	p := r.plan
 	r.mu.Unlock()
 	if p == nil || p.Node(node) == nil {
-		return infra.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.RunID)
+		return statefile.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.RunID)
 	}
 	return infra.PlanEndpoints(p.Node(node)), nil
 }

@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchnet/benchnet/internal/testenv"
-
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // helperEnv makes the test binary act as a small program inside a node's
@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv(RuntimeDirEnv, dir)
+	os.Setenv(proctable.RuntimeDirEnv, dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -304,7 +304,7 @@ func TestExitedAndStop(t *testing.T) {
 	if !inState(pid) {
 		t.Errorf("started pid %d not in the state file when Start returned", pid)
 	}
-	if got := NodePIDs(r.StatePath); got != nil && got[n] != 0 {
+	if got := proctable.NodePIDs(r.StatePath); got != nil && got[n] != 0 {
 		t.Errorf("NodePIDs lists a non-node process: %v", got)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -316,7 +316,7 @@ func TestExitedAndStop(t *testing.T) {
 
 	// Stop of a polite process: no report, gone, forgotten.
 	pid = start("node", []string{"sleep", "1000"})
-	if got := NodePIDs(r.StatePath); got[n] != pid {
+	if got := proctable.NodePIDs(r.StatePath); got[n] != pid {
 		t.Errorf("NodePIDs = %v, want %s: %d", got, n, pid)
 	}
 	if err := r.Stop(ctx, n, "node"); err != nil {
@@ -417,7 +417,7 @@ func TestCleanup(t *testing.T) {
 		}
 		pids = append(pids, pid)
 	}
-	if runs, _ := ActiveRuns(); !slices.Contains(runs, r.StatePath) {
+	if runs, _ := proctable.ActiveRuns(); !slices.Contains(runs, r.StatePath) {
 		t.Errorf("ActiveRuns = %v, want it to contain %s", runs, r.StatePath)
 	}
 	if err := r.Cleanup(ctx); err != nil {
@@ -485,7 +485,7 @@ func killedHarness(t *testing.T, subnet string, count int) (runID, statePath str
 		_ = child.Wait()
 		t.Fatalf("child harness: %q", line)
 	}
-	byNode := NodePIDs(statePath)
+	byNode := proctable.NodePIDs(statePath)
 	if len(byNode) != count {
 		t.Errorf("NodePIDs = %v, want %d nodes", byNode, count)
 	}
@@ -508,14 +508,14 @@ func killedHarness(t *testing.T, subnet string, count int) (runID, statePath str
 func TestDownAfterKill(t *testing.T) {
 	t.Parallel()
 	runID, statePath, pids := killedHarness(t, "10.213.244.0/24", 2)
-	if runs, _ := ActiveRuns(); !slices.Contains(runs, statePath) {
+	if runs, _ := proctable.ActiveRuns(); !slices.Contains(runs, statePath) {
 		t.Errorf("ActiveRuns = %v after kill -9, want it to contain %s", runs, statePath)
 	}
 	if err := Down(context.Background(), statePath, nil); err != nil {
 		t.Fatalf("down: %v", err)
 	}
 	assertGone(t, runID, pids)
-	if runs, _ := ActiveRuns(); slices.Contains(runs, statePath) {
+	if runs, _ := proctable.ActiveRuns(); slices.Contains(runs, statePath) {
 		t.Errorf("ActiveRuns still lists %s after down", statePath)
 	}
 	if err := Down(context.Background(), statePath, nil); err != nil {
@@ -591,7 +591,7 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { _ = unregister("abc123"); _ = unregister("abc124") })
-	runs, err := ActiveRuns()
+	runs, err := proctable.ActiveRuns()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,10 +601,10 @@ func TestRegistry(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(activeDir(), "abc124")); err == nil {
 		t.Error("stale registry entry not dropped")
 	}
-	if got := NodePIDs(live); len(got) != 0 {
+	if got := proctable.NodePIDs(live); len(got) != 0 {
 		t.Errorf("NodePIDs of an empty run = %v", got)
 	}
-	if got := NodePIDs(filepath.Join(dir, "missing.json")); got != nil {
+	if got := proctable.NodePIDs(filepath.Join(dir, "missing.json")); got != nil {
 		t.Errorf("NodePIDs of a missing state = %v", got)
 	}
 }

@@ -104,10 +104,6 @@ func gone(err error) bool {
 	return false
 }
 
-// ErrSubnetInUse is wrapped by Setup's error when the plan's subnet overlaps
-// an address or route of the host: the manifest's fault, not the machine's.
-var ErrSubnetInUse = infra.ErrSubnetInUse
-
 // checkSubnet refuses a subnet that overlaps any address or route of the
 // host: the nodes would shadow (or be shadowed by) real networks.
 func checkSubnet(ctx context.Context, subnet netip.Prefix) error {
@@ -134,7 +130,7 @@ func checkSubnet(ctx context.Context, subnet netip.Prefix) error {
 			}
 			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits())
 			if p.Masked().Overlaps(subnet) {
-				return fmt.Errorf("%w: subnet %s overlaps address %s of host interface %s; %s", ErrSubnetInUse, subnet, p, ifc.Name, subnetHint(ifc.Name))
+				return fmt.Errorf("%w: subnet %s overlaps address %s of host interface %s; %s", infra.ErrSubnetInUse, subnet, p, ifc.Name, subnetHint(ifc.Name))
 			}
 		}
 	}
@@ -162,7 +158,7 @@ func checkSubnet(ctx context.Context, subnet netip.Prefix) error {
 			continue
 		}
 		if p.Overlaps(subnet) {
-			return fmt.Errorf("%w: subnet %s overlaps host route %s (dev %s); pick another network.subnet", ErrSubnetInUse, subnet, p, r.Dev)
+			return fmt.Errorf("%w: subnet %s overlaps host route %s (dev %s); pick another network.subnet", infra.ErrSubnetInUse, subnet, p, r.Dev)
 		}
 	}
 	return nil

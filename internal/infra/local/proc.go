@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 )
 
 // The unprivileged user node processes run as (Debian's nobody:nogroup).
@@ -19,9 +20,6 @@ const (
 )
 
 func procStat(pid int) (byte, uint64, error) { return proctable.Stat(pid) }
-
-// Running reports whether pid is a live process (not a zombie), whoever it is.
-func Running(pid int) bool { return proctable.Running(pid) }
 
 func startTime(pid int) (uint64, error) { return proctable.StartTime(pid) }
 func alive(pid int, start uint64) bool  { return proctable.Alive(pid, start) }

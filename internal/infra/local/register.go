@@ -1,6 +1,9 @@
 package local
 
-import "github.com/benchnet/benchnet/internal/infra"
+import (
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/caps"
+)
 
 // Kind is the local runner's name in the infra registry and state files.
 const Kind = "local"
@@ -19,6 +22,6 @@ func init() {
 		// Namespaces on this machine: every link backend, any process
 		// beside the node, any binary; no per-node limits (cgroups per
 		// namespace are not wired).
-		Caps: infra.Capabilities{Links: []string{"netem", "userspace"}, Sidecars: true, GossipHosts: true, DynamicBinaries: true},
+		Caps: caps.Record{Links: []string{"netem", "userspace"}, Sidecars: true, GossipHosts: true, DynamicBinaries: true},
 	})
 }

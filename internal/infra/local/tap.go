@@ -3,14 +3,11 @@ package local
 import (
 	"context"
 	"fmt"
-	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"net/netip"
 
+	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/plan"
 )
-
-// PortProvider hands out one TAP device per node (see proctable).
-type PortProvider = proctable.PortProvider
 
 // harnessPort names the emulator port of the harness itself: it gets
 // unemulated links, so RPC and scrapes measure the nodes, not the emulation.
@@ -20,7 +17,7 @@ const harnessPort = "harness"
 // node's eth0 is a TAP whose other end is the emulator, and the bridge keeps
 // only the harness's own TAP, so the harness still reaches every node at the
 // gateway address. Call before Setup.
-func (r *Runner) UseTAPs(ports PortProvider) {
+func (r *Runner) UseTAPs(ports proctable.PortProvider) {
 	r.ports = ports
 	r.attach = r.attachTAP
 }

@@ -187,21 +187,17 @@ func (c *imageCopies) ensure(ctx context.Context, e dockercli.Engine, ref string
 	return o.err
 }
 
-// Machine is one swarm node's size as its engine reports it (docker info's
-// NCPU and MemTotal, through the manager's node list).
-type Machine = infra.Machine
-
 // Machines lists the swarm's ready, active nodes with their sizes, from
 // the manager; an error when this engine is no swarm manager.
-func Machines(ctx context.Context) ([]Machine, error) {
+func Machines(ctx context.Context) ([]infra.Machine, error) {
 	nodes, err := listNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []Machine
+	var out []infra.Machine
 	for _, n := range nodes {
 		if n.Ready && n.Active {
-			out = append(out, Machine{ID: n.ID, Hostname: n.Hostname, Zone: n.Zone, NCPU: n.NCPU, MemBytes: n.MemBytes})
+			out = append(out, infra.Machine{ID: n.ID, Hostname: n.Hostname, Zone: n.Zone, NCPU: n.NCPU, MemBytes: n.MemBytes})
 		}
 	}
 	return out, nil

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
@@ -66,7 +67,7 @@ func init() {
 		// address it is given, which a service's virtual IP is not).
 		Machines:  Machines,
 		Leftovers: Leftovers,
-		Caps: infra.Capabilities{ConcurrentStarts: 16, Engine: true, Engines: true, Limits: true,
+		Caps: caps.Record{ConcurrentStarts: 16, Engine: true, Engines: true, Limits: true,
 			NodeOverheadRSS: 26 << 20, StartPerNode: 1, Placement: ZoneLabel},
 	})
 }
@@ -115,7 +116,7 @@ type service struct {
 	stopping  bool
 	task      taskInfo
 	logs      *exec.Cmd
-	endpoints infra.Endpoints
+	endpoints statefile.Endpoints
 }
 
 // New returns a swarm runner for one run.
@@ -207,7 +208,7 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	if _, err := dockercli.Cmd(ctx, "network", "create", "--driver", "overlay", "--attachable",
 		"--subnet", p.Subnet.String(), "--gateway", p.Gateway.String(), "--label", r.label(), nw); err != nil {
 		if strings.Contains(err.Error(), "overlap") {
-			return fmt.Errorf("create network %s: %w (a docker network overlaps it): %v", nw, dockercli.ErrSubnetInUse, err)
+			return fmt.Errorf("create network %s: %w (a docker network overlaps it): %v", nw, infra.ErrSubnetInUse, err)
 		}
 		return fmt.Errorf("create network %s: %w", nw, err)
 	}
@@ -232,7 +233,7 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 	}
 	for _, n := range p.Nodes {
 		s := r.nodes[n.Name]
-		s.endpoints = infra.Endpoints{P2P: p2pAddr(n)}
+		s.endpoints = statefile.Endpoints{P2P: p2pAddr(n)}
 		if err := r.state.SetEndpoints(n.Name, s.endpoints); err != nil {
 			return err
 		}
@@ -288,12 +289,12 @@ func p2pAddr(n *plan.Node) string { return net.JoinHostPort(n.Name, strconv.Itoa
 
 // Endpoints: P2P is the node's name on the overlay from Setup on; RPC and
 // Metrics are the ports published for its running task.
-func (r *Runner) Endpoints(node string) (infra.Endpoints, error) {
+func (r *Runner) Endpoints(node string) (statefile.Endpoints, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.nodes[node]
 	if s == nil {
-		return infra.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.cfg.RunID)
+		return statefile.Endpoints{}, fmt.Errorf("endpoints of %s: no such node in run %s", node, r.cfg.RunID)
 	}
 	return s.endpoints, nil
 }
@@ -368,7 +369,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("start %s: %w", key, err)
 	}
-	ep := infra.Endpoints{P2P: p2pAddr(s.node)}
+	ep := statefile.Endpoints{P2P: p2pAddr(s.node)}
 	if task.ContainerID != "" {
 		// The engine (20.10 seen here) may bind a host-mode port to
 		// different host ports for IPv4 and IPv6, and the task reports

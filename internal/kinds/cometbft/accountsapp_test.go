@@ -10,12 +10,13 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 )
 
 func TestAccountsAppArgv(t *testing.T) {
-	v1 := plan.Release{Name: "cometbft", Version: "v1.0.1"}
-	v038 := plan.Release{Name: "cometbft", Version: "v0.38.17"}
-	v040 := plan.Release{Name: "cometbft", Version: "v0.40.0"}
+	v1 := release.Release{Name: "cometbft", Version: "v1.0.1"}
+	v038 := release.Release{Name: "cometbft", Version: "v0.38.17"}
+	v040 := release.Release{Name: "cometbft", Version: "v0.40.0"}
 	for _, tc := range []struct {
 		name string
 		n    plan.Node

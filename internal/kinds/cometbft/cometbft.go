@@ -26,6 +26,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 )
 
 // AppAddr is where the out-of-process kvstore (app "kvstore-socket") listens:
@@ -113,7 +114,7 @@ func nodeKey(home string) ([]byte, error) {
 // validator's release (validators first, so they hold the genesis keys);
 // nodes of another release get the config.toml of their own release's
 // `init`. Each config.toml is then patched with Settings.
-func GenerateHomes(ctx context.Context, p *plan.Testnet, bins map[plan.Release]string, homesDir string) error {
+func GenerateHomes(ctx context.Context, p *plan.Testnet, bins map[release.Release]string, homesDir string) error {
 	vals := p.Validators()
 	if len(vals) == 0 {
 		return errors.New("the testnet has no validator")
@@ -150,7 +151,7 @@ func GenerateHomes(ctx context.Context, p *plan.Testnet, bins map[plan.Release]s
 
 	// testnet writes node0… for validators, then the non-validators.
 	order := append(append([]*plan.Node{}, vals...), others...)
-	pristine := map[plan.Release][]byte{} // config.toml of `init`, per foreign release
+	pristine := map[release.Release][]byte{} // config.toml of `init`, per foreign release
 	ids := map[string]string{}
 	for i, n := range order {
 		home := filepath.Join(homesDir, n.Name)

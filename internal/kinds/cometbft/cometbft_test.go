@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchnet/benchnet/internal/testenv/testrel"
-
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
+	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
 
 func TestArgv(t *testing.T) {
@@ -67,7 +67,7 @@ func TestNodeID(t *testing.T) {
 }
 
 // cachedBinary returns the cached cometbft binary of version or skips.
-func cachedBinary(t *testing.T, version string) (plan.Release, string) {
+func cachedBinary(t *testing.T, version string) (release.Release, string) {
 	t.Helper()
 	rel := relOf(version)
 	return rel, testrel.NeedTool(t, rel, "cometbft")
@@ -84,7 +84,7 @@ type genesis struct {
 // real binaries: one home per node, one shared genesis holding exactly the
 // validators' keys, configs with the release's own format and the right
 // peers, addresses and metrics.
-func checkHomes(t *testing.T, p *plan.Testnet, bins map[plan.Release]string, homes string) {
+func checkHomes(t *testing.T, p *plan.Testnet, bins map[release.Release]string, homes string) {
 	t.Helper()
 	entries, err := os.ReadDir(homes)
 	if err != nil {
@@ -181,7 +181,7 @@ func TestGenerateHomes(t *testing.T) {
 			t.Run(version+"/"+example, func(t *testing.T) {
 				rel, bin := cachedBinary(t, version)
 				p := loadPlan(t, example, version)
-				bins := map[plan.Release]string{rel: bin}
+				bins := map[release.Release]string{rel: bin}
 				homes := filepath.Join(t.TempDir(), "homes")
 				if err := GenerateHomes(context.Background(), p, bins, homes); err != nil {
 					t.Fatal(err)
@@ -204,7 +204,7 @@ func TestGenerateHomesMixedReleases(t *testing.T) {
 	r2, b2 := cachedBinary(t, "v0.38.17")
 	p := loadPlan(t, "quickstart", "v1.0.1")
 	p.Nodes[2].Release, p.Nodes[3].Release = r2, r2
-	bins := map[plan.Release]string{r1: b1, r2: b2}
+	bins := map[release.Release]string{r1: b1, r2: b2}
 	homes := filepath.Join(t.TempDir(), "homes")
 	if err := GenerateHomes(context.Background(), p, bins, homes); err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestGenerateHomesErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		edit    func(p *plan.Testnet)
-		bins    map[plan.Release]string
+		bins    map[release.Release]string
 		wantErr string
 	}{
 		{name: "override of a key the release lacks",
@@ -229,7 +229,7 @@ func TestGenerateHomesErrors(t *testing.T) {
 			edit:    func(p *plan.Testnet) { p.Nodes[1].Config = map[string]any{"grpc.laddr": "tcp://0.0.0.0:26670"} },
 			wantErr: `node validator1 (cometbft@v0.38.17): config key "grpc.laddr" is not in this release's config.toml: the [grpc] section exists from v1.0 on`},
 		{name: "no binary",
-			bins:    map[plan.Release]string{},
+			bins:    map[release.Release]string{},
 			wantErr: "node validator0: no binary for cometbft@v0.38.17"},
 		{name: "no validator",
 			edit: func(p *plan.Testnet) {
@@ -250,7 +250,7 @@ func TestGenerateHomesErrors(t *testing.T) {
 			}
 			bins := tt.bins
 			if bins == nil {
-				bins = map[plan.Release]string{rel: bin}
+				bins = map[release.Release]string{rel: bin}
 			}
 			err := GenerateHomes(context.Background(), p, bins, filepath.Join(t.TempDir(), "homes"))
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

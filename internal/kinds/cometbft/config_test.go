@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
 
@@ -172,11 +173,11 @@ func loadPlan(t *testing.T, example, version string) *plan.Testnet {
 
 // relOf reads a test's release: "v1.0.1" is cometbft's, "tendermint@v0.34.22"
 // names its flavour.
-func relOf(s string) plan.Release {
+func relOf(s string) release.Release {
 	if name, version, ok := strings.Cut(s, "@"); ok {
-		return plan.Release{Name: name, Version: version}
+		return release.Release{Name: name, Version: version}
 	}
-	return plan.Release{Name: "cometbft", Version: s}
+	return release.Release{Name: "cometbft", Version: s}
 }
 
 // TestGolden patches the pristine config.toml of each release (copied from

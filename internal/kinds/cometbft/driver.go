@@ -15,6 +15,7 @@ import (
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -61,7 +62,7 @@ func (d *Driver) Height(ctx context.Context, n *plan.Node) (int64, bool, error) 
 // releases of socket-app nodes.
 func (d *Driver) Binaries(ctx context.Context, p *plan.Testnet, log io.Writer) ([]node.Binary, error) {
 	var out []node.Binary
-	have := func(rel plan.Release, prog string) bool { return node.Find(out, rel, prog) != "" }
+	have := func(rel release.Release, prog string) bool { return node.Find(out, rel, prog) != "" }
 	for _, n := range p.Nodes {
 		progs := []string{"cometbft"}
 		if n.App == "kvstore-socket" {
@@ -95,7 +96,7 @@ func (d *Driver) Binaries(ctx context.Context, p *plan.Testnet, log io.Writer) (
 
 // Homes runs `cometbft testnet` per release and patches every config.
 func (d *Driver) Homes(ctx context.Context, p *plan.Testnet, bins []node.Binary, env node.Env) error {
-	byRel := map[plan.Release]string{}
+	byRel := map[release.Release]string{}
 	for _, b := range bins {
 		if b.Program == "cometbft" {
 			byRel[b.Release] = b.Path

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/node"
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -29,7 +29,7 @@ func TestReset(t *testing.T) {
 					t.Fatal(err)
 				}
 				env := node.Env{Dir: dir, Homes: dir.Join(rundir.Homes)}
-				if err := GenerateHomes(context.Background(), p, map[plan.Release]string{rel: bin}, env.Homes); err != nil {
+				if err := GenerateHomes(context.Background(), p, map[release.Release]string{rel: bin}, env.Homes); err != nil {
 					t.Fatal(err)
 				}
 				n := p.Nodes[1]
@@ -96,10 +96,10 @@ func TestResetErrors(t *testing.T) {
 	}
 	env := node.Env{Dir: dir, Homes: dir.Join(rundir.Homes)}
 	bins := []node.Binary{{Release: rel, Program: "cometbft", Path: bin}}
-	other := plan.Release{Name: "cometbft", Version: "v0.37.15"}
+	other := release.Release{Name: "cometbft", Version: "v0.37.15"}
 	for _, tc := range []struct {
 		name    string
-		rel     plan.Release
+		rel     release.Release
 		bins    []node.Binary
 		wantErr string
 	}{

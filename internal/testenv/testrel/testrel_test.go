@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 )
 
 // TestNeedToolUsesCache: the binary is looked up where the cache puts
@@ -22,7 +22,7 @@ func TestNeedToolUsesCache(t *testing.T) {
 	}
 	// needFile is NeedTool without the integration switch, so this unit
 	// test runs in the fast tier.
-	if got := needFile(t, plan.Release{Name: "cometbft", Version: "v9.9.9"}, "cometbft"); got != bin {
+	if got := needFile(t, release.Release{Name: "cometbft", Version: "v9.9.9"}, "cometbft"); got != bin {
 		t.Errorf("NeedTool's path = %q, want %q (under BENCHNET_CACHE)", got, bin)
 	}
 }

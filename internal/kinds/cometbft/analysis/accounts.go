@@ -14,19 +14,16 @@ import (
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// AccountsResults is results.json's per-account accounting.
-type AccountsResults = rundir.AccountsResults
-
 // accountsResults is the per-account accounting of an accounts workload
 // (nil for any other run). The load gives account a connection a and the
 // run seqs a×T … a×T+T−1 in send order, so a tx's account is its
 // connection and its account sequence is load.SequenceAt(order, seq − a×T).
-func accountsResults(p *plan.Testnet, rows []TxRow) *AccountsResults {
+func accountsResults(p *plan.Testnet, rows []TxRow) *rundir.AccountsResults {
 	if p == nil || p.Load.Workload != manifest.WorkloadAccounts || p.Load.TxsPerAccount < 1 {
 		return nil
 	}
 	l := p.Load
-	res := &AccountsResults{Order: l.Order, Accounts: l.Accounts, TxsPerAccount: l.TxsPerAccount}
+	res := &rundir.AccountsResults{Order: l.Order, Accounts: l.Accounts, TxsPerAccount: l.TxsPerAccount}
 	per := make([]rundir.AccountOutcome, l.Accounts)
 	included := make([]map[uint64]bool, l.Accounts)
 	for a := range per {
@@ -121,7 +118,7 @@ func checkTxCode(code int64, log string) int64 {
 }
 
 // accountsSummary is the per-account table of the run summary.
-func accountsSummary(r *AccountsResults) string {
+func accountsSummary(r *rundir.AccountsResults) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\naccounts: %d × %d txs, order %s: included %d (%.1f %%), %d of %d accounts fully included",
 		r.Accounts, r.TxsPerAccount, r.Order, r.Included, 100*r.InclusionRatio, r.FullyIncluded, r.Accounts)

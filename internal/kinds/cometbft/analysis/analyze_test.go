@@ -226,9 +226,9 @@ func TestNegativeCodeSurvives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []load.Sent{
-		{Seq: 0, Node: "validator0", Hash: "00A0", Intended: 1, SentAt: 2, Ack: 3, Result: load.ResultRejected, Code: -32603, Log: "Internal error"},
-		{Seq: 1, Node: "validator0", Hash: "00A1", Intended: 2, SentAt: 3, Ack: 4, Result: load.ResultRejected, Code: 2, Log: "tx invalid"},
+	for _, s := range []rundir.Sent{
+		{Seq: 0, Node: "validator0", Hash: "00A0", Intended: 1, SentAt: 2, Ack: 3, Result: rundir.ResultRejected, Code: -32603, Log: "Internal error"},
+		{Seq: 1, Node: "validator0", Hash: "00A1", Intended: 2, SentAt: 3, Ack: 4, Result: rundir.ResultRejected, Code: 2, Log: "tx invalid"},
 	} {
 		if err := w.Sent(s); err != nil {
 			t.Fatal(err)

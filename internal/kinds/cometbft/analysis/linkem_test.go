@@ -96,8 +96,8 @@ func TestAnalyzeLinkemLateness(t *testing.T) {
 			if c.Frames == 0 || c.P99Ms < tc.p99Ms/1.26 || c.P99Ms > tc.p99Ms*1.26 || c.Window != "load_start to drained" {
 				t.Errorf("check %+v, want p99 ≈ %v ms over load_start to drained", c, tc.p99Ms)
 			}
-			var onDisk linkem.LatenessCheck
-			data, err := os.ReadFile(filepath.Join(dir, linkem.DirName, linkem.LatenessFile))
+			var onDisk rundir.LinkLateness
+			data, err := os.ReadFile(filepath.Join(dir, rundir.LinkemDir, rundir.LinkemLatenessFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func writeSeries(t *testing.T, dir string, lines []line) {
 	var b bytes.Buffer
 	enc := rundir.LinkemLatenessSeries.NewEncoder(&b)
 	for _, l := range lines {
-		s := linkem.LatenessSample{Time: l.t, MaxNs: l.maxNs, MinDelayNs: int64(l.minDelay), Counts: make([]uint64, linkem.LatBuckets)}
+		s := rundir.LinkemLatenessSample{Time: l.t, MaxNs: l.maxNs, MinDelayNs: int64(l.minDelay), Counts: make([]uint64, linkem.LatBuckets)}
 		for d, n := range l.frames {
 			i := 0
 			for int64(d) > linkem.LatUpper(i) {
@@ -141,10 +141,10 @@ func writeSeries(t *testing.T, dir string, lines []line) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, linkem.DirName), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, rundir.LinkemDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, linkem.DirName, linkem.LatenessSeriesFile), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.LinkemDir, rundir.LinkemLatenessSeriesFile), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -28,10 +27,10 @@ type run struct {
 	events     []rundir.Event
 	txs        []txRow
 	blocks     []blockRow
-	mempool    []nodeValue                 // mempool.csv
-	samples    map[string][]collect.Sample // by metricKey, sorted by (node, time)
-	nodeNS     map[string]string           // node -> metrics namespace, from the plan
-	nss        []string                    // namespaces(), computed once
+	mempool    []nodeValue                // mempool.csv
+	samples    map[string][]rundir.Sample // by metricKey, sorted by (node, time)
+	nodeNS     map[string]string          // node -> metrics namespace, from the plan
+	nss        []string                   // namespaces(), computed once
 	proc       []procRow
 	host       []hostRow
 	problems   []string
@@ -172,7 +171,7 @@ func load(path string) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{dir: dir, samples: map[string][]collect.Sample{}}
+	r := &run{dir: dir, samples: map[string][]rundir.Sample{}}
 	r.note(r.loadManifest())
 	r.note(r.loadJSON())
 	r.note(r.loadProvenance())

@@ -7,12 +7,13 @@ import (
 
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/report/page"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // latenessCheck is the link emulator's check of its own lateness: from
 // results.json, else from linkem/lateness.json; nil when none was made
 // (netem, no emulation, or a run from before the check existed).
-func (r *run) latenessCheck() *linkem.LatenessCheck {
+func (r *run) latenessCheck() *rundir.LinkLateness {
 	if r.results != nil && r.results.Linkem != nil {
 		return r.results.Linkem
 	}

@@ -9,17 +9,18 @@ import (
 
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/report"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // The emulator's check reaches the headline and the network section.
 func TestReportLinkLateness(t *testing.T) {
-	late := linkem.LatenessCheck{Window: "load_start to drained", Frames: 20190, MeanMs: 0.9, P50Ms: 0.078, P99Ms: 182.054, MaxMs: 972.542,
+	late := rundir.LinkLateness{Window: "load_start to drained", Frames: 20190, MeanMs: 0.9, P50Ms: 0.078, P99Ms: 182.054, MaxMs: 972.542,
 		SmallestDelayMs: 72, BoundMs: 1.44, Met: false, Sched: "SCHED_FIFO 1", Verdict: "link emulator LATE: p50 0.078 ms, p99 182.054 ms"}
 	onTime := late
 	onTime.P99Ms, onTime.MaxMs, onTime.Met, onTime.Verdict = 0.212, 3.1, true, "link emulator on time: p99 0.212 ms"
 	for _, tc := range []struct {
 		name  string
-		check linkem.LatenessCheck
+		check rundir.LinkLateness
 		want  []string
 	}{
 		{"late", late, []string{
@@ -41,7 +42,7 @@ func TestReportLinkLateness(t *testing.T) {
 				t.Fatal(err)
 			}
 			prom := "benchnet_linkem_sent_packets_total{port=\"validator0\"} 7\n" + h.String()
-			if err := os.WriteFile(filepath.Join(dir, "linkem", linkem.CountersFile), []byte(prom), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "linkem", rundir.LinkemCountersFile), []byte(prom), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := Render(dir, ""); err != nil {
@@ -67,7 +68,7 @@ func TestReportLinkLateness(t *testing.T) {
 	}
 }
 
-func patchResults(t *testing.T, dir string, c linkem.LatenessCheck) {
+func patchResults(t *testing.T, dir string, c rundir.LinkLateness) {
 	t.Helper()
 	path := filepath.Join(dir, "results.json")
 	data, err := os.ReadFile(path)

@@ -24,7 +24,7 @@ func (r *run) network() []page.Block {
 	bs := []page.Block{page.Heading{Level: 3, Text: "Network emulation", ID: ""}}
 	dir := r.dir.Join(linkemDir)
 	var info linkem.Info
-	if err := r.dir.ReadJSON(filepath.Join(linkemDir, linkem.InfoFile), &info); err != nil {
+	if err := r.dir.ReadJSON(filepath.Join(linkemDir, rundir.LinkemInfoFile), &info); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.note(err)
 		}
@@ -33,7 +33,7 @@ func (r *run) network() []page.Block {
 	cond := page.Table{Head: []string{"backend", "zones", "jitter", "loss", "egress rate per node", "why this backend"}, Rows: [][]string{{info.Backend, page.DashIfEmpty(info.Zones), page.DashIfEmpty(info.Jitter), page.DashIfEmpty(info.Loss), page.DashIfEmpty(info.Bandwidth), info.Reason}}}
 
 	bs = append(bs, cond)
-	if data, err := os.ReadFile(filepath.Join(dir, linkem.MatrixFile)); err == nil {
+	if data, err := os.ReadFile(filepath.Join(dir, rundir.LinkemMatrixFile)); err == nil {
 		mx, err := linkem.ParseCSV(bytes.NewReader(data))
 		if err != nil {
 			r.note(err)

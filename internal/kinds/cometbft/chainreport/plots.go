@@ -141,7 +141,7 @@ func plotLatencyCDF(r *run) (*plot.Plot, string) {
 
 // byNode groups one metric's samples by node as (seconds, value) points;
 // several series of one node at one time (other labels) keep the maximum.
-func (r *run) byNode(samples []collect.Sample) (nodes []string, series map[string]plotter.XYs) {
+func (r *run) byNode(samples []rundir.Sample) (nodes []string, series map[string]plotter.XYs) {
 	series = map[string]plotter.XYs{}
 	for _, s := range samples { // sorted by node, time
 		xy := series[s.Node]

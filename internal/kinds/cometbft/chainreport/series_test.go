@@ -11,10 +11,10 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/report/page"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // testnetOf is a plan with count nodes of each role, named role0, role1…
@@ -45,7 +45,7 @@ func largeDrops(xy plotter.XYs) int {
 
 func TestMempoolSeriesExcludesSeedsAndDoesNotAlias(t *testing.T) {
 	const span = 30.0 // s: 25 blocks
-	r := &run{plan: testnetOf(map[string]int{"validator": 3, "full": 2, "seed": 2}), samples: map[string][]collect.Sample{}}
+	r := &run{plan: testnetOf(map[string]int{"validator": 3, "full": 2, "seed": 2}), samples: map[string][]rundir.Sample{}}
 	for i, n := range r.plan.Nodes {
 		n.Index = i
 	}
@@ -62,7 +62,7 @@ func TestMempoolSeriesExcludesSeedsAndDoesNotAlias(t *testing.T) {
 		for x := 0.0; x < span; x++ {
 			at := x + 0.003*float64(n.Index)
 			r.samples["mempool_size"] = append(r.samples["mempool_size"],
-				collect.Sample{TimeNs: int64(at * 1e9), Node: n.Name, Metric: "cometbft_mempool_size", Value: sawtooth(at)})
+				rundir.Sample{TimeNs: int64(at * 1e9), Node: n.Name, Metric: "cometbft_mempool_size", Value: sawtooth(at)})
 		}
 	}
 

@@ -18,6 +18,7 @@ import (
 	"github.com/benchnet/benchnet/internal/binaries"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -181,7 +182,7 @@ type inspector struct {
 
 // hasInspect: the release has `inspect` (checked in the module zips:
 // absent from tendermint v0.34.22 and cometbft v0.34.35 cmd/*/commands).
-func hasInspect(rel plan.Release) bool { return !strings.HasPrefix(rel.Version, "v0.34.") }
+func hasInspect(rel release.Release) bool { return !strings.HasPrefix(rel.Version, "v0.34.") }
 
 func startInspect(ctx context.Context, bin, home, logPath string) (*inspector, error) {
 	port, err := loopbackPort()

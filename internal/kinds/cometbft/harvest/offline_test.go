@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/analysis"
-
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
@@ -25,13 +25,13 @@ import (
 func TestOfflineRealStore(t *testing.T) {
 	for _, v := range []string{"v1.0.1", "v0.38.17"} {
 		t.Run(v, func(t *testing.T) {
-			rel := plan.Release{Name: "cometbft", Version: v}
+			rel := release.Release{Name: "cometbft", Version: v}
 			offlineRealStore(t, rel, testrel.NeedTool(t, rel, "cometbft"))
 		})
 	}
 }
 
-func offlineRealStore(t *testing.T, rel plan.Release, bin string) {
+func offlineRealStore(t *testing.T, rel release.Release, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	dir := t.TempDir()
@@ -151,7 +151,7 @@ func TestOfflineRefusesV034(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := plan.Release{Name: "tendermint", Version: "v0.34.22"}
+	rel := release.Release{Name: "tendermint", Version: "v0.34.22"}
 	p := &plan.Testnet{Name: "offline", Nodes: []*plan.Node{{Name: "validator0", Role: "validator", Release: rel}}}
 	pj, _ := p.JSON()
 	if err := d.WriteFile(rundir.Plan, pj); err != nil {

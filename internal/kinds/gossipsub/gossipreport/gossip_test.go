@@ -78,7 +78,7 @@ func describeGossipRun(t *testing.T, dir string, edges [][2]int) {
 	if err := os.MkdirAll(d.Join(rundir.LinkemDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.WriteJSON(filepath.Join(rundir.LinkemDir, linkem.InfoFile), linkem.Info{Backend: "userspace", Reason: "synthetic run"}); err != nil {
+	if err := d.WriteJSON(filepath.Join(rundir.LinkemDir, rundir.LinkemInfoFile), linkem.Info{Backend: "userspace", Reason: "synthetic run"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -90,7 +90,7 @@ func (g *gossipRun) views() *gossipViews {
 		note(err)
 	}
 	var info linkem.Info
-	if err := d.ReadJSON(filepath.Join(rundir.LinkemDir, linkem.InfoFile), &info); err == nil {
+	if err := d.ReadJSON(filepath.Join(rundir.LinkemDir, rundir.LinkemInfoFile), &info); err == nil {
 		v.linkem = &info
 	} else {
 		note(err)
