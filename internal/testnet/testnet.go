@@ -113,6 +113,8 @@ type Testnet struct {
 
 // Up resolves m, prepares everything and starts the testnet. On error it
 // tears down what it created, but keeps the run directory for the post-mortem.
+// Its stages: prepare (plan, driver, binaries, run directory), host (the
+// runner's hosts and network, links, homes), startAll (starts, readiness).
 func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, err error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -123,6 +125,45 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	if opts.ReadyHeight == 0 {
 		opts.ReadyHeight = 2
 	}
+	t, err := prepare(ctx, m, opts)
+	if err != nil {
+		return nil, err
+	}
+	runner, err := newRunner(m, t.RunID, t.Dir.Join(rundir.State), opts)
+	if err != nil {
+		return nil, err
+	}
+	t.Runner = runner
+	defer func() {
+		if err != nil {
+			_ = t.releaseReach()
+			_ = t.closeLinks()
+			fmt.Fprintf(opts.Log, "up failed, tearing down (run directory kept: %s)\n", t.Dir.Path)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if cerr := t.Runner.Cleanup(cctx); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
+			}
+		}
+	}()
+	start := time.Now()
+	notReady, err := t.host(ctx, m, opts)
+	if err != nil {
+		return nil, err
+	}
+	start = start.Add(notReady) // links and homes are not part of the time to ready
+	waited, err := t.startAll(ctx, m, opts)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", t.Plan.Name, waited, t.Driver.Waiting(), time.Since(start).Round(time.Millisecond))
+	_ = t.Dir.Event(rundir.EventTestnetReady, "", "")
+	return t, nil
+}
+
+// prepare resolves m, finds its driver and binaries, and creates the run
+// directory with its inputs: nothing to tear down yet.
+func prepare(ctx context.Context, m *manifest.Manifest, opts Options) (*Testnet, error) {
 	p, err := plan.Resolve(m)
 	if err != nil {
 		return nil, err
@@ -145,72 +186,65 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 	if err := t.writeInputs(m, bins); err != nil {
 		return nil, err
 	}
+	return t, nil
+}
 
-	runner, err := newRunner(m, t.RunID, dir.Join(rundir.State), opts)
-	if err != nil {
-		return nil, err
-	}
-	t.Runner = runner
-	defer func() {
-		if err != nil {
-			_ = t.releaseReach()
-			_ = t.closeLinks()
-			fmt.Fprintf(opts.Log, "up failed, tearing down (run directory kept: %s)\n", dir.Path)
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if cerr := t.Runner.Cleanup(cctx); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
-			}
-		}
-	}()
+// host gives every node its host on the runner and the network joining
+// them, the node environment (the run directory, or its bind mount for
+// nobody), the emulated links and the homes, generated with the addresses
+// the runner gave the nodes. It returns the time that is not part of the
+// time to ready: before Setup, and the homes.
+func (t *Testnet) host(ctx context.Context, m *manifest.Manifest, opts Options) (time.Duration, error) {
+	entered := time.Now()
 	// Node processes run as nobody and open their homes, binaries and
 	// traces by the paths the driver gives them: the run directory's, or,
 	// when other users cannot reach it, its bind mount (reach.go).
-	reach := dir
-	if blocker := unreachableByOthers(dir.Path); blocker == "" {
+	reach := t.Dir
+	if blocker := unreachableByOthers(t.Dir.Path); blocker == "" {
 		t.unprivileged = true
-	} else if mp, err := mountReach(dir.Path, t.RunID); err == nil {
+	} else if mp, err := mountReach(t.Dir.Path, t.RunID); err == nil {
 		t.reachMount, t.unprivileged = mp, true
 		reach = &rundir.Dir{Path: mp}
 		fmt.Fprintf(opts.Log, "note: %s is not searchable by other users: node processes run as nobody and reach the run directory through the bind mount %s (removed by down)\n", blocker, mp)
 	} else {
 		fmt.Fprintf(opts.Log, "note: %s is not searchable by other users, so node processes run as root, not nobody (%v; use --output under a 0755 path to change that)\n", blocker, err)
 	}
-	env := node.Env{Dir: reach, Homes: reach.Join(rundir.Homes), Unprivileged: t.unprivileged}
-	t.env = env
-	if lr, ok := runner.(tapUser); ok {
+	t.env = node.Env{Dir: reach, Homes: reach.Join(rundir.Homes), Unprivileged: t.unprivileged}
+	if lr, ok := t.Runner.(tapUser); ok {
 		if err := t.openLinks(ctx, lr, m.Infra.Runner); err != nil {
-			return nil, err
+			return 0, err
 		}
 	}
 	start := time.Now()
-	if err := t.Runner.Setup(ctx, p); err != nil {
+	before := start.Sub(entered)
+	if err := t.Runner.Setup(ctx, t.Plan); err != nil {
 		if errors.Is(err, infra.ErrSubnetInUse) {
 			// Point at the manifest line, and exit as invalid input.
-			return nil, manifest.Errors{m.Errorf("network.subnet", "%v", err)}
+			return 0, manifest.Errors{m.Errorf("network.subnet", "%v", err)}
 		}
-		return nil, fmt.Errorf("set up hosts: %w", err)
+		return 0, fmt.Errorf("set up hosts: %w", err)
 	}
-	_ = dir.Event(rundir.EventNetworkUp, "", fmt.Sprintf("%d hosts in %s", len(p.Nodes), time.Since(start).Round(time.Millisecond)))
-	// Homes are generated with the addresses the runner gave the nodes;
-	// their generation is not part of the time to ready.
+	_ = t.Dir.Event(rundir.EventNetworkUp, "", fmt.Sprintf("%d hosts in %s", len(t.Plan.Nodes), time.Since(start).Round(time.Millisecond)))
 	homesStart := time.Now()
 	if err := t.adoptAddresses(); err != nil {
-		return nil, err
+		return 0, err
 	}
-	if err := drv.Homes(ctx, p, bins, env); err != nil {
-		return nil, fmt.Errorf("generate node homes: %w", err)
+	if err := t.Driver.Homes(ctx, t.Plan, t.bins, t.env); err != nil {
+		return 0, fmt.Errorf("generate node homes: %w", err)
 	}
-	start = start.Add(time.Since(homesStart))
-	if err := t.applyLinks(ctx); err != nil {
-		return nil, err
-	}
+	homes := time.Since(homesStart)
+	return before + homes, t.applyLinks(ctx)
+}
 
+// startAll starts the nodes in start order (delayed ones in goroutines
+// timed from here) and waits until those Up waits for are ready; it
+// returns how many those are. On failure the delayed starts are cancelled
+// and awaited before it returns, so no start can race Up's teardown and
+// leave a node behind; on success the late ones (opts.LateStarts) go on
+// until Down.
+func (t *Testnet) startAll(ctx context.Context, m *manifest.Manifest, opts Options) (_ int, err error) {
+	p := t.Plan
 	startErr := make(chan error, len(p.Nodes))
-	// Delayed starts run in goroutines timed from here. On failure they are
-	// cancelled and awaited before the teardown above runs (defers run
-	// last-in first), so no start can race the cleanup and leave a node
-	// behind; on success the late ones (opts.LateStarts) go on until Down.
 	startCtx, stopStarts := context.WithCancel(context.WithoutCancel(ctx))
 	t.stopStarts = stopStarts
 	defer func() {
@@ -244,20 +278,18 @@ func Up(ctx context.Context, m *manifest.Manifest, opts Options) (_ *Testnet, er
 		t.starts.Add(1)
 		go t.delayedStart(startCtx, n, startErr)
 	}
-	if err := t.startNodes(ctx, now, bins, env, infra.Caps(m.Infra.Runner).ConcurrentStarts); err != nil {
-		return nil, err
+	if err := t.startNodes(ctx, now, t.bins, t.env, infra.Caps(m.Infra.Runner).ConcurrentStarts); err != nil {
+		return 0, err
 	}
 	if err := t.waitReady(ctx, opts.ReadyTimeout, wait, startErr); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if len(late) > 0 {
 		fmt.Fprintf(opts.Log, "joining later (start_delay): %s\n", strings.Join(late, ", "))
 	} else {
 		t.starts.Wait()
 	}
-	fmt.Fprintf(opts.Log, "testnet %s ready: %d nodes %s in %s\n", p.Name, len(wait), drv.Waiting(), time.Since(start).Round(time.Millisecond))
-	_ = dir.Event(rundir.EventTestnetReady, "", "")
-	return t, nil
+	return len(wait), nil
 }
 
 // startOrder is the order Up starts nodes in: seeds first, then the plan's
