@@ -170,12 +170,12 @@ drain, harvest, accounting and report, into a new run directory of its own
 			if err := lf.apply(cmd, m); err != nil {
 				return err
 			}
-			var p plan.Testnet
-			if err := src.ReadJSON(rundir.Plan, &p); err != nil {
+			p, err := plan.Read(src.Path)
+			if err != nil {
 				return err
 			}
 			p.Load = m.Load
-			if err := testnet.ReachFromState(&p, src.Join(rundir.State)); err != nil {
+			if err := testnet.ReachFromState(p, src.Join(rundir.State)); err != nil {
 				return fmt.Errorf("endpoints of %s: %w", up, err)
 			}
 			dir, err := rundir.Create(output, p.Name+"-load", time.Now())
@@ -196,7 +196,7 @@ drain, harvest, accounting and report, into a new run directory of its own
 			ctx := cmd.Context()
 			// `up` never starts a [rotate] group (only `run` rotates it):
 			// nothing dials those nodes.
-			absent := testnet.NotStartedByUp(m, &p)
+			absent := testnet.NotStartedByUp(m, p)
 			if len(absent) > 0 {
 				names := slices.Sorted(maps.Keys(absent))
 				fmt.Fprintf(os.Stderr, "not started by 'up' ([rotate] group %q, rotated only by 'benchnet run'): %s: left out of the warm-up, the load, the collectors and the drain\n",
@@ -204,9 +204,9 @@ drain, harvest, accounting and report, into a new run directory of its own
 			}
 			notStarted := func(node string) bool { return absent[node] }
 			pids := proctable.NodePIDs(src.Join(rundir.State))
-			stopCollector := scenario.StartCollector(ctx, dir, &p, func(node string) int { return pids[node] },
+			stopCollector := scenario.StartCollector(ctx, dir, p, func(node string) int { return pids[node] },
 				func(node string) bool { return !absent[node] }, scrape, os.Stderr)
-			res, merr := scenario.MeasureRunning(ctx, dir, &p, p.Load, testnet.NewRunID(), os.Stderr, os.Stderr, notStarted)
+			res, merr := scenario.MeasureRunning(ctx, dir, p, p.Load, testnet.NewRunID(), os.Stderr, os.Stderr, notStarted)
 			stopCollector()
 			if res != nil {
 				fmt.Fprintln(os.Stderr)

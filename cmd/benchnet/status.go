@@ -64,12 +64,12 @@ func printStatus(ctx context.Context, cmd *cobra.Command, path string) error {
 	if err != nil {
 		return err
 	}
-	var t plan.Testnet
-	if err := dir.ReadJSON(rundir.Plan, &t); err != nil {
+	t, err := plan.Read(dir.Path)
+	if err != nil {
 		return fmt.Errorf("status of %s: %w", path, err)
 	}
 	pids := proctable.NodePIDs(dir.Join(rundir.State))
-	_ = testnet.ReachFromState(&t, dir.Join(rundir.State)) // where the runner published the nodes
+	_ = testnet.ReachFromState(t, dir.Join(rundir.State)) // where the runner published the nodes
 	// A container runner's nodes: memory and CPU as their cgroups count it.
 	usage, _ := infra.NodeUsage(ctx, dir.Join(rundir.State))
 	// The kind says what of a running node it can tell (node.Statuser):

@@ -7,14 +7,11 @@ package export
 import (
 	"bufio"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,18 +30,11 @@ type target struct{ job, instance, role, zone string }
 
 // readPlan reads a run directory's plan.json (nil when it has none).
 func readPlan(dir string) (*plan.Testnet, error) {
-	data, err := os.ReadFile(filepath.Join(dir, rundir.Plan))
+	t, err := plan.Read(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	var t plan.Testnet
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", filepath.Join(dir, rundir.Plan), err)
-	}
-	return &t, nil
+	return t, err
 }
 
 // targets are the scrape labels of every node of the plan: job = the node,

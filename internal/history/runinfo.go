@@ -13,6 +13,7 @@ import (
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -30,18 +31,6 @@ type runInfo struct {
 	run     Run // Repeat is set by the caller
 }
 
-// planHead is the part of plan.json a record keys on.
-type planHead struct {
-	Name    string           `json:"name"`
-	Kind    string           `json:"kind"`
-	Network manifest.Network `json:"network"`
-	Load    manifest.Load    `json:"load"`
-	Nodes   []struct {
-		Release struct{ Name, Version string } `json:"release"`
-		Ref     string                         `json:"ref"`
-	} `json:"nodes"`
-}
-
 // readRun reads a finished run directory. manifestFallback is the parent
 // experiment's manifest, for a run directory without its own copy.
 func readRun(dir string, manifestFallback []byte) (*runInfo, error) {
@@ -49,8 +38,8 @@ func readRun(dir string, manifestFallback []byte) (*runInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p planHead
-	if err := readJSON(filepath.Join(dir, rundir.Plan), &p); err != nil {
+	p, err := plan.Read(dir)
+	if err != nil {
 		return nil, err
 	}
 	ri := &runInfo{name: p.Name, kind: p.Kind, started: stampOf(dir, res.RunID)}

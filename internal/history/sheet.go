@@ -153,8 +153,8 @@ type shape struct {
 }
 
 func shapeOf(runDir string) shape {
-	var t plan.Testnet
-	if readJSON(filepath.Join(runDir, rundir.Plan), &t) != nil {
+	t, err := plan.Read(runDir)
+	if err != nil {
 		return shape{}
 	}
 	s := shape{nodes: len(t.Nodes), topology: t.Topology, zones: t.Network.Zones}

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/release"
+	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/topology"
 )
 
@@ -414,6 +417,22 @@ func (t *Testnet) Releases() []release.Release {
 
 // JSON renders the plan for `benchnet plan --json` and the run directory.
 func (t *Testnet) JSON() ([]byte, error) { return json.MarshalIndent(t, "", "  ") }
+
+// Read is the one reader of a run directory's plan.json (written once, by
+// the testnet): the plan in dir, an error wrapping fs.ErrNotExist when dir
+// has none.
+func Read(dir string) (*Testnet, error) {
+	path := filepath.Join(dir, rundir.Plan)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := ReadJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
 
 // ReadJSON reads a plan written by JSON.
 func ReadJSON(data []byte) (*Testnet, error) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -83,11 +82,9 @@ func Load(dir string) (*Input, error) {
 	if in.Sent, in.SentTruncated, err = rundir.SentCSV.ReadFile(rundir.SentCSV.Path(d)); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
-	if data, err := os.ReadFile(d.Join(rundir.Plan)); err == nil {
-		if in.Plan, err = plan.ReadJSON(data); err != nil {
-			return nil, fmt.Errorf("analyze: %w", err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if in.Plan, err = plan.Read(d.Path); errors.Is(err, fs.ErrNotExist) {
+		in.Plan = nil
+	} else if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
 	optional := func(err error) error {

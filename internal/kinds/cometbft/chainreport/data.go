@@ -202,9 +202,8 @@ func (r *run) loadManifest() error {
 
 func (r *run) loadJSON() error {
 	var errs []error
-	var p plan.Testnet
-	if err := r.dir.ReadJSON(rundir.Plan, &p); err == nil {
-		r.plan = &p
+	if p, err := plan.Read(r.dir.Path); err == nil {
+		r.plan = p
 	} else {
 		errs = append(errs, err)
 	}

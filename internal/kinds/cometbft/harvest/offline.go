@@ -50,11 +50,7 @@ func Offline(ctx context.Context, dir string, reason string, log io.Writer) (*Re
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(d.Join(rundir.Plan))
-	if err != nil {
-		return nil, fmt.Errorf("offline harvest: %w", err)
-	}
-	p, err := plan.ReadJSON(data)
+	p, err := plan.Read(d.Path)
 	if err != nil {
 		return nil, fmt.Errorf("offline harvest: %w", err)
 	}

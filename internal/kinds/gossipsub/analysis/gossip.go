@@ -58,8 +58,8 @@ type Input struct {
 
 // Load reads a run directory's inputs; traces are streamed later, file by file.
 func Load(d *rundir.Dir) (*Input, error) {
-	var t plan.Testnet
-	if err := d.ReadJSON(rundir.Plan, &t); err != nil {
+	t, err := plan.Read(d.Path)
+	if err != nil {
 		return nil, fmt.Errorf("gossip analysis: %w", err)
 	}
 	in := &Input{}

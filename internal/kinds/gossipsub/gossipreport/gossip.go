@@ -2,7 +2,6 @@ package gossipreport
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -58,13 +57,10 @@ func loadGossip(runDir string) (*gossipRun, error) {
 		return nil, fmt.Errorf("gossip report: %s has no gossip section (run `benchnet analyze` on a gossip run)", filepath.Join(runDir, rundir.ResultsFile))
 	}
 	g := &gossipRun{dir: runDir, res: res, label: filepath.Base(runDir)}
-	if data, err := os.ReadFile(d.Join(rundir.Plan)); err == nil {
-		var t plan.Testnet
-		if json.Unmarshal(data, &t) == nil {
-			g.plan = &t
-			if t.Name != "" {
-				g.label = t.Name
-			}
+	if t, err := plan.Read(runDir); err == nil {
+		g.plan = t
+		if t.Name != "" {
+			g.label = t.Name
 		}
 	}
 	last := map[string]int64{}
