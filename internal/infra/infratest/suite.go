@@ -40,11 +40,11 @@ func Helper(t *testing.T) string {
 	return out
 }
 
-// Plan resolves a one-validator testnet on subnet (a /24 no other test
-// uses), named for the runner.
-func Plan(t *testing.T, runner, subnet string) *plan.Testnet {
+// Plan resolves a testnet called name of count validators on subnet (a
+// /24 no other test uses).
+func Plan(t *testing.T, name, subnet string, count int) *plan.Testnet {
 	t.Helper()
-	src := fmt.Sprintf("name = \"suite-%s\"\n[network]\nsubnet = %q\n[node.validator]\ncount = 1\nrelease = \"cometbft@v1.0.1\"\n", runner, subnet)
+	src := fmt.Sprintf("name = %q\n[network]\nsubnet = %q\n[node.validator]\ncount = %d\nrelease = \"cometbft@v1.0.1\"\n", name, subnet, count)
 	m, err := manifest.Parse("suite.toml", []byte(src))
 	if err != nil {
 		t.Fatalf("parse manifest: %v", err)
@@ -61,7 +61,7 @@ func Plan(t *testing.T, runner, subnet string) *plan.Testnet {
 func Run(t *testing.T, name, subnet string) {
 	testenv.NeedRoot(t)
 	helper := Helper(t)
-	p := Plan(t, name, subnet)
+	p := Plan(t, "suite-"+name, subnet, 2)
 	id := make([]byte, 3)
 	if _, err := rand.Read(id); err != nil {
 		t.Fatal(err)
@@ -84,18 +84,22 @@ func Run(t *testing.T, name, subnet string) {
 	if err := r.Setup(ctx, p); err != nil {
 		t.Fatalf("setup: %v", err)
 	}
-	node := p.Nodes[0].Name
+	node, other := p.Nodes[0].Name, p.Nodes[1].Name
 	logs := t.TempDir()
 	logOf := func(proc string) string { return filepath.Join(logs, proc+".log") }
-	start := func(proc string, args ...string) {
+	startOn := func(on, proc string, args ...string) {
 		t.Helper()
-		if _, err := r.Start(ctx, infra.Process{Node: node, Name: proc, Argv: append([]string{helper}, args...), LogPath: logOf(proc)}); err != nil {
-			log, _ := os.ReadFile(logOf(proc))
+		if _, err := r.Start(ctx, infra.Process{Node: on, Name: proc, Argv: append([]string{helper}, args...), LogPath: logOf(on + "-" + proc)}); err != nil {
+			log, _ := os.ReadFile(logOf(on + "-" + proc))
 			t.Fatalf("start %s: %v\nits log:\n%s", proc, err, log)
 		}
 	}
+	start := func(proc string, args ...string) {
+		t.Helper()
+		startOn(node, proc, args...)
+	}
 	size := func(proc string) int64 {
-		fi, err := os.Stat(logOf(proc))
+		fi, err := os.Stat(logOf(node + "-" + proc))
 		if err != nil {
 			return 0
 		}
@@ -125,55 +129,58 @@ func Run(t *testing.T, name, subnet string) {
 		}
 	}
 
-	// A running process is frozen by Pause and thawed by Resume.
-	start("tick", "tick")
-	if !grows("tick", 30*time.Second) {
-		t.Fatal("the ticking helper wrote nothing to its log")
+	ticking := func() {
+		t.Helper()
+		start("node", "tick")
+		if !grows("node", 30*time.Second) {
+			t.Fatal("the ticking helper wrote nothing to its log")
+		}
 	}
-	if err := r.Pause(ctx, node, "tick"); err != nil {
+
+	// The node's process is frozen by Pause and thawed by Resume. Its
+	// name is "node": a runner without sidecars runs that one only.
+	ticking()
+	if err := r.Pause(ctx, node, "node"); err != nil {
 		t.Fatalf("pause: %v", err)
 	}
-	if !still("tick") {
+	if !still("node") {
 		t.Error("a paused process still writes")
 	}
-	if err := r.Resume(ctx, node, "tick"); err != nil {
+	if err := r.Resume(ctx, node, "node"); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
-	if !grows("tick", 10*time.Second) {
+	if !grows("node", 10*time.Second) {
 		t.Error("a resumed process does not write")
 	}
 
-	// A second process on the host that ends by itself is reported, with
-	// its status (the first holds the host's namespace on runners whose
-	// host lives as long as its first process, as docker's does).
-	start("exit", "exit", "3")
+	// A process that ends by itself is reported, with its status: the
+	// other node's (a runner may run one process per node, and restart a
+	// node with the command it started it with).
+	startOn(other, "node", "exit", "3")
 	select {
 	case ex := <-r.Exited():
-		if ex.Node != node || ex.Name != "exit" || !strings.Contains(ex.Status, "3") {
-			t.Errorf("exit reported as %+v, want node %s, process exit, status 3", ex, node)
+		if ex.Node != other || ex.Name != "node" || !strings.Contains(ex.Status, "3") {
+			t.Errorf("exit reported as %+v, want node %s, process node, status 3", ex, other)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("a process that exited with status 3 was not reported within a minute")
 	}
 
-	// Stop ends the ticking one, and that is no unasked exit.
-	if err := r.Stop(ctx, node, "tick"); err != nil {
+	// Stop ends the node's process, and that is no unasked exit.
+	if err := r.Stop(ctx, node, "node"); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	if !still("tick") {
+	if !still("node") {
 		t.Error("a stopped process still writes")
 	}
 	noExit("a stopped process")
 
 	// It starts again under the same name; Kill ends it, as a crash would.
-	start("tick", "tick")
-	if !grows("tick", 30*time.Second) {
-		t.Fatal("the restarted helper wrote nothing")
-	}
-	if err := r.Kill(ctx, node, "tick"); err != nil {
+	ticking()
+	if err := r.Kill(ctx, node, "node"); err != nil {
 		t.Fatalf("kill: %v", err)
 	}
-	if !still("tick") {
+	if !still("node") {
 		t.Error("a killed process still writes")
 	}
 	noExit("a killed process")

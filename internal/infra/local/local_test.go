@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/infra/infratest"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/testenv"
 )
@@ -115,22 +115,7 @@ func newRunID(t *testing.T) string {
 // testPlan resolves a small inline manifest with count validators on subnet.
 func testPlan(t *testing.T, subnet string, count int) *plan.Testnet {
 	t.Helper()
-	src := fmt.Sprintf(`name = "localtest"
-[network]
-subnet = %q
-[node.validator]
-count = %d
-release = "cometbft@v1.0.1"
-`, subnet, count)
-	m, err := manifest.Parse("inline.toml", []byte(src))
-	if err != nil {
-		t.Fatalf("parse manifest: %v", err)
-	}
-	p, err := plan.Resolve(m)
-	if err != nil {
-		t.Fatalf("resolve: %v", err)
-	}
-	return p
+	return infratest.Plan(t, "localtest", subnet, count)
 }
 
 // setup creates a run and always tears it down after the test.

@@ -23,6 +23,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -325,9 +326,17 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	}
 	r.mu.Lock()
 	running, configured := s.running, s.spec != nil
+	var first []string
+	if configured {
+		first = s.spec.argv
+	}
 	r.mu.Unlock()
 	if running {
 		return 0, fmt.Errorf("start %s: already running", key)
+	}
+	if configured && !slices.Equal(first, proc.Argv) {
+		// A restart re-runs the service's task as configured.
+		return 0, fmt.Errorf("start %s: the node's service runs %q: a swarm node restarts with the command it first started with", key, first)
 	}
 	since := time.Now().Add(-time.Second)
 	if !configured {
