@@ -53,6 +53,34 @@ func TestOperatingCharacteristic(t *testing.T) {
 	}
 }
 
+// TestOperatingCharacteristicABAB is the same simulation on the pairs of
+// the method as it runs now (the ABAB order, the busy-span estimator): the
+// 39 counted pairs of the 11 A/A quick QAs of 2026-11-29 (spread 0.066 on
+// the log scale, against the 12 AB/BA pairs' 0.084). It asserts the
+// issue's figures at no change: false Fail at most 5 %, Inconclusive at
+// most 10 % calibrated; and Fail at least 90 % at a 20 % regression.
+func TestOperatingCharacteristicABAB(t *testing.T) {
+	rec, trials := recordedFrom(t, "testdata/aa-runs-abab.json")
+	for _, calibrated := range []bool{false, true} {
+		t.Run(map[bool]string{false: "alone", true: "calibrated"}[calibrated], func(t *testing.T) {
+			cfg := quickSim(trials)
+			cfg.Calibrated = calibrated
+			rs := checkOC(t, rec, cfg)
+			if testing.Short() {
+				return
+			}
+			if r := at(t, rs, Shift{}); calibrated && r.PInconcl > 0.10 {
+				t.Errorf("at no change, calibrated: P(Inconclusive) %.3f, want at most 0.10", r.PInconcl)
+			}
+			for _, sh := range []Shift{{Latency: 0.2}, {Throughput: 0.2}} {
+				if r := at(t, rs, sh); r.PFail < 0.9 && (calibrated || sh.Latency > 0) {
+					t.Errorf("at %+v: P(Fail) %.3f, want at least 0.9", sh, r.PFail)
+				}
+			}
+		})
+	}
+}
+
 // TestOperatingCharacteristicBetweenQAs plays the lab A/A QAs showed
 // before the pairs alternated strictly (docs/qa.md, "Between QAs"): each
 // simulated QA's pairs share an offset of spread 0.06 (the record's
@@ -82,9 +110,12 @@ func TestOperatingCharacteristicBetweenQAs(t *testing.T) {
 
 // recorded is the A/A data the simulations resample, and how many QAs
 // each simulates (fewer with -short).
-func recorded(t *testing.T) (*Recorded, int) {
+func recorded(t *testing.T) (*Recorded, int) { return recordedFrom(t, "testdata/aa-runs.json") }
+
+// recordedFrom is recorded's data from another file.
+func recordedFrom(t *testing.T, path string) (*Recorded, int) {
 	t.Helper()
-	rec, err := ReadRecorded("testdata/aa-runs.json")
+	rec, err := ReadRecorded(path)
 	if err != nil {
 		t.Fatal(err)
 	}
