@@ -101,8 +101,9 @@ func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 		if !rc.GossipHosts && g.Kind == KindGossipsub {
 			add(f+".kind", "kind = \"gossipsub\" is not supported by runner %q yet: use infra.runner = %s", in.Runner, orList(quoteEach(caps.Where(func(r caps.Record) bool { return r.GossipHosts }))))
 		}
-		if !rc.Sidecars && g.App == "kvstore-socket" {
-			add(f+".app", "\"kvstore-socket\" runs a second process in the node's network namespace, which runner %q cannot host: use app = \"kvstore\", or infra.runner = %s", in.Runner, orList(quoteEach(caps.Where(func(r caps.Record) bool { return r.Sidecars }))))
+		// The socket app and the accounts app each run beside the node.
+		if !rc.Sidecars && (g.App == "kvstore-socket" || g.App == AppAccounts) {
+			add(f+".app", "%q runs a second process in the node's network namespace, which runner %q cannot host: use app = \"kvstore\", or infra.runner = %s", g.App, in.Runner, orList(quoteEach(caps.Where(func(r caps.Record) bool { return r.Sidecars }))))
 		}
 	}
 }

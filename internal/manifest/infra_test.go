@@ -26,6 +26,7 @@ func TestInfra(t *testing.T) {
 		{"unknown runner", "[infra]\nrunner = \"k8s\"\n", `m.toml:5: infra.runner: "k8s": want one of "local", "docker", "swarm"`, ""},
 		{"swarm", "[infra]\nrunner = \"swarm\"\n", "", "swarm"},
 		{"socket app refused on swarm", "app = \"kvstore-socket\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.app: "kvstore-socket" runs a second process`, ""},
+		{"accounts app refused on swarm", "app = \"accounts\"\n[load]\nworkload = \"accounts\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.app: "accounts" runs a second process in the node's network namespace, which runner "swarm" cannot host: use app = "kvstore", or infra.runner = "docker" or "local"`, ""},
 		{"links refused on swarm", "[network]\njitter = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.jitter: link emulation is not supported by runner "swarm" yet (only docker or local)`, ""},
 		{"limits need containers", "[infra]\ncpus = 1\n", `m.toml:5: infra.cpus: per-node limits need a runner that enforces them (docker or swarm)`, ""},
 		{"bad memory", "[infra]\nrunner = \"docker\"\nmemory = \"lots\"\n", `m.toml:6: infra.memory: memory "lots": want a size`, ""},
