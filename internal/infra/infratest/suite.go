@@ -155,8 +155,10 @@ func Run(t *testing.T, name, subnet string) {
 
 	// A process that ends by itself is reported, with its status: the
 	// other node's (a runner may run one process per node, and restart a
-	// node with the command it started it with).
-	startOn(other, "node", "exit", "3")
+	// node with the command it started it with). It runs for a while
+	// first: one that dies while starting is a failed Start on a runner
+	// that waits for its task to run (swarm), not an unasked exit.
+	startOn(other, "node", "exit", "3", "3s")
 	select {
 	case ex := <-r.Exited():
 		if ex.Node != other || ex.Name != "node" || !strings.Contains(ex.Status, "3") {

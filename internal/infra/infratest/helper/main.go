@@ -2,8 +2,8 @@
 // starts on a node's host: a static binary of the standard library only, so
 // that every runner can run it (a container image FROM scratch included).
 //
-//	helper exit N   exits with status N at once
-//	helper tick     prints "tick I" every 20 ms until it is signalled
+//	helper exit N [D]  exits with status N, after D (a Go duration; at once without)
+//	helper tick        prints "tick I" every 20 ms until it is signalled
 package main
 
 import (
@@ -15,7 +15,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: helper exit N | helper tick")
+		fmt.Fprintln(os.Stderr, "usage: helper exit N [D] | helper tick")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -23,6 +23,15 @@ func main() {
 		code := 1
 		if len(os.Args) > 2 {
 			code, _ = strconv.Atoi(os.Args[2])
+		}
+		if len(os.Args) > 3 {
+			d, err := time.ParseDuration(os.Args[3])
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "helper: %v\n", err)
+				os.Exit(2)
+			}
+			fmt.Println("exiting in", d)
+			time.Sleep(d)
 		}
 		os.Exit(code)
 	case "tick":
