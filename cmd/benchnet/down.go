@@ -60,13 +60,13 @@ or not. The run directories stay.`,
 			for _, s := range states {
 				// The run first: a live owner stops its own Prometheus as it
 				// ends; then whatever Prometheus is left (owner killed).
+				// The run id first, while the state file is whole: it names
+				// the run directory's bind mount, if its nodes reached it
+				// through one (a killed harness did not remove it).
+				st, serr := statefile.Read(s)
 				derr := infra.Down(cmd.Context(), s, cmd.OutOrStdout())
-				if derr == nil {
-					// The run directory's bind mount, when its nodes reached
-					// it through one (a killed harness did not remove it).
-					if st, err := statefile.Read(s); err == nil {
-						derr = testnet.ReleaseReach(st.Doc.RunID)
-					}
+				if derr == nil && serr == nil {
+					derr = testnet.ReleaseReach(st.Doc.RunID)
 				}
 				if err := promserver.Kill(filepath.Dir(s)); err != nil {
 					errs = append(errs, fmt.Errorf("down %s: prometheus: %w", filepath.Dir(s), err))
