@@ -33,8 +33,8 @@ func DefaultQA() *QA {
 	return &QA{
 		Connections: 1, ProbeDuration: dur(30 * time.Second), StartRate: 200, MaxRate: 3000, Precision: 0.05,
 		ProbeRepeats: 2, ProbeMax: 3, SearchBudget: 20, Margin: 0.5, SaturationThreshold: 10,
-		MinPairs: 3, MaxPairs: 10, Overload: 1.2, PairDuration: dur(30 * time.Second), PairOrder: rundir.PairOrderABAB,
-		Duration: dur(60 * time.Second), Repeats: 3, MaxRepeats: 6, Threshold: judge.DefaultThreshold,
+		MinPairs: 3, MaxPairs: 14, Overload: 1.2, PairDuration: dur(30 * time.Second), PairOrder: rundir.PairOrderABAB,
+		Duration: dur(60 * time.Second), Repeats: 3, MaxRepeats: 8, Threshold: judge.DefaultThreshold,
 		FailOn: []string{"tps", "latency_avg", "latency_p95", "blocks_per_min"},
 		LE:     true, LERepeats: 2,
 		Rotate: "qa-rotate.toml", Cycles: 10, RotateDuration: dur(150 * time.Second), CatchUpThreshold: 50, CatchUpFloor: dur(5 * time.Second),
