@@ -39,11 +39,15 @@ type Calibration struct {
 	CapacityDF    int     `json:"capacity_df"`
 	CapacitySD    float64 `json:"capacity_sd_log"`
 	// CapacityBetweenSD is the spread of an A/A QA's mean ln(cand/base)
-	// beyond what its pairs' spread explains (method of moments around
-	// the true 0: the mean of m_i^2 - s^2/n_i over the A/A QAs, 0 when
-	// negative), over CapacityBetweenQAs A/A QAs of two or more pairs.
-	CapacityBetweenSD  float64 `json:"capacity_between_sd_log,omitempty"`
-	CapacityBetweenQAs int     `json:"capacity_between_qas,omitempty"`
+	// beyond what its pairs' spread explains, over CapacityBetweenQAs A/A
+	// QAs of two or more pairs (judge.BetweenQAs): 0 unless the QAs' means
+	// were farther from 0 than their pairs' noise explains (p <
+	// judge.BetweenAlpha); the estimate before that test and its p value
+	// are kept beside it.
+	CapacityBetweenSD       float64 `json:"capacity_between_sd_log,omitempty"`
+	CapacityBetweenQAs      int     `json:"capacity_between_qas,omitempty"`
+	CapacityBetweenEstimate float64 `json:"capacity_between_estimate_log,omitempty"`
+	CapacityBetweenP        float64 `json:"capacity_between_p,omitempty"`
 	// Metrics: each steady metric's run-to-run spread (coefficient of
 	// variation over the A/A QAs' steady runs, pooled within QAs).
 	Metrics []CalibMetric `json:"metrics"`
@@ -227,11 +231,7 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 	c := &Calibration{Machine: Fingerprint(first.Machine, version), Profile: first.Profile, Made: now.UTC().Format(time.RFC3339)}
 	var ss float64
 	var df int
-	type qaMean struct {
-		m float64
-		n int
-	}
-	var aaMeans []qaMean             // each A/A QA's mean log ratio, for the between-QA spread
+	var aaMeans []judge.QAMean       // each A/A QA's mean log ratio, for the between-QA spread
 	steady := map[string][]float64{} // per metric: each round's ln(cand/base)
 	for _, r := range recs {
 		if fp := Fingerprint(r.Index.Machine, version); fp.CPUModel != c.Machine.CPUModel || fp.CPUs != c.Machine.CPUs || fp.Kernel != c.Machine.Kernel {
@@ -254,7 +254,7 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 			df += len(d) - 1
 			c.CapacityPairs += len(d)
 			if r.Index.Baseline.Ref == r.Index.Candidate.Ref {
-				aaMeans = append(aaMeans, qaMean{m, len(d)})
+				aaMeans = append(aaMeans, judge.QAMean{Mean: m, N: len(d)})
 			}
 		}
 		for _, rd := range r.Steady {
@@ -268,16 +268,9 @@ func Calibrate(recs []*QADirRecord, version string, now time.Time) (*Calibration
 	if df > 0 {
 		c.CapacitySD, c.CapacityDF = round6(math.Sqrt(ss/float64(df))), df
 		if len(aaMeans) >= 2 {
-			s2 := ss / float64(df)
-			var tau2 float64
-			for _, q := range aaMeans {
-				tau2 += q.m*q.m - s2/float64(q.n)
-			}
-			tau2 /= float64(len(aaMeans))
+			b := judge.BetweenQAs(aaMeans, ss/float64(df), df)
 			c.CapacityBetweenQAs = len(aaMeans)
-			if tau2 > 0 {
-				c.CapacityBetweenSD = round6(math.Sqrt(tau2))
-			}
+			c.CapacityBetweenSD, c.CapacityBetweenEstimate, c.CapacityBetweenP = round6(b.SD), round6(b.Estimate), round6(b.P)
 		}
 	}
 	for _, k := range calibKeys {
@@ -388,8 +381,11 @@ func (c *Calibration) Describe(threshold float64, maxPairs int) string {
 		}
 		fmt.Fprintf(&b, "  saturation (capacity under overload): spread of ln(cand/base) %.4f over %d pairs; a %.0f %% decision needs %s pairs here (max_pairs %d)\n", c.CapacitySD, c.CapacityPairs, 100*threshold, need, maxPairs)
 	}
-	if c.CapacityBetweenQAs >= 2 {
-		fmt.Fprintf(&b, "  saturation, between A/A QAs: a QA's mean ratio varies by %.4f on the log scale beyond its pairs' spread (%d A/A QAs); every paired interval carries it\n", c.CapacityBetweenSD, c.CapacityBetweenQAs)
+	switch {
+	case c.CapacityBetweenSD > 0:
+		fmt.Fprintf(&b, "  saturation, between A/A QAs: a QA's mean ratio varies by %.4f on the log scale beyond its pairs' spread (%d A/A QAs, p = %.3f); every paired interval carries it\n", c.CapacityBetweenSD, c.CapacityBetweenQAs, c.CapacityBetweenP)
+	case c.CapacityBetweenQAs >= 2:
+		fmt.Fprintf(&b, "  saturation, between A/A QAs: no offset found (%d A/A QAs' means within their pairs' noise, p = %.3f; estimate %.4f); the paired intervals rest on their pairs' spread\n", c.CapacityBetweenQAs, c.CapacityBetweenP, c.CapacityBetweenEstimate)
 	}
 	for _, m := range c.Metrics {
 		fmt.Fprintf(&b, "  steady %s: spread of a round's ln(cand/base) %.4f over %d rounds; detects %.1f %% at 3 rounds, %.1f %% at 4\n", m.Key, m.CV, m.Runs, 100*m.MDE3, 100*m.MDE4)

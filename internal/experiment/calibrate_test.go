@@ -41,10 +41,20 @@ func TestCalibrate(t *testing.T) {
 	if len(c.Metrics) != 1 || c.Metrics[0].Key != "latency_avg" || math.Abs(c.Metrics[0].CV-0.2) > 1e-6 || c.Metrics[0].Runs != 2 {
 		t.Errorf("steady: %+v", c.Metrics)
 	}
-	// Both are A/A QAs (one reference): their means 0 and 0.4 vary beyond
-	// the pairs' spread, tau^2 = ((0 - 0.02/2) + (0.16 - 0.02/2)) / 2.
-	if c.CapacityBetweenQAs != 2 || math.Abs(c.CapacityBetweenSD-math.Sqrt(0.07)) > 1e-6 {
-		t.Errorf("between QAs: %g over %d, want %.4f over 2", c.CapacityBetweenSD, c.CapacityBetweenQAs, math.Sqrt(0.07))
+	// Both are A/A QAs (one reference): their means 0 and 0.4 would give
+	// tau^2 = ((0 - 0.02/2) + (0.16 - 0.02/2)) / 2 = 0.07, but over 2 df
+	// of pairs that is within their noise (F = 8 on (2, 2) df, p = 1/9):
+	// no offset is kept.
+	if c.CapacityBetweenQAs != 2 || c.CapacityBetweenSD != 0 || math.Abs(c.CapacityBetweenEstimate-math.Sqrt(0.07)) > 1e-6 || math.Abs(c.CapacityBetweenP-1.0/9) > 1e-5 {
+		t.Errorf("between QAs: %g (estimate %g, p %g) over %d, want 0 (estimate %.4f, p 0.111) over 2", c.CapacityBetweenSD, c.CapacityBetweenEstimate, c.CapacityBetweenP, c.CapacityBetweenQAs, math.Sqrt(0.07))
+	}
+	// QA 2 at 0.7, 0.9 (mean 0.8): F = 32, p = 1/33; tau^2 = (-0.01 + 0.63) / 2.
+	recs[1].Pairs = []judge.Pair{{Base: 100, Cand: 100 * math.Exp(0.7)}, {Base: 100, Cand: 100 * math.Exp(0.9)}}
+	if c, err = Calibrate(recs, "dev", time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if c.CapacityBetweenQAs != 2 || math.Abs(c.CapacityBetweenSD-math.Sqrt(0.31)) > 1e-6 {
+		t.Errorf("between QAs: %g over %d (p %g), want %.4f over 2", c.CapacityBetweenSD, c.CapacityBetweenQAs, c.CapacityBetweenP, math.Sqrt(0.31))
 	}
 	q := c.ForQA()
 	if q.Capacity != (judge.NoisePrior{SDLog: c.CapacitySD, DF: 2, BetweenSD: c.CapacityBetweenSD, BetweenDF: 2}) || q.Steady["latency_avg"] != (judge.NoisePrior{SDLog: 0.2, DF: 2}) {

@@ -23,7 +23,10 @@ func TestBusySpan(t *testing.T) {
 		{"stragglers past 99 %", []rundir.Block{blk(1, 400), blk(2, 400), blk(3, 195), blk(23, 5)}, 995, 3},
 		// The straggler block holds more than 1 %: it is part of the span.
 		{"a late block over 1 %", []rundir.Block{blk(1, 400), blk(2, 400), blk(3, 180), blk(23, 20)}, 1000, 23},
-		{"out of order, empty blocks and txs before the start", []rundir.Block{blk(3, 200), blk(-1, 50), blk(2, 0), blk(1, 800)}, 1000, 3},
+		// A header's time is BFT time, a block behind the clock: the
+		// first block's can precede the load's start, its txs count.
+		{"out of order, empty blocks, a header time before the start", []rundir.Block{blk(3, 200), blk(-1, 50), blk(2, 0), blk(1, 800)}, 1050, 3},
+		{"every tx in one block timed before the start", []rundir.Block{blk(-0.5, 100)}, 0, 0},
 		{"no run tx", []rundir.Block{blk(1, 0)}, 0, 0},
 	}
 	for _, c := range cases {

@@ -83,6 +83,13 @@ type SimConfig struct {
 	// QAs, as a calibration record states it.
 	BetweenSD float64
 	BetweenDF int
+	// EarlierQAs: the judge learns the between-QA spread as a machine's
+	// record does, from this many earlier simulated A/A QAs of
+	// EarlierPairs pairs each (their offsets drawn as BetweenSD says),
+	// through BetweenQAs; Ungated keeps its estimate whatever its test
+	// says (the rule before 2026-11-29).
+	EarlierQAs, EarlierPairs int
+	Ungated                  bool
 }
 
 // SimResult is the verdicts' frequencies at one shift.
@@ -112,6 +119,13 @@ func Simulate(rec *Recorded, cfg SimConfig, sh Shift) SimResult {
 			cfg.Paired.Prior, steadyPriors = drawCalibration(rec, cfg.FailOn, rng)
 			if cfg.BetweenSD > 0 {
 				cfg.Paired.Prior.BetweenSD, cfg.Paired.Prior.BetweenDF = cfg.BetweenSD, cfg.BetweenDF
+			}
+			if cfg.EarlierQAs > 0 {
+				b := earlierQAs(rec, cfg, rng)
+				cfg.Paired.Prior.BetweenSD, cfg.Paired.Prior.BetweenDF = b.SD, cfg.EarlierQAs
+				if cfg.Ungated {
+					cfg.Paired.Prior.BetweenSD = b.Estimate
+				}
 			}
 		}
 		offset := math.Exp(cfg.BetweenSD * rng.NormFloat64())
@@ -238,6 +252,35 @@ func drawCalibration(rec *Recorded, metrics []Metric, rng *rand.Rand) (NoisePrio
 		}
 	}
 	return pairs, steady
+}
+
+// earlierQAs plays cfg.EarlierQAs A/A QAs of cfg.EarlierPairs pairs each,
+// each with its own offset, and estimates the between-QA spread from
+// them as a calibration record does.
+func earlierQAs(rec *Recorded, cfg SimConfig, rng *rand.Rand) Between {
+	var means []QAMean
+	var ss float64
+	df := 0
+	for range cfg.EarlierQAs {
+		off := cfg.BetweenSD * rng.NormFloat64()
+		d := make([]float64, cfg.EarlierPairs)
+		m := 0.0
+		for i := range d {
+			p := rec.Pairs[rng.IntN(len(rec.Pairs))]
+			d[i] = math.Log(p.Cand/p.Base) + off
+			if rng.IntN(2) == 1 {
+				d[i] = -math.Log(p.Cand/p.Base) + off
+			}
+			m += d[i]
+		}
+		m /= float64(len(d))
+		for _, x := range d {
+			ss += (x - m) * (x - m)
+		}
+		df += len(d) - 1
+		means = append(means, QAMean{Mean: m, N: len(d)})
+	}
+	return BetweenQAs(means, ss/float64(df), df)
 }
 
 func drawRound(rec *Recorded, rng *rand.Rand) RecordedRound {

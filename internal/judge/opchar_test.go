@@ -2,6 +2,7 @@ package judge
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -145,6 +146,42 @@ func TestOperatingCharacteristicBetweenQAs(t *testing.T) {
 		t.Errorf("at no change: P(Fail) %.3f (max 0.05), the ratio interval held 1 in %.3f of the QAs (min 0.95)", r.PFail, r.RatioCover)
 	}
 	checkMonotone(t, rs)
+}
+
+// TestOperatingCharacteristicEstimatedBetween plays the between-QA term
+// as a machine learns it: the judge's record estimates it from 2 or 3
+// earlier A/A QAs of 3 pairs (the default profile's usual count), with
+// and without the test that keeps it only when the QAs' means are
+// farther from 0 than their pairs' noise explains (BetweenQAs). Without
+// the test, an estimate from 2 QAs with no true offset was positive 4 times
+// in 10 and then made the next A/A QA undecidable; the test asserts that
+// with it, at no true offset, the next A/A default QA is Inconclusive at
+// most 10 % of the time, and that at a true offset of 0.06 the false Fail
+// rate stays at most 5 %. The table (-v) gives the coverage each pays.
+func TestOperatingCharacteristicEstimatedBetween(t *testing.T) {
+	rec, trials := recordedFrom(t, "testdata/aa-runs-abab.json")
+	var rows []string
+	for _, tau := range []float64{0, 0.06} {
+		for _, earlier := range []int{2, 3} {
+			for _, ungated := range []bool{true, false} {
+				cfg := defaultSim(trials)
+				cfg.Calibrated, cfg.EarlierQAs, cfg.EarlierPairs, cfg.Ungated, cfg.BetweenSD = true, earlier, 3, ungated, tau
+				none, worse := Simulate(rec, cfg, Shift{}), Simulate(rec, cfg, Shift{Throughput: 0.2})
+				rule := map[bool]string{true: "kept whenever positive (before)", false: "kept when the test finds it (p < 0.05)"}[ungated]
+				rows = append(rows, fmt.Sprintf("| %.2f | %d | %s | %.3f | %.3f | %.3f | %.3f | %.3f |", tau, earlier, rule, none.PPass, none.PFail, none.PInconcl, none.RatioCover, worse.PFail))
+				if ungated {
+					continue
+				}
+				if tau == 0 && none.PInconcl > 0.10 && !testing.Short() {
+					t.Errorf("no offset, %d earlier QAs: P(Inconclusive) %.3f, want at most 0.10", earlier, none.PInconcl)
+				}
+				if none.PFail > 0.05 {
+					t.Errorf("offset %.2f, %d earlier QAs: P(Fail) %.3f at no change, want at most 0.05", tau, earlier, none.PFail)
+				}
+			}
+		}
+	}
+	t.Logf("the next A/A default QA, judged with a record of earlier A/A QAs:\n| true between-QA spread | earlier A/A QAs | between-QA term | P(Pass) | P(Fail) | P(Inconclusive) | ratio interval holds 1 | P(Fail) at -20 %% |\n|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
 }
 
 // recorded is the A/A data the simulations resample, and how many QAs
