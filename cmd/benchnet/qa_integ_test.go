@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -61,6 +63,27 @@ func qaTestManifests(t *testing.T, subnet, rotSubnet string, extra string) strin
 
 // runQABinary runs `benchnet qa` and returns its exit code, output, the QA
 // directory's index and the wall time.
+// stealAttempts bounds retryStolen: a measurement is run at most this
+// many times.
+const stealAttempts = 2
+
+// retryStolen runs a real-node measurement (attempt from 1) and runs it
+// again when it did not give the answer its test wants and its output
+// says the hypervisor's steal bound a run (analyze.StealWhy): the tool was
+// right to call such a run invalid, and the test asks about something
+// else (CI, 2026-11-29: steal episodes of 7-13 % failed three tests in
+// one run). Any other failure, and the last attempt's, is the test's.
+func retryStolen(t *testing.T, run func(attempt int) (output string, ok bool)) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		out, ok := run(attempt)
+		if ok || attempt == stealAttempts || !strings.Contains(out, analyze.StealWhy) {
+			return
+		}
+		t.Logf("attempt %d bound by CPU steal (%q in its output): running it again", attempt, analyze.StealWhy)
+	}
+}
+
 func runQABinary(t *testing.T, out string, args ...string) (int, string, *rundir.QAIndex, time.Duration) {
 	t.Helper()
 	start := time.Now()
@@ -161,8 +184,15 @@ func TestQARegressionLocalTree(t *testing.T) {
 	commit := commitTree(t, tree)
 	patchBlockSleep(t, tree, 2*time.Second)
 	m := qaTestManifests(t, "10.213.243.0/24", "10.213.244.0/24", "rotate = \"\"\n")
-	out := testenv.OutputDir(t)
-	exit, text, x, wall := runQABinary(t, out, "--baseline", "cometbft@v1.0.1", "--candidate", tree, "--quick", "--budget", qaTestBudget.String(), m)
+	var exit int
+	var text string
+	var x *rundir.QAIndex
+	var wall time.Duration
+	retryStolen(t, func(attempt int) (string, bool) {
+		out := filepath.Join(testenv.OutputDir(t), fmt.Sprintf("try%d", attempt))
+		exit, text, x, wall = runQABinary(t, out, "--baseline", "cometbft@v1.0.1", "--candidate", tree, "--quick", "--budget", qaTestBudget.String(), m)
+		return text, exit == exitThreshold
+	})
 	if exit != exitThreshold || x.Overall != judge.ResultFail {
 		t.Errorf("exit %d, overall %s, want 3 Fail: %+v", exit, x.Overall, x.Results)
 	}

