@@ -63,7 +63,9 @@ func TestCompareTimeoutCommit(t *testing.T) {
 	var out string
 	retryStolen(t, func(attempt int) (string, bool) {
 		out = filepath.Join(testenv.OutputDir(t), fmt.Sprintf("try%d", attempt))
-		b, err = exec.Command(bin, "compare", m, "--repeats", "2", "--cooldown", "1s", "--fail-on", failOn, "--output", out).CombinedOutput()
+		cmd := exec.Command(bin, "compare", m, "--repeats", "2", "--cooldown", "1s", "--fail-on", failOn, "--output", out)
+		cmd.Env = stealTolerant()
+		b, err = cmd.CombinedOutput()
 		return string(b), exitOf(err) == exitThreshold
 	})
 	if code := exitOf(err); code != exitThreshold {

@@ -3,7 +3,9 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -29,6 +31,25 @@ const MaxOutsideCores = 0.3
 // quiet cloud VM steals well under 1 %; 5 % is a core withheld 50 ms a
 // second on a 1-core share, the size of a block interval's slack.
 const MaxStealPct = 5.0
+
+// StealLimitEnv overrides MaxStealPct for a lab whose hypervisor steals
+// more than a quiet VM's and that accepts it (a percentage, 0 to 100):
+// this machine's steal sat at 3-6 % for hours on 2026-11-29, and the
+// real-node tests of something else than the testbed check set it to 25.
+const StealLimitEnv = "BENCHNET_MAX_STEAL_PCT"
+
+// stealLimit is the steal limit in force, or why the override is refused.
+func stealLimit() (float64, string) {
+	v := os.Getenv(StealLimitEnv)
+	if v == "" {
+		return MaxStealPct, ""
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f >= 0 && f <= 100) {
+		return MaxStealPct, fmt.Sprintf("%s=%q is not a percentage from 0 to 100: the testbed check cannot run", StealLimitEnv, v)
+	}
+	return f, ""
+}
 
 // StealWhy ends the reason of a run the hypervisor's steal bound: tests
 // of something else rerun a measurement whose only fault it was.
@@ -82,8 +103,12 @@ func CheckTestbed(in TestbedInput) (*rundir.TestbedCheck, []string) {
 			why = append(why, fmt.Sprintf("load from outside the run: %.2f cores busy over the load window (%.0f s) beside the run's own %.2f (nodes and harness) of %.2f busy on %d CPUs, limit %.1f",
 				tb.OutsideCores, tb.HostSec, tb.OwnCores, tb.BusyCores, tb.CPUs, MaxOutsideCores))
 		}
-		if tb.StealPct > MaxStealPct {
-			why = append(why, fmt.Sprintf("CPU steal %.1f %% of the CPU time over the load window (limit %.0f %%): %s", tb.StealPct, MaxStealPct, StealWhy))
+		limit, bad := stealLimit()
+		if bad != "" {
+			why = append(why, bad)
+		}
+		if tb.StealPct > limit {
+			why = append(why, fmt.Sprintf("CPU steal %.1f %% of the CPU time over the load window (limit %.0f %%): %s", tb.StealPct, limit, StealWhy))
 		}
 	}
 	return tb, why

@@ -111,6 +111,17 @@ func TestCheckTestbed(t *testing.T) {
 			}
 		})
 	}
+	// The override: a lab that accepts more steal says so; a bad value
+	// is named, never silently the default.
+	in := TestbedInput{FromNs: 2e9, ToNs: 8e9, Host: hostRows(10, 0.1, 0.2, 0)} // 10 % steal
+	t.Setenv(StealLimitEnv, "25")
+	if _, why := CheckTestbed(in); len(why) != 0 {
+		t.Errorf("steal 10 %% under a limit of 25 %%: %q", why)
+	}
+	t.Setenv(StealLimitEnv, "lots")
+	if _, why := CheckTestbed(in); len(why) != 2 || !strings.Contains(why[0], StealLimitEnv+`="lots"`) {
+		t.Errorf("a bad %s: %q, want it named and the default limit applied", StealLimitEnv, why)
+	}
 	if OnlyStolen(nil) || OnlyStolen([]string{"CPU steal 9 %: " + StealWhy, "load from outside the run"}) {
 		t.Error("OnlyStolen: true without reasons, or with another reason beside steal")
 	}

@@ -27,6 +27,9 @@ const subnet = "10.213.197.0/24"
 func TestSweepQuickstart(t *testing.T) {
 	testenv.NeedRoot(t)
 	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	// The sweep's pacing is under test, not the testbed check: steal up to
+	// 25 % leaves a cell valid (this machine's sat at 3-6 %, 2026-11-29).
+	t.Setenv(analyze.StealLimitEnv, "25")
 	data, err := os.ReadFile("../../examples/quickstart.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +83,8 @@ func TestSweepQuickstart(t *testing.T) {
 		// 400 tx/s is far below the quickstart's saturation. A cell the
 		// hypervisor's steal bound is rightly invalid; the sweep's pacing,
 		// what this test is about, is still checked (CI, 2026-11-29).
-		if !f.LoadValid && analyze.OnlyStolen(f.LoadInvalid) {
-			t.Logf("cell %s: bound by CPU steal, its verdict not checked: %v", c.ID, f.LoadInvalid)
+		if c.Verdict.State == judge.Invalid && analyze.OnlyStolen(c.Verdict.Reasons) {
+			t.Logf("cell %s: bound by CPU steal, its verdict not checked: %v", c.ID, c.Verdict.Reasons)
 		} else if f.Committed != f.Sent || c.Verdict.State != judge.OK || !f.LoadValid {
 			t.Errorf("cell %s: committed %d of %d, %s %v %v", c.ID, f.Committed, f.Sent, c.Verdict.State, c.Verdict.Reasons, f.LoadInvalid)
 		}
