@@ -267,10 +267,11 @@ func earlierQAs(rec *Recorded, cfg SimConfig, rng *rand.Rand) Between {
 		m := 0.0
 		for i := range d {
 			p := rec.Pairs[rng.IntN(len(rec.Pairs))]
-			d[i] = math.Log(p.Cand/p.Base) + off
-			if rng.IntN(2) == 1 {
-				d[i] = -math.Log(p.Cand/p.Base) + off
+			x := math.Log(p.Cand / p.Base)
+			if rng.IntN(2) == 1 { // either way round, as Simulate draws
+				x = -x
 			}
+			d[i] = x + off
 			m += d[i]
 		}
 		m /= float64(len(d))
