@@ -64,7 +64,6 @@ func TestCompareTimeoutCommit(t *testing.T) {
 	retryStolen(t, func(attempt int) (string, bool) {
 		out = filepath.Join(testenv.OutputDir(t), fmt.Sprintf("try%d", attempt))
 		cmd := exec.Command(bin, "compare", m, "--repeats", "2", "--cooldown", "1s", "--fail-on", failOn, "--output", out)
-		cmd.Env = stealTolerant()
 		b, err = cmd.CombinedOutput()
 		return string(b), exitOf(err) == exitThreshold
 	})

@@ -84,13 +84,6 @@ func retryStolen(t *testing.T, run func(attempt int) (output string, ok bool)) {
 	}
 }
 
-// stealTolerant is the environment of a real-node test of something else
-// than the testbed check: runs stay valid under CPU steal up to 25 %
-// (analyze.StealLimitEnv; this machine's steal sat at 3-6 % for hours on
-// 2026-11-29, and at the 5 % default two attempts of a compare were both
-// bound). The check itself has its own tests (internal/analyze).
-func stealTolerant() []string { return append(os.Environ(), analyze.StealLimitEnv+"=25") }
-
 func runQABinary(t *testing.T, out string, args ...string) (int, string, *rundir.QAIndex, time.Duration) {
 	t.Helper()
 	start := time.Now()
@@ -99,7 +92,6 @@ func runQABinary(t *testing.T, out string, args ...string) (int, string, *rundir
 	ctx, cancel := context.WithTimeout(context.Background(), qaTestBudget+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, benchnetBinary(t), append([]string{"qa", "-o", out}, args...)...)
-	cmd.Env = stealTolerant()
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 90 * time.Second
 	b, err := cmd.CombinedOutput()

@@ -35,7 +35,8 @@ const MaxStealPct = 5.0
 // StealLimitEnv overrides MaxStealPct for a lab whose hypervisor steals
 // more than a quiet VM's and that accepts it (a percentage, 0 to 100):
 // this machine's steal sat at 3-6 % for hours on 2026-11-29, and the
-// real-node tests of something else than the testbed check set it to 25.
+// real-node tests of something else than the testbed check run under 25
+// (testenv.Integration sets it).
 const StealLimitEnv = "BENCHNET_MAX_STEAL_PCT"
 
 // stealLimit is the steal limit in force, or why the override is refused.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // hostRows is a 2-CPU machine sampled every second for n seconds: busy
@@ -33,6 +34,12 @@ func procRows(n int, cores float64, names ...string) []rundir.Proc {
 
 func TestCheckTestbed(t *testing.T) {
 	const w = 10 // seconds
+	// The default limit, whatever an integration test of this binary set
+	// (testenv raises it for those; its name must be this package's).
+	t.Setenv(StealLimitEnv, "")
+	if testenv.StealLimitEnv != StealLimitEnv {
+		t.Fatalf("testenv raises %s, the check reads %s", testenv.StealLimitEnv, StealLimitEnv)
+	}
 	nodes := []string{"validator0", "validator1", "validator2", "validator3", rundir.HarnessNode}
 	for _, c := range []struct {
 		name    string

