@@ -16,6 +16,7 @@ import (
 	"github.com/benchnet/benchnet/internal/experiment"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -52,7 +53,7 @@ Then 'benchnet report RUN_DIR' renders the report.`,
 			if err != nil {
 				return usageError{err}
 			}
-			kind, err := rundir.RunKind(d.Path)
+			kind, err := plan.RunKind(d.Path)
 			if err != nil {
 				return err
 			}

@@ -226,7 +226,7 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.Relea
 		if err != nil {
 			return "", err
 		}
-		vm.Load.Duration = manifest.Duration{Duration: d}
+		vm.Load.Duration = rundir.Duration{Duration: d}
 	}
 	if err := primeReleases(ctx, []*manifest.Manifest{m}, st.Refs...); err != nil {
 		return "", err

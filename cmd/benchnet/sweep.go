@@ -135,7 +135,7 @@ func (f *sweepFlags) apply(cmd *cobra.Command, cfg *experiment.Sweep, m *manifes
 	copyIf("durations", func() {
 		cfg.Durations = nil
 		for _, d := range f.durations {
-			cfg.Durations = append(cfg.Durations, manifest.Duration{Duration: d})
+			cfg.Durations = append(cfg.Durations, rundir.Duration{Duration: d})
 		}
 	})
 	copyIf("repeats", func() { cfg.Repeats = f.s.Repeats })

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -59,9 +60,9 @@ func SummaryOf(kind string, r *rundir.Results) string {
 }
 
 // Run analyses the run directory d with its kind's analysis (plan.json's
-// kind, rundir.RunKind) and returns the results and the kind.
+// kind, plan.RunKind) and returns the results and the kind.
 func Run(d *rundir.Dir) (*rundir.Results, Kind, error) {
-	name, err := rundir.RunKind(d.Path)
+	name, err := plan.RunKind(d.Path)
 	if err != nil {
 		return nil, Kind{}, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -244,7 +245,7 @@ func dirsKind(vars []DirVariant, idx *rundir.CompareIndex) (figures.NodeMetrics,
 	first := ""
 	for _, v := range vars {
 		for _, d := range v.Dirs {
-			k, err := rundir.RunKind(d)
+			k, err := plan.RunKind(d)
 			if err != nil {
 				return nil, err
 			}

@@ -49,7 +49,7 @@ func TestComposeSearchThenCompare(t *testing.T) {
 	search := DefaultSweep()
 	search.Search, search.Connections, search.Rates = true, []int{1}, nil
 	search.StartRate, search.Precision, search.MinRepeats = 100, 0.2, 1
-	search.Duration = manifest.Duration{Duration: 5 * time.Second}
+	search.Duration = rundir.Duration{Duration: 5 * time.Second}
 	senv, err := env.Sub(parent, "1-saturation")
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestSweepQuickstart(t *testing.T) {
 	}
 	cfg := DefaultSweep()
 	cfg.Connections, cfg.Rates, cfg.Repeats = []int{1, 2}, []float64{100, 200}, 1
-	cfg.Duration = manifest.Duration{Duration: 5 * time.Second}
+	cfg.Duration = rundir.Duration{Duration: 5 * time.Second}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -63,7 +63,7 @@ func (q *QA) Quick() {
 	q.Cycles, q.RotateDuration = 3, dur(40*time.Second)
 }
 
-func dur(d time.Duration) manifest.Duration { return manifest.Duration{Duration: d} }
+func dur(d time.Duration) rundir.Duration { return rundir.Duration{Duration: d} }
 
 // Kind implements Config.
 func (q *QA) Kind() string { return "qa" }

@@ -748,7 +748,7 @@ func TestQADocTable(t *testing.T) {
 	}
 	tomlValue := func(v reflect.Value) string {
 		switch x := v.Interface().(type) {
-		case manifest.Duration:
+		case rundir.Duration:
 			return fmt.Sprintf("%q", x.Duration.String())
 		case string:
 			return fmt.Sprintf("%q", x)

@@ -188,7 +188,7 @@ func (r *Runner) step(ctx context.Context) (bool, error) {
 	if r.measured > 0 {
 		// The cool-down already proved every node commits with an empty
 		// mempool: a warm-up would only add two more blocks.
-		l.Warmup = manifest.Duration{}
+		l.Warmup = rundir.Duration{}
 	}
 	cdir, err := r.cellDir(cell)
 	if err != nil {

@@ -103,7 +103,7 @@ func newSweepDir(t *testing.T, cfg Sweep) (*Dir, *fakeNet, context.Context) {
 func grid2x2() Sweep {
 	cfg := *DefaultSweep()
 	cfg.Connections, cfg.Rates, cfg.Repeats = []int{1, 2}, []float64{200, 400}, 2
-	cfg.Duration = manifest.Duration{Duration: 10 * time.Second}
+	cfg.Duration = rundir.Duration{Duration: 10 * time.Second}
 	return cfg
 }
 
@@ -144,7 +144,7 @@ func TestOrder(t *testing.T) {
 
 func TestRunGrid(t *testing.T) {
 	d, f, ctx := newSweepDir(t, grid2x2())
-	r := &Runner{Dir: d, Base: manifest.Load{Size: 1024, Warmup: manifest.Duration{Duration: 30 * time.Second}}, Open: f.open}
+	r := &Runner{Dir: d, Base: manifest.Load{Size: 1024, Warmup: rundir.Duration{Duration: 30 * time.Second}}, Open: f.open}
 	if err := r.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestRunFresh(t *testing.T) {
 	cfg := grid2x2()
 	cfg.Fresh, cfg.Repeats = true, 1
 	d, f, ctx := newSweepDir(t, cfg)
-	r := &Runner{Dir: d, Base: manifest.Load{Warmup: manifest.Duration{Duration: time.Second}}, Open: f.open}
+	r := &Runner{Dir: d, Base: manifest.Load{Warmup: rundir.Duration{Duration: time.Second}}, Open: f.open}
 	if err := r.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestRunSearch(t *testing.T) {
 	cfg.Search, cfg.Connections, cfg.Rates = true, []int{1}, nil
 	cfg.StartRate, cfg.MinRate, cfg.MaxRate, cfg.Precision = 100, 10, 2000, 0.05
 	cfg.MinRepeats, cfg.MaxRepeats, cfg.Budget = 1, 3, 30
-	cfg.Duration = manifest.Duration{Duration: 10 * time.Second}
+	cfg.Duration = rundir.Duration{Duration: 10 * time.Second}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -312,7 +312,7 @@ func TestValidateAndDecode(t *testing.T) {
 	bad := grid2x2()
 	bad.Connections = []int{0, 2, 2}
 	bad.Rates = nil
-	bad.Duration = manifest.Duration{Duration: time.Millisecond}
+	bad.Duration = rundir.Duration{Duration: time.Millisecond}
 	bad.MinCommitted = 2
 	var msgs []string
 	for _, e := range bad.Validate() {

@@ -28,7 +28,7 @@ func TestInterleaveOrder(t *testing.T) {
 func TestSearchVariants(t *testing.T) {
 	cfg := *DefaultSweep()
 	cfg.Search, cfg.Connections, cfg.Rates = true, []int{1}, nil
-	cfg.Duration = manifest.Duration{Duration: 10 * time.Second}
+	cfg.Duration = rundir.Duration{Duration: 10 * time.Second}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -173,7 +173,7 @@ func TestSearchVariantsOneFails(t *testing.T) {
 	search := func(t *testing.T, fail func(opened int) bool) ([]VariantResult, error, []*Dir) {
 		cfg := *DefaultSweep()
 		cfg.Search, cfg.Connections, cfg.Rates = true, []int{1}, nil
-		cfg.Duration = manifest.Duration{Duration: 10 * time.Second}
+		cfg.Duration = rundir.Duration{Duration: 10 * time.Second}
 		var variants []Variant
 		var dirs []*Dir
 		for _, name := range []string{"baseline", "candidate"} {

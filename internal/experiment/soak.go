@@ -18,16 +18,16 @@ func init() {
 
 // Soak is one long constant load, judged for throughput decay.
 type Soak struct {
-	Rate        float64           `toml:"rate" json:"rate"` // tx/s per connection
-	Connections int               `toml:"connections" json:"connections"`
-	Duration    manifest.Duration `toml:"duration" json:"duration"`
+	Rate        float64         `toml:"rate" json:"rate"` // tx/s per connection
+	Connections int             `toml:"connections" json:"connections"`
+	Duration    rundir.Duration `toml:"duration" json:"duration"`
 	// Bootstrap resamples of the decay fit's intervals.
 	Bootstrap int `toml:"bootstrap" json:"bootstrap"`
 }
 
 // DefaultSoak is tm-bench's sustained-load test scaled to one machine.
 func DefaultSoak() *Soak {
-	return &Soak{Rate: 200, Connections: 1, Duration: manifest.Duration{Duration: 10 * time.Minute}, Bootstrap: 200}
+	return &Soak{Rate: 200, Connections: 1, Duration: rundir.Duration{Duration: 10 * time.Minute}, Bootstrap: 200}
 }
 
 // Kind implements Config.

@@ -45,7 +45,7 @@ func newSoakVariants(cfg Soak, m *manifest.Manifest, env Env) (Executor, error) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: duration %q: %w", rundir.SoakVariantsFile, idx.Duration, err)
 		}
-		x.cfg = Soak{Rate: idx.Rate, Connections: idx.Connections, Duration: manifest.Duration{Duration: d}, Bootstrap: idx.Bootstrap}
+		x.cfg = Soak{Rate: idx.Rate, Connections: idx.Connections, Duration: rundir.Duration{Duration: d}, Bootstrap: idx.Bootstrap}
 		return x, nil
 	}
 	for _, name := range m.VariantNames() {

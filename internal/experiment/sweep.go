@@ -27,9 +27,9 @@ func DefaultSweep() *Sweep {
 	return &Sweep{
 		Connections:   []int{1, 2, 4},
 		Rates:         []float64{100, 200, 400, 800},
-		Duration:      manifest.Duration{Duration: 30 * time.Second},
+		Duration:      rundir.Duration{Duration: 30 * time.Second},
 		Repeats:       1,
-		Cooldown:      manifest.Duration{Duration: time.Minute},
+		Cooldown:      rundir.Duration{Duration: time.Minute},
 		MinCommitted:  r.MinCommitted,
 		LatencyFactor: r.LatencyFactor,
 		// The search (issue 21): a light first probe (the latency rule's
@@ -155,12 +155,12 @@ func (s *Sweep) Order(seed int64) []rundir.SweepCell {
 		if len(variants) == 0 {
 			variants = []string{""}
 		}
-		durations := make([]*manifest.Duration, len(s.Durations))
+		durations := make([]*rundir.Duration, len(s.Durations))
 		for i := range s.Durations {
 			durations[i] = &s.Durations[i]
 		}
 		if len(durations) == 0 {
-			durations = []*manifest.Duration{nil}
+			durations = []*rundir.Duration{nil}
 		}
 		for _, v := range variants {
 			for _, d := range durations {

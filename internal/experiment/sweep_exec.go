@@ -27,9 +27,9 @@ func (s *Sweep) CheckLoads(m *manifest.Manifest) error {
 	}
 	orig := m.Load
 	defer func() { m.Load = orig }()
-	durations := append([]manifest.Duration{}, s.Durations...)
+	durations := append([]rundir.Duration{}, s.Durations...)
 	if len(durations) == 0 {
-		durations = []manifest.Duration{s.Duration}
+		durations = []rundir.Duration{s.Duration}
 	}
 	for _, c := range s.Connections {
 		for _, r := range rates {

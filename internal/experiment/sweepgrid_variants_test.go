@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -17,7 +16,7 @@ func TestRunGridVariants(t *testing.T) {
 	cfg := grid2x2()
 	cfg.Connections, cfg.Rates, cfg.Repeats = []int{1}, []float64{200, 400}, 1
 	cfg.Variants = []string{"fast", "slow"}
-	cfg.Durations = []manifest.Duration{{Duration: 5 * time.Second}, {Duration: 10 * time.Second}}
+	cfg.Durations = []rundir.Duration{{Duration: 5 * time.Second}, {Duration: 10 * time.Second}}
 	d, fast, ctx := newSweepDir(t, cfg)
 	slow := &fakeNet{capacity: 300, root: d.Path}
 	fast.capacity = 1000

@@ -11,6 +11,7 @@ import (
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -195,7 +196,7 @@ func runsThresholdError(root string, dirs []string, skipHarness bool) error {
 		if err != nil || len(res.Thresholds) == 0 || skipHarness && len(res.GeneratorInvalid) > 0 {
 			continue
 		}
-		kind, err := rundir.RunKind(p)
+		kind, err := plan.RunKind(p)
 		if err != nil {
 			msgs = append(msgs, filepath.Base(p)+": "+err.Error())
 			continue

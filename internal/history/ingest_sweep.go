@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -38,7 +37,7 @@ func (b *Batch) sweep(ctx context.Context, dir string, sc scope) error {
 	type line struct {
 		variant string
 		c       int
-		d       manifest.Duration
+		d       rundir.Duration
 	}
 	type load struct {
 		line
@@ -102,7 +101,7 @@ func (b *Batch) sweep(ctx context.Context, dir string, sc scope) error {
 // saturationOf is where the sweep places one variant's saturation at c
 // connections and load duration d: a search's bracket, or a grid line's
 // highest sustainable rate and the rate it stopped at.
-func saturationOf(idx *rundir.SweepIndex, variant string, c int, d manifest.Duration) *Saturation {
+func saturationOf(idx *rundir.SweepIndex, variant string, c int, d rundir.Duration) *Saturation {
 	if st := idx.Search; idx.Kind == "search" && st != nil {
 		out := &Saturation{Connections: c, Lo: st.Low, Hi: st.High, Outcome: st.Outcome, Rule: st.Rule}
 		if !st.Done {

@@ -44,7 +44,7 @@ func readRun(dir string, manifestFallback []byte) (*runInfo, error) {
 	}
 	ri := &runInfo{name: p.Name, kind: p.Kind, started: stampOf(dir, res.RunID)}
 	if ri.kind == "" {
-		if ri.kind, err = rundir.RunKind(dir); err != nil {
+		if ri.kind, err = plan.RunKind(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -189,7 +189,7 @@ func TestbedHash(manifestTOML []byte, load manifest.Load) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	load.Rate, load.Connections, load.Duration, load.Count, load.Size = 0, 0, manifest.Duration{}, 0, 0
+	load.Rate, load.Connections, load.Duration, load.Count, load.Size = 0, 0, rundir.Duration{}, 0, 0
 	l, err := json.Marshal(load)
 	if err != nil {
 		return "", err

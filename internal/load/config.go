@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Config mirrors manifest.Load, plus the run id written into every tx.
@@ -114,7 +115,7 @@ func (c *Config) setDefaults() {
 // the exact payload minimum for this load, is NewCodec's check.
 func (c *Config) validate() error {
 	l := manifest.Load{
-		Rate: c.Rate, Connections: c.Connections, Duration: manifest.Duration{Duration: c.Duration},
+		Rate: c.Rate, Connections: c.Connections, Duration: rundir.Duration{Duration: c.Duration},
 		Count: c.Count, Size: c.Size, Shape: c.Shape, RampFrom: c.RampFrom, Target: c.Target,
 		Transport: c.Transport, Method: c.Method, Format: c.Format, Keys: c.Keys,
 		Workload: c.Workload, Accounts: c.Accounts, TxsPerAccount: c.TxsPerAccount, Order: c.Order, WriteKeys: c.WriteKeys,

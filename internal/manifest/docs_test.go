@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // docRow is one row of a key table of docs/manifest.md: the keys its first
@@ -84,7 +86,7 @@ func manifestFields(typ reflect.Type, section string, out *[]docField, tables *[
 		}
 		ft := f.Type
 		switch {
-		case ft.Kind() == reflect.Struct && ft != reflect.TypeOf(Duration{}):
+		case ft.Kind() == reflect.Struct && ft != reflect.TypeOf(rundir.Duration{}):
 			*tables = append(*tables, name)
 			manifestFields(ft, name, out, tables)
 		case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:

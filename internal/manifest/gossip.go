@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/registry"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Node kinds: what a group's nodes run. Every group of a testnet has the
@@ -47,16 +48,16 @@ type Publish struct {
 	// Size is every message's byte size (the report's 1000 B by default).
 	Size int `toml:"size" json:"size"`
 	// Duration or Count: Count, when set, is the exact number of messages.
-	Duration Duration `toml:"duration" json:"duration"`
-	Count    int      `toml:"count" json:"count"`
+	Duration rundir.Duration `toml:"duration" json:"duration"`
+	Count    int             `toml:"count" json:"count"`
 	// Source is "random" (publisher of each message drawn from the seed)
 	// or a node name ("gossip0").
 	Source string `toml:"source" json:"source"`
 	// Warmup is the time between every host being peered and the first
 	// publish (meshes form over a few heartbeats); Cooldown the time after
 	// the last publish before the hosts are stopped.
-	Warmup   Duration `toml:"warmup" json:"warmup"`
-	Cooldown Duration `toml:"cooldown" json:"cooldown"`
+	Warmup   rundir.Duration `toml:"warmup" json:"warmup"`
+	Cooldown rundir.Duration `toml:"cooldown" json:"cooldown"`
 }
 
 // Gossipsub is the [gossipsub] table: the router's parameters. Zero values
@@ -68,8 +69,8 @@ type Gossipsub struct {
 	Dhi   int `toml:"dhi" json:"dhi"`
 	Dlazy int `toml:"dlazy" json:"dlazy"`
 	// Heartbeat is the heartbeat interval.
-	Heartbeat    Duration `toml:"heartbeat" json:"heartbeat"`
-	FloodPublish bool     `toml:"flood_publish" json:"flood_publish"`
+	Heartbeat    rundir.Duration `toml:"heartbeat" json:"heartbeat"`
+	FloodPublish bool            `toml:"flood_publish" json:"flood_publish"`
 	// OutboundQueue is each peer's outbound RPC queue; ValidateQueue the
 	// validation pipeline's front queue. Full queues drop (the report's
 	// Phase 1 losses came from queues of 32).

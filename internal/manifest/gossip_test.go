@@ -3,6 +3,8 @@ package manifest
 import (
 	"testing"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func TestGossipManifestDefaults(t *testing.T) {
@@ -13,12 +15,12 @@ func TestGossipManifestDefaults(t *testing.T) {
 	if m.Kind() != KindGossipsub {
 		t.Fatalf("kind %q", m.Kind())
 	}
-	want := Publish{Rate: 50, Size: 1000, Duration: Duration{DefaultPublishDuration}, Source: "random",
-		Warmup: Duration{DefaultPublishWarmup}, Cooldown: Duration{DefaultPublishCooldown}}
+	want := Publish{Rate: 50, Size: 1000, Duration: rundir.Duration{Duration: DefaultPublishDuration}, Source: "random",
+		Warmup: rundir.Duration{Duration: DefaultPublishWarmup}, Cooldown: rundir.Duration{Duration: DefaultPublishCooldown}}
 	if m.Publish != want {
 		t.Errorf("publish %+v\n want %+v", m.Publish, want)
 	}
-	wantG := Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6, Heartbeat: Duration{time.Second}, OutboundQueue: 32, ValidateQueue: 32}
+	wantG := Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6, Heartbeat: rundir.Duration{Duration: time.Second}, OutboundQueue: 32, ValidateQueue: 32}
 	if m.Gossipsub != wantG {
 		t.Errorf("gossipsub %+v\n want %+v", m.Gossipsub, wantG)
 	}

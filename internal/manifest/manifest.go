@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/benchnet/benchnet/internal/release"
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Manifest is one testnet as declared in a TOML file. Every field's default is
@@ -49,9 +49,9 @@ type Manifest struct {
 	Infra Infra `toml:"infra" json:"infra"`
 	// HaltLimit, Perturb and Rotate are faults and node churn during the
 	// load (perturb.go).
-	HaltLimit Duration   `toml:"halt_limit" json:"halt_limit"`
-	Perturb   []*Perturb `toml:"perturb" json:"perturb,omitempty"`
-	Rotate    *Rotate    `toml:"rotate" json:"rotate,omitempty"`
+	HaltLimit rundir.Duration `toml:"halt_limit" json:"halt_limit"`
+	Perturb   []*Perturb      `toml:"perturb" json:"perturb,omitempty"`
+	Rotate    *Rotate         `toml:"rotate" json:"rotate,omitempty"`
 	// Publish and Gossipsub are a gossipsub testnet's workload and router
 	// parameters (gossip.go).
 	Publish   Publish   `toml:"publish,omitempty" json:"publish"`
@@ -154,7 +154,7 @@ type Group struct {
 	// accounts app keeping the txs; mempool.go).
 	Mempool string `toml:"mempool" json:"mempool,omitempty"`
 	// StartDelay starts the group this long after the others were started.
-	StartDelay Duration `toml:"start_delay" json:"start_delay"`
+	StartDelay rundir.Duration `toml:"start_delay" json:"start_delay"`
 	// Config overrides the node's config.toml by dotted key
 	// ("mempool.size" = 10000, "log_level" = "error").
 	Config map[string]any `toml:"config" json:"config"`
@@ -164,9 +164,9 @@ type Group struct {
 type Load struct {
 	// Rate is tx/s per connection; Connections the number of connections
 	// per target node (the QA method's c × r).
-	Rate        float64  `toml:"rate" json:"rate"`
-	Connections int      `toml:"connections" json:"connections"`
-	Duration    Duration `toml:"duration" json:"duration"`
+	Rate        float64         `toml:"rate" json:"rate"`
+	Connections int             `toml:"connections" json:"connections"`
+	Duration    rundir.Duration `toml:"duration" json:"duration"`
 	// Count, when set, is the exact number of txs (overrides Duration).
 	Count int `toml:"count" json:"count"`
 	// Size is the exact byte size of every tx.
@@ -185,9 +185,9 @@ type Load struct {
 	// Keys is "unique" (one key per tx) or "fixed" (every tx writes one key).
 	Keys string `toml:"keys" json:"keys"`
 	// Warmup is how long the warm-up may take at most.
-	Warmup Duration `toml:"warmup" json:"warmup"`
+	Warmup rundir.Duration `toml:"warmup" json:"warmup"`
 	// Grace is how long to wait for mempools to drain after the last send.
-	Grace Duration `toml:"grace" json:"grace"`
+	Grace rundir.Duration `toml:"grace" json:"grace"`
 	// LatencyBlock is "H" (header time of the committing block) or "H+1"
 	// (as CometBFT's loadtime report does).
 	LatencyBlock string `toml:"latency_block" json:"latency_block"`
@@ -203,22 +203,6 @@ type Load struct {
 	Order         string `toml:"order" json:"order,omitempty"`
 	WriteKeys     int    `toml:"write_keys" json:"write_keys,omitempty"`
 }
-
-// Duration is a time.Duration written as a Go duration string ("500ms").
-type Duration struct{ time.Duration }
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("not a duration (want e.g. \"500ms\", \"90s\"): %q", b)
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // ZoneNames returns the zones of the [network].zones set (nil when none).
 func (m *Manifest) ZoneNames() []string { return m.zoneNames }

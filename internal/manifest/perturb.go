@@ -10,13 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // Perturb is one [[perturb]] entry: at a time into the load, do something to
 // some nodes; with For, undo it that much later.
 type Perturb struct {
 	// At is the time into the load (after the warm-up).
-	At Duration `toml:"at" json:"at"`
+	At rundir.Duration `toml:"at" json:"at"`
 	// Node or Nodes name the targets: a node ("validator2"), a group
 	// ("validator": every node of it) or "random:<group>" (one node of the
 	// group, drawn from the manifest's seed).
@@ -27,7 +29,7 @@ type Perturb struct {
 	// For undoes the action after this long: a kill is followed by a
 	// restart, a pause by a resume, a disconnect or partition by a heal; for
 	// restart and wipe-restart it is how long the node stays down.
-	For Duration `toml:"for" json:"for"`
+	For rundir.Duration `toml:"for" json:"for"`
 }
 
 // Perturbation actions.
@@ -60,11 +62,11 @@ type Rotate struct {
 	// Cycles is how many start-catch-up-stop-wipe cycles run in total.
 	Cycles int `toml:"cycles" json:"cycles"`
 	// Keep is how long a node stays once at the tip.
-	Keep Duration `toml:"keep" json:"keep"`
+	Keep rundir.Duration `toml:"keep" json:"keep"`
 	// Start is when the first cycle starts, as time into the load.
-	Start Duration `toml:"start" json:"start"`
+	Start rundir.Duration `toml:"start" json:"start"`
 	// CatchUpTimeout bounds one catch-up (default 5m).
-	CatchUpTimeout Duration `toml:"catchup_timeout" json:"catchup_timeout"`
+	CatchUpTimeout rundir.Duration `toml:"catchup_timeout" json:"catchup_timeout"`
 }
 
 // DefaultHaltLimit is how long the chain may go without a block, once there

@@ -17,7 +17,7 @@ import (
 const thirdKind = "third-kind"
 
 // A kind the frame does not know by name is accepted once registered and
-// recorded in plan.json, where every later stage reads it (rundir.RunKind);
+// recorded in plan.json, where every later stage reads it (RunKind);
 // the default kind keeps its plans as they were (no kind field).
 func TestPlanRecordsRegisteredKind(t *testing.T) {
 	if !slices.Contains(manifest.Kinds(), thirdKind) {
@@ -54,7 +54,7 @@ release = "cometbft@v1.0.1"
 		if err := os.WriteFile(filepath.Join(dir, rundir.Plan), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := rundir.RunKind(dir); err != nil || got != tc.want {
+		if got, err := RunKind(dir); err != nil || got != tc.want {
 			t.Errorf("%s: RunKind = %q, %v; want %q", tc.kind, got, err, tc.want)
 		}
 	}

@@ -6,7 +6,9 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -16,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/release"
@@ -89,8 +92,9 @@ type Node struct {
 	Mempool string     `json:"mempool,omitempty"`
 	Addr    netip.Addr `json:"addr"`
 	// Host is the name peers dial instead of Addr, for runners that cannot
-	// give a node a fixed address (a swarm service's DNS name); set from
-	// the runner's report, empty otherwise.
+	// give a node a fixed address (caps.Record.PeersByName: a swarm
+	// service's DNS alias, the node's name); empty otherwise. Resolved with
+	// the rest: the testnet checks the runner agrees, never rewrites it.
 	Host string `json:"host,omitempty"`
 	// Ports on Addr (ABCI listens on the node's loopback).
 	P2PPort        int `json:"p2p_port"`
@@ -200,6 +204,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 	// the same plan byte for byte. PCG's output is specified by math/rand/v2.
 	rng := rand.New(rand.NewPCG(uint64(m.Seed), 0x62656e63686e6574)) // "benchnet"
 	zoneSet := m.ZoneNames()
+	rc, _ := caps.Of(m.Infra.Runner)
 	addr := gw
 	for _, gname := range m.GroupNames() {
 		g := m.Node[gname]
@@ -240,8 +245,13 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 				}
 				zone = zoneSet[rng.IntN(len(zoneSet))]
 			}
+			name := gname + strconv.Itoa(i)
+			host := ""
+			if rc.PeersByName {
+				host = name
+			}
 			t.Nodes = append(t.Nodes, &Node{
-				Name: gname + strconv.Itoa(i), Index: len(t.Nodes), Group: gname, Role: g.Role,
+				Name: name, Host: host, Index: len(t.Nodes), Group: gname, Role: g.Role,
 				Zone: zone, Release: rel, Ref: ref, App: app, AppMempool: g.AppMempool, Transport: transport, Mempool: mempool, Addr: addr,
 				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
 				StartDelay: g.StartDelay.Duration, Config: g.Config,
@@ -432,6 +442,26 @@ func Read(dir string) (*Testnet, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// RunKind is a run directory's node kind, the one way every command learns
+// it: plan.json's "kind"; a plan without one (written before kinds were
+// recorded) is a CometBFT run unless the directory has published.csv (a
+// gossip run).
+func RunKind(dir string) (string, error) {
+	t, err := Read(dir)
+	switch {
+	case err == nil:
+		if t.Kind != "" {
+			return t.Kind, nil
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.PublishedCSV.Name)); err == nil {
+		return manifest.KindGossipsub, nil
+	}
+	return judge.DefaultKind, nil // a run from before plan.json recorded its kind
 }
 
 // ReadJSON reads a plan written by JSON.

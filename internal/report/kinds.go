@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/plot"
 
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/registry"
 	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -66,7 +67,7 @@ func kindOf(kind string) (Kind, bool) { return kinds.Get(kind) }
 // kindOfRun is the registered reports of runDir's kind (plan.json's), the
 // zero Kind when its kind registered none, and the kind's name.
 func kindOfRun(runDir string) (Kind, string, error) {
-	kind, err := rundir.RunKind(runDir)
+	kind, err := plan.RunKind(runDir)
 	if err != nil {
 		return Kind{}, "", err
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -168,8 +167,8 @@ func TestSweepChromium(t *testing.T) {
 func TestRenderSearch(t *testing.T) {
 	dir := t.TempDir()
 	// experiment.DefaultSweep's, as a search.
-	cfg := rundir.SweepConfig{Duration: manifest.Duration{Duration: 30 * time.Second}, Repeats: 1,
-		Cooldown: manifest.Duration{Duration: time.Minute}, MinCommitted: 0.99, LatencyFactor: 3,
+	cfg := rundir.SweepConfig{Duration: rundir.Duration{Duration: 30 * time.Second}, Repeats: 1,
+		Cooldown: rundir.Duration{Duration: time.Minute}, MinCommitted: 0.99, LatencyFactor: 3,
 		MinRate: 10, MaxRepeats: 3, Budget: 20, Growth: 4, ClearMargin: 0.05}
 	cfg.Search, cfg.Connections, cfg.Rates = true, []int{1}, nil
 	cfg.StartRate, cfg.MaxRate, cfg.Precision, cfg.MinRepeats = 400, 2000, 0.3, 1

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/judge"
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -30,7 +31,7 @@ func runsThresholdSection(rule string, runs []thrRun, skipHarness bool) []page.B
 			t.Rows = append(t.Rows, []string{r.label, "not judged", "the load generator could not keep up"})
 			continue
 		}
-		kind, err := rundir.RunKind(r.dir)
+		kind, err := plan.RunKind(r.dir)
 		if err != nil {
 			t.Rows = append(t.Rows, []string{r.label, "not judged", err.Error()})
 			continue

@@ -3,7 +3,6 @@ package rundir
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -282,13 +281,13 @@ type QAConfig struct {
 	Connections int       `toml:"connections" json:"connections"`
 	Rates       []float64 `toml:"rates" json:"rates,omitempty"` // the grid's r (tx/s per connection)
 	// ProbeDuration is each search probe's (or grid cell's) load.
-	ProbeDuration manifest.Duration `toml:"probe_duration" json:"probe_duration"`
-	StartRate     float64           `toml:"start_rate" json:"start_rate,omitempty"`
-	MaxRate       float64           `toml:"max_rate" json:"max_rate,omitempty"`
-	Precision     float64           `toml:"precision" json:"precision,omitempty"`
-	ProbeRepeats  int               `toml:"probe_repeats" json:"probe_repeats,omitempty"` // a probe's minimum repeats
-	ProbeMax      int               `toml:"probe_max_repeats" json:"probe_max_repeats,omitempty"`
-	SearchBudget  int               `toml:"search_budget" json:"search_budget,omitempty"` // probes per build
+	ProbeDuration Duration `toml:"probe_duration" json:"probe_duration"`
+	StartRate     float64  `toml:"start_rate" json:"start_rate,omitempty"`
+	MaxRate       float64  `toml:"max_rate" json:"max_rate,omitempty"`
+	Precision     float64  `toml:"precision" json:"precision,omitempty"`
+	ProbeRepeats  int      `toml:"probe_repeats" json:"probe_repeats,omitempty"` // a probe's minimum repeats
+	ProbeMax      int      `toml:"probe_max_repeats" json:"probe_max_repeats,omitempty"`
+	SearchBudget  int      `toml:"search_budget" json:"search_budget,omitempty"` // probes per build
 	// Margin backs the chosen load off the baseline's saturation rate:
 	// rate = saturation x (1 - margin), half of it by default (docs/qa.md:
 	// near saturation the steady latency is too noisy to judge).
@@ -299,10 +298,10 @@ type QAConfig struct {
 	// The paired decision: MinPairs to MaxPairs pairs of runs, one of each
 	// build in PairOrder, at Overload x the baseline's highest sustainable
 	// rate, each PairDuration long.
-	MinPairs     int               `toml:"min_pairs" json:"min_pairs,omitempty"`
-	MaxPairs     int               `toml:"max_pairs" json:"max_pairs,omitempty"`
-	Overload     float64           `toml:"overload" json:"overload,omitempty"`
-	PairDuration manifest.Duration `toml:"pair_duration" json:"pair_duration,omitempty"`
+	MinPairs     int      `toml:"min_pairs" json:"min_pairs,omitempty"`
+	MaxPairs     int      `toml:"max_pairs" json:"max_pairs,omitempty"`
+	Overload     float64  `toml:"overload" json:"overload,omitempty"`
+	PairDuration Duration `toml:"pair_duration" json:"pair_duration,omitempty"`
 	// PairOrder is the pairs' run order: PairOrderABAB (the baseline
 	// first in every pair, so the builds' runs alternate and none runs
 	// twice in a row) or PairOrderABBA (AB, BA, AB, …; one build twice in
@@ -312,11 +311,11 @@ type QAConfig struct {
 
 	// Steps 2 and 3: the steady test at the chosen load, and again with
 	// latency emulation.
-	Duration   manifest.Duration `toml:"duration" json:"duration"`
-	Repeats    int               `toml:"repeats" json:"repeats"`
-	MaxRepeats int               `toml:"max_repeats" json:"max_repeats"`
-	Threshold  float64           `toml:"threshold" json:"threshold_pct"`
-	FailOn     []string          `toml:"fail_on" json:"fail_on"`
+	Duration   Duration `toml:"duration" json:"duration"`
+	Repeats    int      `toml:"repeats" json:"repeats"`
+	MaxRepeats int      `toml:"max_repeats" json:"max_repeats"`
+	Threshold  float64  `toml:"threshold" json:"threshold_pct"`
+	FailOn     []string `toml:"fail_on" json:"fail_on"`
 	// LE runs step 3; LERepeats its repeats per build (not adaptive: it
 	// is reported, judged only with JudgeLE).
 	LE        bool `toml:"latency_emulation" json:"latency_emulation"`
@@ -326,11 +325,11 @@ type QAConfig struct {
 	// Step 4: rotating nodes. Rotate names the rotating testbed's
 	// manifest (relative to the QA manifest; built-ins from examples/);
 	// Cycles and LoadDuration override its [rotate] cycles and load.
-	Rotate           string            `toml:"rotate" json:"rotate"`
-	Cycles           int               `toml:"cycles" json:"cycles"`
-	RotateDuration   manifest.Duration `toml:"rotate_duration" json:"rotate_duration"`
-	CatchUpThreshold float64           `toml:"catchup_threshold" json:"catchup_threshold_pct"`
-	CatchUpFloor     manifest.Duration `toml:"catchup_floor" json:"catchup_floor"`
+	Rotate           string   `toml:"rotate" json:"rotate"`
+	Cycles           int      `toml:"cycles" json:"cycles"`
+	RotateDuration   Duration `toml:"rotate_duration" json:"rotate_duration"`
+	CatchUpThreshold float64  `toml:"catchup_threshold" json:"catchup_threshold_pct"`
+	CatchUpFloor     Duration `toml:"catchup_floor" json:"catchup_floor"`
 }
 
 // The two builds of a QA: their step directories and labels.

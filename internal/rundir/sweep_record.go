@@ -2,7 +2,6 @@ package rundir
 
 import (
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 )
 
 // A sweep directory DIR/<timestamp>-<name>-sweep/ (benchnet sweep):
@@ -58,9 +57,9 @@ type SweepIndex struct {
 // SweepGroup is one variant's (and duration's) grid of a sweep over
 // variants or durations.
 type SweepGroup struct {
-	Variant  string            `json:"variant,omitempty"`
-	Duration manifest.Duration `json:"duration"`
-	Grid     judge.Grid        `json:"grid"`
+	Variant  string     `json:"variant,omitempty"`
+	Duration Duration   `json:"duration"`
+	Grid     judge.Grid `json:"grid"`
 }
 
 // SweepConfig is a sweep's settings as recorded (experiment.Sweep is the
@@ -71,11 +70,11 @@ type SweepConfig struct {
 	Connections []int     `toml:"connections" json:"connections"`
 	Rates       []float64 `toml:"rates" json:"rates"`
 	// Duration of each cell's load.
-	Duration manifest.Duration `toml:"duration" json:"duration"`
+	Duration Duration `toml:"duration" json:"duration"`
 	// Durations, when given, sweep the load duration too (tx/s against test
 	// duration, tm-bench's first plot): every cell runs at each of them and
 	// Duration is unused.
-	Durations []manifest.Duration `toml:"durations" json:"durations,omitempty"`
+	Durations []Duration `toml:"durations" json:"durations,omitempty"`
 	// Variants are the manifest's [variants] the grid runs over (the base
 	// first): every cell of the grid runs on each variant's testnet, the
 	// cells of all variants shuffled together. Set from the manifest, not
@@ -89,7 +88,7 @@ type SweepConfig struct {
 	Fresh bool `toml:"fresh" json:"fresh"`
 	// Cooldown bounds the settle between cells: until every mempool is
 	// empty and the chain is back at its unloaded pace.
-	Cooldown manifest.Duration `toml:"cooldown" json:"cooldown"`
+	Cooldown Duration `toml:"cooldown" json:"cooldown"`
 	// The saturation rule.
 	MinCommitted  float64 `toml:"min_committed" json:"min_committed"`
 	LatencyFactor float64 `toml:"latency_factor" json:"latency_factor"`
@@ -130,12 +129,12 @@ type SweepCell struct {
 	Rate        float64 `json:"r"`
 	// Variant is the manifest variant the cell ran ("" without variants);
 	// Duration its load's duration when the sweep spans durations.
-	Variant  string             `json:"variant,omitempty"`
-	Duration *manifest.Duration `json:"duration,omitempty"`
-	Repeat   int                `json:"repeat"`
-	Status   string             `json:"status"`
-	RunDir   string             `json:"run_dir,omitempty"` // relative to the sweep directory
-	Error    string             `json:"error,omitempty"`
+	Variant  string    `json:"variant,omitempty"`
+	Duration *Duration `json:"duration,omitempty"`
+	Repeat   int       `json:"repeat"`
+	Status   string    `json:"status"`
+	RunDir   string    `json:"run_dir,omitempty"` // relative to the sweep directory
+	Error    string    `json:"error,omitempty"`
 
 	// Expected is what the load was configured to send (c x r x T for a
 	// round-robin target), the QA table's "expected".
@@ -210,7 +209,7 @@ func (x *SweepIndex) Grouped() bool {
 }
 
 // CellDuration is the load duration of a cell.
-func (x *SweepIndex) CellDuration(c SweepCell) manifest.Duration {
+func (x *SweepIndex) CellDuration(c SweepCell) Duration {
 	if c.Duration != nil {
 		return *c.Duration
 	}
@@ -226,7 +225,7 @@ func (x *SweepIndex) GroupKeys() []SweepGroup {
 	}
 	ds := x.Config.Durations
 	if len(ds) == 0 {
-		ds = []manifest.Duration{x.Config.Duration}
+		ds = []Duration{x.Config.Duration}
 	}
 	var out []SweepGroup
 	for _, v := range vs {

@@ -2,55 +2,28 @@ package testnet
 
 import (
 	"fmt"
-	"net"
-	"net/netip"
-	"strconv"
 
 	"github.com/benchnet/benchnet/internal/infra"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/plan"
-	"github.com/benchnet/benchnet/internal/rundir"
 )
 
-// adoptAddresses takes every node's address on the testnet's network from
-// the runner once Setup ran (a swarm cannot place a service at the plan's
-// address; its virtual IP is what peers dial) and rewrites plan.json when
-// any differs, so the run directory records the addresses the nodes had.
-func (t *Testnet) adoptAddresses() error {
-	changed := false
+// checkAddresses makes sure the runner put every node where the plan says
+// peers dial it: the plan is resolved once (a runner whose nodes are dialled
+// by name declares caps.Record.PeersByName and the plan carries the names),
+// and plan.json is never rewritten, so a runner that disagrees is a bug to
+// stop at, not an address to adopt.
+func (t *Testnet) checkAddresses() error {
 	for _, n := range t.Plan.Nodes {
 		ep, err := t.Runner.Endpoints(n.Name)
 		if err != nil {
 			return err
 		}
-		if ep.P2P == n.P2PAddr() {
-			continue
+		if ep.P2P != "" && ep.P2P != n.P2PAddr() {
+			return fmt.Errorf("node %s: the runner put its p2p endpoint at %s, the plan at %s (a runner dialled by name declares PeersByName)", n.Name, ep.P2P, n.P2PAddr())
 		}
-		host, port, err := net.SplitHostPort(ep.P2P)
-		if err != nil {
-			return fmt.Errorf("node %s: runner's p2p endpoint %q: %w", n.Name, ep.P2P, err)
-		}
-		pn, err := strconv.Atoi(port)
-		if err != nil {
-			return fmt.Errorf("node %s: runner's p2p endpoint %q: %w", n.Name, ep.P2P, err)
-		}
-		n.P2PPort = pn
-		if a, err := netip.ParseAddr(host); err == nil {
-			n.Addr, n.Host = a, ""
-		} else {
-			// A name (a swarm service's): Addr stays the plan's, unused.
-			n.Host = host
-		}
-		changed = true
 	}
-	if !changed {
-		return nil
-	}
-	pj, err := t.Plan.JSON()
-	if err != nil {
-		return err
-	}
-	return t.Dir.WriteFile(rundir.Plan, pj)
+	return nil
 }
 
 // reach records where the harness reaches a started node, when the runner

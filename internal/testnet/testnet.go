@@ -226,7 +226,7 @@ func (t *Testnet) host(ctx context.Context, m *manifest.Manifest, opts Options) 
 	}
 	_ = t.Dir.Event(rundir.EventNetworkUp, "", fmt.Sprintf("%d hosts in %s", len(t.Plan.Nodes), time.Since(start).Round(time.Millisecond)))
 	homesStart := time.Now()
-	if err := t.adoptAddresses(); err != nil {
+	if err := t.checkAddresses(); err != nil {
 		return 0, err
 	}
 	if err := t.Driver.Homes(ctx, t.Plan, t.bins, t.env); err != nil {

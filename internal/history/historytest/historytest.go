@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/judge"
-	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -125,7 +124,7 @@ func Sweep(t testing.TB, dir, rel string, cells ...Cell) {
 	t.Helper()
 	r := judge.DefaultRule()
 	idx := rundir.SweepIndex{SchemaVersion: rundir.SweepSchema, Kind: "grid", Name: "quickstart", Complete: true,
-		Config: rundir.SweepConfig{Connections: []int{1}, Duration: manifest.Duration{Duration: 10 * time.Second}, Repeats: 1,
+		Config: rundir.SweepConfig{Connections: []int{1}, Duration: rundir.Duration{Duration: 10 * time.Second}, Repeats: 1,
 			MinCommitted: r.MinCommitted, LatencyFactor: r.LatencyFactor}}
 	for i, c := range cells {
 		idx.Config.Rates = append(idx.Config.Rates, c.Rate)

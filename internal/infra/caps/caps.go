@@ -35,6 +35,11 @@ type Record struct {
 	// Sidecars: a second process may share a node's host (network
 	// namespace), as app = "kvstore-socket" needs.
 	Sidecars bool
+	// PeersByName: peers dial a node by its name (a swarm service's DNS
+	// alias on the overlay): the runner cannot give a node the plan's
+	// address. The plan resolves every node's host to its name, so it
+	// never changes after resolution.
+	PeersByName bool
 	// GossipHosts: the runner can host our gossipsub node, which listens
 	// on the address it is given (a swarm service's virtual IP is not one).
 	GossipHosts bool

@@ -41,10 +41,20 @@ func Helper(t *testing.T) string {
 }
 
 // Plan resolves a testnet called name of count validators on subnet (a
-// /24 no other test uses).
+// /24 no other test uses), for the default runner.
 func Plan(t *testing.T, name, subnet string, count int) *plan.Testnet {
 	t.Helper()
+	return PlanFor(t, "", name, subnet, count)
+}
+
+// PlanFor is Plan resolved for runner ("": the default), as the testnet
+// resolves it: with what the runner's capabilities record decides.
+func PlanFor(t *testing.T, runner, name, subnet string, count int) *plan.Testnet {
+	t.Helper()
 	src := fmt.Sprintf("name = %q\n[network]\nsubnet = %q\n[node.validator]\ncount = %d\nrelease = \"cometbft@v1.0.1\"\n", name, subnet, count)
+	if runner != "" {
+		src += fmt.Sprintf("[infra]\nrunner = %q\n", runner)
+	}
 	m, err := manifest.Parse("suite.toml", []byte(src))
 	if err != nil {
 		t.Fatalf("parse manifest: %v", err)
@@ -61,7 +71,7 @@ func Plan(t *testing.T, name, subnet string, count int) *plan.Testnet {
 func Run(t *testing.T, name, subnet string) {
 	testenv.NeedRoot(t)
 	helper := Helper(t)
-	p := Plan(t, "suite-"+name, subnet, 2)
+	p := PlanFor(t, name, "suite-"+name, subnet, 2)
 	id := make([]byte, 3)
 	if _, err := rand.Read(id); err != nil {
 		t.Fatal(err)
@@ -187,8 +197,10 @@ func Run(t *testing.T, name, subnet string) {
 	}
 	noExit("a killed process")
 
-	if ep, err := r.Endpoints(node); err != nil || ep.P2P == "" {
-		t.Errorf("endpoints of %s: %+v, %v; want its p2p address", node, ep, err)
+	// Peers dial a node where the plan says (the plan is never rewritten
+	// after Setup: testnet.checkAddresses stops a run that disagrees).
+	if ep, err := r.Endpoints(node); err != nil || ep.P2P != p.Node(node).P2PAddr() {
+		t.Errorf("endpoints of %s: %+v, %v; want its p2p address %s, the plan's", node, ep, err, p.Node(node).P2PAddr())
 	}
 	if _, err := r.Endpoints("no-such-node"); err == nil {
 		t.Error("endpoints of a node the plan lacks: no error")

@@ -136,3 +136,18 @@ func TestRandomDialGraphHasCycle(t *testing.T) {
 	}
 	t.Fatal("the 64-node random dial graph is acyclic: a topological start order would do")
 }
+
+// The plan resolved for swarm names every node's host as its service alias,
+// which is where Endpoints puts its p2p address: the testnet stops a run
+// where the two differ rather than rewrite plan.json (issue 35, item 3).
+func TestPlanDialsByName(t *testing.T) {
+	p := resolve(t, "full", 3, "[infra]\nrunner = \"swarm\"\n")
+	for _, n := range p.Nodes {
+		if n.Host != n.Name || p2pAddr(n) != n.P2PAddr() {
+			t.Errorf("%s: host %q, peers dial %s, the runner puts it at %s", n.Name, n.Host, n.P2PAddr(), p2pAddr(n))
+		}
+	}
+	if local := resolve(t, "full", 3, ""); local.Nodes[0].Host != "" {
+		t.Errorf("the local runner's plan names a host %q: its nodes have the plan's addresses", local.Nodes[0].Host)
+	}
+}

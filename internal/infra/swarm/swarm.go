@@ -69,7 +69,7 @@ func init() {
 		Machines:  Machines,
 		Leftovers: Leftovers,
 		Caps: caps.Record{ConcurrentStarts: 16, Engine: true, Engines: true, Limits: true,
-			NodeOverheadRSS: 26 << 20, StartPerNode: 1, Placement: ZoneLabel},
+			NodeOverheadRSS: 26 << 20, StartPerNode: 1, Placement: ZoneLabel, PeersByName: true},
 	})
 }
 

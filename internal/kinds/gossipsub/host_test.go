@@ -81,7 +81,7 @@ func TestLineOfHostsOnLoopback(t *testing.T) {
 	dir := t.TempDir()
 	const n = 3
 	p := &plan.Testnet{Seed: 7, Topology: "line", Gossipsub: &manifest.Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6,
-		Heartbeat: manifest.Duration{Duration: 100 * time.Millisecond}, OutboundQueue: 32, ValidateQueue: 32}}
+		Heartbeat: rundir.Duration{Duration: 100 * time.Millisecond}, OutboundQueue: 32, ValidateQueue: 32}}
 	for i := 0; i < n; i++ {
 		p.Nodes = append(p.Nodes, &plan.Node{Name: fmt.Sprintf("g%d", i), Index: i, Addr: netip.MustParseAddr("127.0.0.1"),
 			P2PPort: freePort(t), RPCPort: freePort(t), PrometheusPort: freePort(t)})

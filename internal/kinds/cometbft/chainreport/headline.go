@@ -169,7 +169,7 @@ func fmtValue(v any) string {
 	switch x := v.(type) {
 	case float64:
 		return page.G(x)
-	case manifest.Duration:
+	case rundir.Duration:
 		return x.String()
 	case string:
 		if x == "" {

@@ -62,8 +62,8 @@ func describeGossipRun(t *testing.T, dir string, edges [][2]int) {
 	}
 	p.Seed, p.Edges = 42, edges
 	p.Publish = &manifest.Publish{Rate: 20, Size: 1000, Count: 60, Source: "random",
-		Warmup: manifest.Duration{Duration: 5 * time.Second}, Cooldown: manifest.Duration{Duration: 5 * time.Second}}
-	p.Gossipsub = &manifest.Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6, Heartbeat: manifest.Duration{Duration: time.Second},
+		Warmup: rundir.Duration{Duration: 5 * time.Second}, Cooldown: rundir.Duration{Duration: 5 * time.Second}}
+	p.Gossipsub = &manifest.Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6, Heartbeat: rundir.Duration{Duration: time.Second},
 		OutboundQueue: 32, ValidateQueue: 32}
 	for _, n := range p.Nodes {
 		n.Release = plan.GossipRelease

@@ -1,10 +1,12 @@
-package rundir
+package plan
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 func TestRunKind(t *testing.T) {
@@ -14,12 +16,12 @@ func TestRunKind(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{"plan names it", map[string]string{Plan: `{"kind":"gossipsub"}`}, "gossipsub", ""},
-		{"plan names cometbft despite published.csv", map[string]string{Plan: `{"kind":"cometbft"}`, PublishedCSV.Name: "x\n"}, "cometbft", ""},
-		{"old plan, published.csv", map[string]string{Plan: `{"name":"g"}`, PublishedCSV.Name: "x\n"}, "gossipsub", ""},
-		{"old plan", map[string]string{Plan: `{"name":"q"}`}, "cometbft", ""},
+		{"plan names it", map[string]string{rundir.Plan: `{"kind":"gossipsub"}`}, "gossipsub", ""},
+		{"plan names cometbft despite published.csv", map[string]string{rundir.Plan: `{"kind":"cometbft"}`, rundir.PublishedCSV.Name: "x\n"}, "cometbft", ""},
+		{"old plan, published.csv", map[string]string{rundir.Plan: `{"name":"g"}`, rundir.PublishedCSV.Name: "x\n"}, "gossipsub", ""},
+		{"old plan", map[string]string{rundir.Plan: `{"name":"q"}`}, "cometbft", ""},
 		{"no plan", nil, "cometbft", ""},
-		{"broken plan", map[string]string{Plan: `{"kind":`}, "", "plan.json"},
+		{"broken plan", map[string]string{rundir.Plan: `{"kind":`}, "", "plan.json"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
