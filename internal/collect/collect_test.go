@@ -173,14 +173,14 @@ func TestParseProc(t *testing.T) {
 			t.Errorf("parseVmRSS(%q) = %v, %v", c.in, got, err)
 		}
 	}
-	busy, total, steal, irq, cpus, err := parseStat([]byte("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\ncpu1 50 0 25 400 25 0 0 0 0 0\nintr 1\n"))
+	busy, total, steal, irq, cpus, err := ParseStat([]byte("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\ncpu1 50 0 25 400 25 0 0 0 0 0\nintr 1\n"))
 	if err != nil || busy != 1.5 || total != 10 || steal != 0 || irq != 0 || cpus != 2 {
-		t.Errorf("parseStat = %v %v %v %v %v %v", busy, total, steal, irq, cpus, err)
+		t.Errorf("ParseStat = %v %v %v %v %v %v", busy, total, steal, irq, cpus, err)
 	}
 	// Steal (the 8th value) is busy time too, and reported alone.
-	busy, total, steal, irq, _, err = parseStat([]byte("cpu  100 0 50 600 50 60 40 100 0 0\n"))
+	busy, total, steal, irq, _, err = ParseStat([]byte("cpu  100 0 50 600 50 60 40 100 0 0\n"))
 	if err != nil || busy != 3.5 || total != 10 || steal != 1 || irq != 1 {
-		t.Errorf("parseStat with steal and irq = %v %v %v %v %v", busy, total, steal, irq, err)
+		t.Errorf("ParseStat with steal and irq = %v %v %v %v %v", busy, total, steal, irq, err)
 	}
 	// The live machine, as the collector sees it.
 	p, err := ReadProc(os.Getpid())

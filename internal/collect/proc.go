@@ -108,18 +108,18 @@ func ReadHost() (rundir.Host, error) {
 	if err != nil {
 		return h, fmt.Errorf("read stat: %w", err)
 	}
-	if h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUStealSeconds, h.CPUIRQSeconds, h.CPUs, err = parseStat(st); err != nil {
+	if h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUStealSeconds, h.CPUIRQSeconds, h.CPUs, err = ParseStat(st); err != nil {
 		return h, err
 	}
 	return h, nil
 }
 
-// parseStat sums the "cpu" line of /proc/stat: user nice system idle iowait
+// ParseStat sums the "cpu" line of /proc/stat: user nice system idle iowait
 // irq softirq steal (guest time is already within user/nice). busy is all
 // but idle and iowait, steal included (as host.csv always had it); steal is
 // also returned alone, since it is CPU time the machine did not get, and so
 // is irq+softirq, the kernel's interrupt work that no process is charged for.
-func parseStat(b []byte) (busy, total, steal, irq float64, cpus int, err error) {
+func ParseStat(b []byte) (busy, total, steal, irq float64, cpus int, err error) {
 	found := false
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)

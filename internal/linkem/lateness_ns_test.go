@@ -5,11 +5,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/linkem/linkemtest"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -123,7 +123,7 @@ func lateness(t *testing.T, hog int) rundir.LinkLateness {
 	load, _ := os.ReadFile("/proc/loadavg")
 	t.Logf("loadavg %s", strings.TrimSpace(string(load)))
 	if total := cpu1.total - cpu0.total; total > 0 {
-		t.Logf("CPU steal over the pings: %.1f %%", 100*float64(cpu1.steal-cpu0.steal)/float64(total))
+		t.Logf("CPU steal over the pings: %.1f %%", 100*(cpu1.steal-cpu0.steal)/total)
 	}
 	t.Logf("ping: %d/%d replies, rtt min %v avg %v max %v (configured 10ms)", r.received, r.sent, r.min, r.avg, r.max)
 	closed = true
@@ -137,29 +137,19 @@ func lateness(t *testing.T, hog int) rundir.LinkLateness {
 	return linkem.CheckLateness(series, from, to, "ping")
 }
 
-// cpuTicks is the machine's CPU time from /proc/stat's first line, in ticks.
-type cpuTicks struct{ total, steal uint64 }
+// cpuTimes is the machine's total and stolen CPU seconds so far
+// (collect.ParseStat, the sampler's reader of /proc/stat).
+type cpuTimes struct{ total, steal float64 }
 
-func procStatCPU(t *testing.T) cpuTicks {
+func procStatCPU(t *testing.T) cpuTimes {
 	t.Helper()
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	var c cpuTicks
-	for i, v := range f[1:] {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("/proc/stat: %q: %v", line, err)
-		}
-		if i < 8 { // guest time is counted in user already
-			c.total += n
-		}
-		if i == 7 {
-			c.steal = n
-		}
+	_, total, steal, _, _, err := collect.ParseStat(b)
+	if err != nil {
+		t.Fatalf("/proc/stat: %v", err)
 	}
-	return c
+	return cpuTimes{total, steal}
 }
