@@ -285,7 +285,7 @@ func sentRate(ls *rundir.LoadSummary) float64 {
 }
 
 // BusyThroughput is a run's committed txs over its busy span: from the
-// load's start to the block by which BusyShare of the run's committed txs
+// load's start to the block by which rundir.BusyShare of the run's committed txs
 // were in (busySpan). Under overload the chain works from the first
 // arrivals until its backlog is drained, so this is its capacity at that
 // load; it can never exceed what arrived.
@@ -307,17 +307,12 @@ func BusyThroughput(d *rundir.Dir, ls *rundir.LoadSummary, committed int) (float
 	if committed <= 0 {
 		return 0, fmt.Errorf("no committed run tx")
 	}
-	txs, span := busySpan(blocks, ls.Start.UnixNano(), BusyShare)
+	txs, span := busySpan(blocks, ls.Start.UnixNano(), rundir.BusyShare)
 	if txs <= 0 || span <= 0 {
 		return 0, fmt.Errorf("no block with a run tx after the load's start")
 	}
 	return round3(float64(txs) / (float64(span) / 1e9)), nil
 }
-
-// BusyShare is the share of a run's committed txs its busy span covers:
-// the last 1 % may straggle in (rechecked, re-gossiped) well after the
-// backlog drained, and measures the mempool's retry path, not capacity.
-const BusyShare = 0.99
 
 // busySpan walks the blocks holding run txs in time order and returns the
 // run txs up to and including the block where their running count first

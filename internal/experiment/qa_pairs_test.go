@@ -31,7 +31,7 @@ func TestBusySpan(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			txs, span := busySpan(c.blocks, s, BusyShare)
+			txs, span := busySpan(c.blocks, s, rundir.BusyShare)
 			if txs != c.txs || span != int64(c.spanS*1e9) {
 				t.Fatalf("busySpan = %d txs over %d ns, want %d over %.0f s", txs, span, c.txs, c.spanS)
 			}

@@ -140,14 +140,14 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]page.Block, map[string][]byte, e
 				verdict += fmt.Sprintf("; ~%d pairs would decide", v.PairsNeeded)
 			}
 		}
-		add(page.Para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, %s: each run's committed txs over its busy span (load start to the last block with a run tx) is its build's capacity under overload. %s.", page.G(sat.OverloadRate), rundir.PairOrderWords(q.PairOrder), verdict)})
+		add(page.Para{Text: fmt.Sprintf("Both builds at %s tx/s per connection (past the baseline's highest sustainable rate), one run each per pair, %s: each run's committed txs over its busy span (load start to the block by which %s %% of its committed txs were in) is its build's capacity under overload. %s.", page.G(sat.OverloadRate), rundir.PairOrderWords(q.PairOrder), page.G(100*rundir.BusyShare), verdict)})
 		var rows [][]string
 		for i, p := range sat.Pairs {
 			ratio := "–"
 			if p.Excluded() == "" && p.BaseTPS > 0 {
 				ratio = fmt.Sprintf("%.3f", p.CandTPS/p.BaseTPS)
 			}
-			rows = append(rows, []string{strconv.Itoa(i + 1), p.First, page.F(p.BaseTPS, 1), page.F(p.CandTPS, 1), ratio, page.DashIfEmpty(p.Excluded())})
+			rows = append(rows, []string{strconv.Itoa(i + 1), p.First, sideTPS(p.BaseTPS, p.BaseExcluded), sideTPS(p.CandTPS, p.CandExcluded), ratio, page.DashIfEmpty(p.Excluded())})
 		}
 		add(page.Table{Head: []string{"pair", "first", "baseline tx/s (busy span)", "candidate tx/s (busy span)", "ratio", "excluded"}, Rows: rows})
 	} else if sat != nil {
@@ -265,7 +265,7 @@ func qaBlocks(dir string, x *rundir.QAIndex) ([]page.Block, map[string][]byte, e
 		s := x.Step("rotate-" + b)
 		add(page.Heading{Level: 3, Text: fmt.Sprintf("%s (%s)", b, buildRef(x, b)), ID: ""})
 		if s == nil || s.Dir == "" {
-			add(page.NoData{Reason: "not run"})
+			add(page.NoData{Reason: notRun(s)})
 			continue
 		}
 		path := rundir.StepPath(dir, s)
@@ -438,6 +438,30 @@ func openRun(path string) (*rundir.Dir, error) {
 
 // secOrNever is a time in seconds, or "never" for a negative one (a node
 // that never caught up).
+// sideTPS is one side of a pair: "–" for an excluded run that measured
+// nothing, rather than a 0 that reads as a measurement.
+func sideTPS(v float64, excluded string) string {
+	if excluded != "" && v == 0 {
+		return "–"
+	}
+	return page.F(v, 1)
+}
+
+// notRun says why a step has no directory: its status and note when the
+// index has them ("skipped: --skip rotate").
+func notRun(s *rundir.QAStep) string {
+	if s == nil || s.Status == "" || s.Status == rundir.StepPending {
+		return "not run"
+	}
+	why := s.Status
+	if s.Note != "" {
+		why += ": " + s.Note
+	} else if s.Error != "" {
+		why += ": " + s.Error
+	}
+	return why
+}
+
 func secOrNever(v float64) string {
 	if v < 0 {
 		return "never"

@@ -14,10 +14,11 @@ import (
 	"github.com/benchnet/benchnet/internal/testenv"
 )
 
-// qaDir is the hand-made QA directory with run1 as every compare run.
-func qaDir(t *testing.T) string {
+// qaDir is a hand-made QA directory (testdata/name) with run1 as every
+// compare run.
+func qaDir(t *testing.T, name string) string {
 	t.Helper()
-	dir := copyDir(t, "testdata/qa1")
+	dir := copyDir(t, filepath.Join("testdata", name))
 	for _, step := range []string{"steady", "le"} {
 		for _, r := range []string{"b1", "c1"} {
 			run := copyDir(t, chainRun)
@@ -34,7 +35,7 @@ func qaDir(t *testing.T) string {
 }
 
 func TestRenderQAGolden(t *testing.T) {
-	dir := qaDir(t)
+	dir := qaDir(t, "qa1")
 	written, err := RenderQA(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -58,8 +59,37 @@ func TestRenderQAGolden(t *testing.T) {
 	testenv.SameOnRerender(t, written, func() error { _, err := RenderQA(dir); return err })
 }
 
+// TestRenderQAPairedGolden: a saturation step decided by pairs states the
+// rule's interval, the busy span's definition (the share its code uses),
+// every pair with its ratio, and why an excluded pair does not count; the
+// candidate, not searched, gets no sweep section.
+func TestRenderQAPairedGolden(t *testing.T) {
+	dir := qaDir(t, "qa2")
+	if _, err := RenderQA(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, QAMarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Golden(t, "testdata/qa2.qa.md", md)
+	for _, s := range []string{"### Paired decision", "**same** — ratio 0.985 [0.918, 1.056]",
+		fmt.Sprintf("by which %g %% of its committed txs were in", 100*rundir.BusyShare),
+		"Minimum detectable effect at 3 pairs (80 % power, the test's level): 5.4 %",
+		"| 1 | baseline | 512.4 | 498.1 | 0.972 | — |", "| 2 | baseline | 505.0 | – | – | candidate: testbed-bound: CPU steal 12.4 %",
+		"> **no data** — skipped: --skip rotate"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("qa.md lacks %q", s)
+		}
+	}
+	sat := string(md)[strings.Index(string(md), "## Saturation point"):strings.Index(string(md), "## Steady test")]
+	if strings.Contains(sat, "last block with a run tx") || strings.Contains(sat, "### candidate") {
+		t.Error("qa.md describes the busy span's old end, or a candidate search that did not run")
+	}
+}
+
 func TestQAJUnit(t *testing.T) {
-	data, err := QAJUnit(qaDir(t))
+	data, err := QAJUnit(qaDir(t, "qa1"))
 	if err != nil {
 		t.Fatal(err)
 	}

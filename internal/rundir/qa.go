@@ -159,8 +159,9 @@ type QASaturation struct {
 // overload rate, back to back, in the order First then the other.
 type QAPair struct {
 	First string `json:"first"` // the build that ran first
-	// BaseTPS, CandTPS: the runs' committed tx/s (their capacity under
-	// overload); the run directories relative to the QA directory.
+	// BaseTPS, CandTPS: the runs' committed tx/s over their busy spans
+	// (their capacity under overload, see BusyShare); the run directories
+	// relative to the QA directory.
 	BaseTPS float64 `json:"base_tps"`
 	CandTPS float64 `json:"cand_tps"`
 	BaseDir string  `json:"base_dir"`
@@ -337,6 +338,13 @@ const (
 	QABaseline  = "baseline"
 	QACandidate = "candidate"
 )
+
+// BusyShare is the share of a run's committed txs a saturation pair's busy
+// span covers (QAPair's BaseTPS, CandTPS): from the load's start to the
+// block by which this share was in. The last 1 % may straggle in
+// (rechecked, re-gossiped) well after the backlog drained, and measures
+// the mempool's retry path, not capacity.
+const BusyShare = 0.99
 
 // The paired step's run orders (QAConfig.PairOrder).
 const (
