@@ -91,6 +91,7 @@ func runPairs(ctx context.Context, x *rundir.QAIndex, o qaOptions, s *rundir.QAS
 		}
 		p.Rate = sat.OverloadRate
 		sat.Pairs = append(sat.Pairs, p)
+		s.Runs = 2 * len(sat.Pairs)
 		if raiseOverload(sat, q, o.Log) {
 			pairWall = max(pairWall, o.Now().Sub(start))
 			if err := save(); err != nil {

@@ -231,6 +231,9 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 				return "", err
 			}
 			res, err := cx.Run(ctx)
+			if ci, cerr := ReadCompareIndex(res.Dir); res.Dir != "" && cerr == nil {
+				s.Runs = len(ci.Runs)
+			}
 			if err == nil && !res.Complete {
 				err = errors.New("not every run finished")
 			}
@@ -270,6 +273,9 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 				return "", err
 			}
 			res, err := rx.Run(ctx)
+			if res.Dir != "" {
+				s.Runs = 1
+			}
 			return res.Dir, err
 		})
 	}
@@ -409,6 +415,9 @@ func searchBoth(ctx context.Context, x *rundir.QAIndex, o qaOptions, env Env, re
 	for i, s := range steps {
 		s.Finished, s.WallS = end.UTC().Format(time.RFC3339), math.Round(end.Sub(start).Seconds())
 		idx, rerr := rundir.SweepRecord.Read(rundir.StepPath(o.Root, s))
+		if rerr == nil && idx.Search != nil {
+			s.Runs = idx.Search.Runs
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			s.Status, s.Error = rundir.StepFailed, "interrupted: "+err.Error()
@@ -580,49 +589,79 @@ func BudgetSpent(x *rundir.QAIndex) time.Duration {
 
 // stepDeadline is when step name may no longer add adaptive work: the
 // budget's end less the planned wall time of the steps still to run after
-// it, that plan scaled by how far the finished steps overran theirs (a
-// QA whose search took 1.3 x its plan reserves 1.3 x for the rest). Before
-// this, the steady step's adaptive pairs could use the whole budget and
-// the steps after them ran past it (61 min 18 s of a 60 min budget).
+// it, that plan scaled by how far the finished steps overran theirs per
+// run (a QA whose runs took 1.3 x the plan's time per run reserves 1.3 x
+// for the rest). Before the scale, the steady step's adaptive pairs could
+// use the whole budget and the steps after them ran past it (61 min 18 s
+// of a 60 min budget). Per run, not per step: a search that probed 19
+// rates where the plan guessed 11 ran 2.1 x its plan at 1.2 x the time per
+// run, and scaling the fixed steps after it by 2.1 reserved 39 min of the
+// 60 and stopped an A/A QA's paired step, undecided, after 3 of its 14
+// pairs (2026-11-29). Steps recorded without their runs (older qa.json)
+// scale per step, as before.
 func stepDeadline(x *rundir.QAIndex, name string, end time.Time) time.Time {
 	if end.IsZero() {
 		return end
 	}
-	planned := map[string]float64{}
+	planned := map[string]rundir.QAPlannedStep{}
 	for _, ps := range x.Plan.Steps {
-		planned[ps.Name] = ps.WallS
+		planned[ps.Name] = ps
 	}
 	// Steps that ran together (the interleaved search) share one start
 	// and one wall time: count that wall once against their summed plan.
-	type span struct{ wall, plan float64 }
-	ran := map[string]*span{}
+	ran := map[string]*stepSpan{}
 	var rest float64
 	after := false
 	for _, s := range x.Steps {
+		ps := planned[s.Name]
 		switch {
 		case s.Name == name:
 			after = true
 		case after && s.Status != rundir.StepDone && s.Status != rundir.StepSkipped:
-			rest += planned[s.Name]
-		case !after && s.Status == rundir.StepDone && !s.Reused && s.WallS > 0 && planned[s.Name] > 0:
+			rest += ps.WallS
+		case !after && s.Status == rundir.StepDone && !s.Reused && s.WallS > 0 && ps.WallS > 0:
 			sp := ran[s.Started]
 			if sp == nil {
-				sp = &span{}
+				sp = &stepSpan{}
 				ran[s.Started] = sp
 			}
 			sp.wall = max(sp.wall, s.WallS)
-			sp.plan += planned[s.Name]
+			sp.plan += ps.WallS
+			sp.runs += s.Runs
+			sp.plannedRuns += ps.Runs
 		}
 	}
+	return end.Add(-time.Duration(rest * overrun(ran) * float64(time.Second)))
+}
+
+// stepSpan is finished steps that shared a start: their wall time once,
+// their plans' wall times and runs summed, and the runs they made.
+type stepSpan struct {
+	wall, plan        float64
+	runs, plannedRuns int
+}
+
+// overrun is how much slower than planned the finished steps ran, at
+// least 1: their time per run against the plan's when every one of them
+// recorded its runs, else their wall time against the plan's.
+func overrun(ran map[string]*stepSpan) float64 {
 	var wall, plan float64
+	var runs, plannedRuns int
+	perRun := true
 	for _, sp := range ran {
 		wall, plan = wall+sp.wall, plan+sp.plan
+		runs, plannedRuns = runs+sp.runs, plannedRuns+sp.plannedRuns
+		perRun = perRun && sp.runs > 0 && sp.plannedRuns > 0
 	}
 	scale := 1.0
-	if plan > 0 && wall > plan {
+	switch {
+	case len(ran) == 0 || plan <= 0:
+	case perRun:
+		scale = (wall / float64(runs)) / (plan / float64(plannedRuns))
+	default:
 		scale = wall / plan
 	}
-	return end.Add(-time.Duration(rest * scale * float64(time.Second)))
+	return max(scale, 1)
 }
 
 // StepGroups are the names `benchnet qa --steps` takes: each is the QA

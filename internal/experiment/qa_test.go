@@ -479,19 +479,24 @@ func TestCandidateCannotRun(t *testing.T) {
 func TestStepDeadline(t *testing.T) {
 	end := time.Date(2026, 11, 24, 20, 0, 0, 0, time.UTC)
 	plan := rundir.QAPlan{Steps: []rundir.QAPlannedStep{
-		{Name: "saturation-baseline", WallS: 600}, {Name: "saturation-candidate", WallS: 600},
+		{Name: "saturation-baseline", WallS: 600, Runs: 10}, {Name: "saturation-candidate", WallS: 600, Runs: 10},
 		{Name: "steady", WallS: 900}, {Name: "latency-emulation", WallS: 480},
 		{Name: "rotate-baseline", WallS: 120}, {Name: "rotate-candidate", WallS: 120},
 	}}
-	steps := func(satWall float64, satStatus, leStatus string) []rundir.QAStep {
+	// runsSteps are steps whose searches recorded their runs (since
+	// 2026-11-29 late); steps leaves them out, as an older qa.json does.
+	runsSteps := func(satWall float64, satRuns int, satStatus, leStatus string) []rundir.QAStep {
 		return []rundir.QAStep{
-			{Name: "saturation-baseline", Status: satStatus, Started: "t0", WallS: satWall},
-			{Name: "saturation-candidate", Status: satStatus, Started: "t0", WallS: satWall},
+			{Name: "saturation-baseline", Status: satStatus, Started: "t0", WallS: satWall, Runs: satRuns},
+			{Name: "saturation-candidate", Status: satStatus, Started: "t0", WallS: satWall, Runs: satRuns},
 			{Name: "steady", Status: rundir.StepPending},
 			{Name: "latency-emulation", Status: leStatus},
 			{Name: "rotate-baseline", Status: rundir.StepPending},
 			{Name: "rotate-candidate", Status: rundir.StepPending},
 		}
+	}
+	steps := func(satWall float64, satStatus, leStatus string) []rundir.QAStep {
+		return runsSteps(satWall, 0, satStatus, leStatus)
 	}
 	for _, tc := range []struct {
 		name string
@@ -505,6 +510,13 @@ func TestStepDeadline(t *testing.T) {
 		{"a done step reserves nothing", rundir.QAIndex{Plan: plan, Steps: steps(1200, rundir.StepDone, rundir.StepDone)}, "steady", 240 * time.Second},
 		{"a failed search is no measure of the plan", rundir.QAIndex{Plan: plan, Steps: steps(3000, rundir.StepFailed, rundir.StepPending)}, "steady", 720 * time.Second},
 		{"the last step keeps the whole budget", rundir.QAIndex{Plan: plan, Steps: steps(1200, rundir.StepDone, rundir.StepPending)}, "rotate-candidate", 0},
+		// Per run: the plan's 20 runs of 60 s. A search that probed twice
+		// the rates the plan guessed, each at the plan's time per run, says
+		// nothing of the steps after it, whose runs are fixed.
+		{"search made twice its planned runs on time: the rest's plan", rundir.QAIndex{Plan: plan, Steps: runsSteps(2400, 20, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
+		{"runs 1.25 x slower than planned: 1.25 x the rest", rundir.QAIndex{Plan: plan, Steps: runsSteps(1500, 10, rundir.StepDone, rundir.StepPending)}, "steady", 900 * time.Second},
+		{"more runs, each slower: the per-run overrun alone", rundir.QAIndex{Plan: plan, Steps: runsSteps(3000, 20, rundir.StepDone, rundir.StepPending)}, "steady", 900 * time.Second},
+		{"faster runs: never less than the plan", rundir.QAIndex{Plan: plan, Steps: runsSteps(1000, 20, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
 		{"no plan (an old qa.json): the budget's end", rundir.QAIndex{Steps: steps(1200, rundir.StepDone, rundir.StepPending)}, "steady", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -127,8 +127,12 @@ type QAStep struct {
 	Started  string  `json:"started,omitempty"`
 	Finished string  `json:"finished,omitempty"`
 	WallS    float64 `json:"wall_s,omitempty"`
-	Error    string  `json:"error,omitempty"`
-	Note     string  `json:"note,omitempty"`
+	// Runs is how many runs (testnets) the step made: with WallS, the
+	// machine's time per run, which the budget scales the later steps'
+	// plans by. 0 in a qa.json from before 2026-11-29 (late).
+	Runs  int    `json:"runs,omitempty"`
+	Error string `json:"error,omitempty"`
+	Note  string `json:"note,omitempty"`
 }
 
 // QASaturation is step 1's outcome: both brackets, the chosen load and the
