@@ -3,17 +3,17 @@ package collect
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/promtext"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // BenchmarkScrape parses one real CometBFT v1.0.1 exposition and writes its
 // samples to a gzip metrics file, as one node's scrape each second does.
 func BenchmarkScrape(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("testdata", "cometbft-v1.0.1.prom"))
+	data, err := os.ReadFile(realExposition)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -23,15 +23,15 @@ func BenchmarkScrape(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.close()
-	buf := &sampleBuf{}
+	buf := &promtext.Parser{}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		buf.reset()
-		if err := parseExposition(bytes.NewReader(data), buf); err != nil {
+		buf.Reset()
+		if err := buf.Parse(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 		c.writeSamples(time.Unix(1700000000, 0), "validator0", buf)
 	}
-	b.ReportMetric(float64(len(buf.samples)), "samples")
+	b.ReportMetric(float64(len(buf.Samples)), "samples")
 }

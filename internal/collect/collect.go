@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/promtext"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -189,12 +190,12 @@ func (c *Collector) tick(ctx context.Context, phase time.Duration, f func(time.T
 }
 
 func (c *Collector) scrapeLoop(ctx context.Context, t Target, phase time.Duration) {
-	buf := &sampleBuf{}
+	buf := &promtext.Parser{}
 	c.tick(ctx, phase, func(now time.Time) {
 		if !t.running() {
 			return
 		}
-		buf.reset()
+		buf.Reset()
 		err := c.scrape(ctx, t, buf)
 		if ctx.Err() != nil {
 			return // a scrape cut by the end of the run is no failure
@@ -216,15 +217,15 @@ func (c *Collector) scrapeLoop(ctx context.Context, t Target, phase time.Duratio
 // metrics when /proc cannot see it: a node on another machine (a swarm
 // task elsewhere). Go's Prometheus process collector, which CometBFT
 // registers, reports the same RSS and CPU time /proc would.
-func (c *Collector) remoteProc(now time.Time, node string, buf *sampleBuf) {
+func (c *Collector) remoteProc(now time.Time, node string, buf *promtext.Parser) {
 	row := rundir.Proc{TimeNs: now.UnixNano(), Node: node}
 	var rss, cpu bool
-	for _, s := range buf.samples {
+	for _, s := range buf.Samples {
 		switch {
-		case s.name == "process_resident_memory_bytes" && s.labels == "":
-			row.RSSBytes, rss = int64(s.value), true
-		case s.name == "process_cpu_seconds_total" && s.labels == "":
-			row.CPUSeconds, cpu = s.value, true
+		case s.Name == "process_resident_memory_bytes" && s.Labels == "":
+			row.RSSBytes, rss = int64(s.Value), true
+		case s.Name == "process_cpu_seconds_total" && s.Labels == "":
+			row.CPUSeconds, cpu = s.Value, true
 		}
 	}
 	if !rss || !cpu {
@@ -235,7 +236,7 @@ func (c *Collector) remoteProc(now time.Time, node string, buf *sampleBuf) {
 	_ = c.proc.Write(&row)
 }
 
-func (c *Collector) scrape(ctx context.Context, t Target, buf *sampleBuf) error {
+func (c *Collector) scrape(ctx context.Context, t Target, buf *promtext.Parser) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.MetricsURL, nil)
 	if err != nil {
 		return fmt.Errorf("scrape %s: %w", t.MetricsURL, err)
@@ -250,8 +251,8 @@ func (c *Collector) scrape(ctx context.Context, t Target, buf *sampleBuf) error 
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return fmt.Errorf("scrape %s: HTTP %s", t.MetricsURL, resp.Status)
 	}
-	if err := parseExposition(resp.Body, buf); err != nil {
-		return fmt.Errorf("scrape %s: %w", t.MetricsURL, err)
+	if err := buf.Parse(resp.Body); err != nil {
+		return fmt.Errorf("scrape %s: parse exposition: %w", t.MetricsURL, err)
 	}
 	return nil
 }
@@ -297,15 +298,15 @@ func procRow(ts int64, node string, pid int, p Proc) rundir.Proc {
 	return rundir.Proc{TimeNs: ts, Node: node, PID: pid, RSSBytes: p.RSSBytes, CPUSeconds: p.CPUSeconds}
 }
 
-func (c *Collector) writeSamples(now time.Time, node string, buf *sampleBuf) {
+func (c *Collector) writeSamples(now time.Time, node string, buf *promtext.Parser) {
 	row := rundir.Sample{TimeNs: now.UnixNano(), Node: node}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, s := range buf.samples {
-		row.Metric, row.Labels, row.Value = s.name, s.labels, s.value
+	for _, s := range buf.Samples {
+		row.Metric, row.Labels, row.Value = s.Name, s.Labels, s.Value
 		_ = c.samples.Write(&row)
 	}
-	c.rows.Add(int64(len(buf.samples)))
+	c.rows.Add(int64(len(buf.Samples)))
 }
 
 // recordError appends a failure to scrape_errors.csv and, when a node/source

@@ -4,150 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/internal/promtext"
 	"github.com/benchnet/benchnet/internal/rundir"
-	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // realExposition was scraped from a cometbft v1.0.1 kvstore node with
 // instrumentation.prometheus = true after 5 txs.
-const realExposition = "testdata/cometbft-v1.0.1.prom"
-
-func flattenText(t *testing.T, in []byte) []sample {
-	t.Helper()
-	var buf sampleBuf
-	if err := parseExposition(bytes.NewReader(in), &buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.samples
-}
-
-func TestParseGolden(t *testing.T) {
-	in, err := os.ReadFile(realExposition)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := flattenText(t, in)
-	var sb strings.Builder
-	for _, s := range got {
-		fmt.Fprintf(&sb, "%s%s %s\n", s.name, s.labels, strconv.FormatFloat(s.value, 'g', -1, 64))
-	}
-	golden := "testdata/cometbft-v1.0.1.golden"
-	testenv.Golden(t, golden, []byte(sb.String()))
-
-	// Independent of the golden file: every sample line of the exposition is
-	// one row, and the values we rely on are right.
-	lines := 0
-	for _, l := range strings.Split(string(in), "\n") {
-		if l != "" && !strings.HasPrefix(l, "#") {
-			lines++
-		}
-	}
-	if len(got) != lines {
-		t.Errorf("%d samples, exposition has %d sample lines", len(got), lines)
-	}
-	find := func(name, label string) (float64, bool) {
-		for _, s := range got {
-			if s.name == name && strings.Contains(s.labels, label) {
-				return s.value, true
-			}
-		}
-		return 0, false
-	}
-	for _, c := range []struct {
-		name, label string
-		want        float64
-	}{
-		{"cometbft_consensus_height", `chain_id="test-chain-lrLCYl"`, 14},
-		{"cometbft_consensus_total_txs", `chain_id=`, 5},
-		{"cometbft_consensus_block_size_bytes", `chain_id=`, 577},
-		{"cometbft_mempool_size", `chain_id=`, 0},
-	} {
-		v, ok := find(c.name, c.label)
-		if !ok || v != c.want {
-			t.Errorf("%s%s = %v (found %v), want %v", c.name, c.label, v, ok, c.want)
-		}
-	}
-	// Histograms: the +Inf bucket equals _count for the same labels.
-	inf, ok1 := find("cometbft_consensus_block_interval_seconds_bucket", `le="+Inf"`)
-	cnt, ok2 := find("cometbft_consensus_block_interval_seconds_count", `chain_id=`)
-	if !ok1 || !ok2 || inf != cnt || cnt == 0 {
-		t.Errorf("block_interval +Inf bucket %v (%v) vs count %v (%v)", inf, ok1, cnt, ok2)
-	}
-	// Labels are sorted and parse back.
-	for _, s := range got {
-		m, err := ParseLabels(s.labels)
-		if err != nil {
-			t.Fatalf("%s: %v", s.labels, err)
-		}
-		var pairs []labelPair
-		for k, v := range m {
-			pairs = append(pairs, labelPair{k, v})
-		}
-		sortPairs(pairs)
-		if formatLabels(pairs) != s.labels {
-			t.Fatalf("labels %q do not round-trip: %q", s.labels, formatLabels(pairs))
-		}
-	}
-}
-
-func sortPairs(p []labelPair) {
-	for i := range p {
-		for j := i + 1; j < len(p); j++ {
-			if p[j].name < p[i].name {
-				p[i], p[j] = p[j], p[i]
-			}
-		}
-	}
-}
-
-func TestParseExposition(t *testing.T) {
-	for _, c := range []struct {
-		name, in string
-		want     string // flattened rows, "" with wantErr
-		wantErr  bool
-	}{
-		{name: "gauge", in: "# TYPE g gauge\ng{b=\"2\",a=\"1\"} 3.5\n", want: "g{a=\"1\",b=\"2\"} 3.5\n"},
-		{name: "untyped escapes", in: "u{x=\"a\\\"b\\\\c\\nd\"} 1\n", want: "u{x=\"a\\\"b\\\\c\\nd\"} 1\n"},
-		{name: "summary", in: "# TYPE s summary\ns{quantile=\"0.5\"} 2\ns_sum 10\ns_count 4\n", want: "s{quantile=\"0.5\"} 2\ns_count 4\ns_sum 10\n"},
-		{name: "histogram without explicit +Inf", in: "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 3\nh_count 2\n",
-			want: "h_bucket{le=\"+Inf\"} 2\nh_bucket{le=\"1\"} 1\nh_count 2\nh_sum 3\n"},
-		{name: "NaN value", in: "g NaN\n", want: "g NaN\n"},
-		{name: "garbage", in: "this is not { an exposition\n", wantErr: true},
-		{name: "bad value", in: "g{a=\"1\"} notanumber\n", wantErr: true},
-		{name: "html error page", in: "<html><body>502 Bad Gateway</body></html>\n", wantErr: true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var buf sampleBuf
-			err := parseExposition(strings.NewReader(c.in), &buf)
-			if c.wantErr {
-				if err == nil {
-					t.Fatalf("no error for %q", c.in)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sb strings.Builder
-			for _, s := range buf.samples {
-				fmt.Fprintf(&sb, "%s%s %s\n", s.name, s.labels, strconv.FormatFloat(s.value, 'g', -1, 64))
-			}
-			if sb.String() != c.want {
-				t.Errorf("got\n%s\nwant\n%s", sb.String(), c.want)
-			}
-		})
-	}
-}
+const realExposition = "../promtext/testdata/cometbft-v1.0.1.prom"
 
 func TestParseProc(t *testing.T) {
 	// A real /proc/<pid>/stat line, with a command name holding ") (".
@@ -271,7 +142,11 @@ func TestCollectorNodeDown(t *testing.T) {
 	for _, s := range samples {
 		per[s.Node]++
 	}
-	nexp := len(flattenText(t, expo))
+	var parsed promtext.Parser
+	if err := parsed.Parse(bytes.NewReader(expo)); err != nil {
+		t.Fatal(err)
+	}
+	nexp := len(parsed.Samples)
 	if per["good"] < 6*nexp || per["good"]%nexp != 0 {
 		t.Errorf("good node: %d rows, want a multiple of %d, >= 6 scrapes", per["good"], nexp)
 	}

@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/plan"
+	"github.com/benchnet/benchnet/internal/promtext"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -265,24 +265,17 @@ func render(ls []label) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(l.name)
-		b.WriteString(`="`)
-		b.WriteString(escape(l.value))
-		b.WriteByte('"')
+		b.WriteString(promtext.Label(l.name, l.value))
 	}
 	b.WriteByte('}')
 	return b.String()
 }
 
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
-func escape(s string) string { return labelEscaper.Replace(s) }
-
 // parseLabels reads a label set in exposition syntax ({a="x",b="y"} or
 // empty), values unescaped, in name order (samples.csv.gz keeps them
-// sorted): collect's parser, the one that wrote them.
+// sorted): promtext, the parser that wrote them.
 func parseLabels(s string) ([]label, error) {
-	m, err := collect.ParseLabels(strings.TrimSpace(s))
+	m, err := promtext.ParseLabels(strings.TrimSpace(s))
 	if err != nil {
 		return nil, err
 	}

@@ -167,8 +167,10 @@ func TestLinkemCountersDecode(t *testing.T) {
 		{"benchnet_linkem_sent_packets_total{port=\"v0\"} x\n", "counters.prom:1: benchnet_linkem_sent_packets_total: bad value"},
 		{"# ok\nbenchnet_linkem_sent_packets_total{node=\"v0\"} 1\n", "counters.prom:2: benchnet_linkem_sent_packets_total: bad port label"},
 		{"benchnet_linkem_lateness_seconds_bucket{le=\"x\"} 1\n", "bad le label"},
-		{"benchnet_linkem_lateness_seconds_sum\n", "counters.prom:1: not a sample"},
-		{"benchnet_linkem_sent_packets_total{port=\"v0\" 1\n", "unclosed labels"},
+		{"benchnet_linkem_lateness_seconds_sum\n", "counters.prom:1: benchnet_linkem_lateness_seconds_sum: bad value"},
+		{"benchnet_linkem_sent_packets_total{port=\"v0\" 1\n", "counters.prom:1: benchnet_linkem_sent_packets_total: malformed labels"},
+		{"benchnet_linkem_sent_packets_total{port=\"v0\"} 1.5\n", "counters.prom:1: benchnet_linkem_sent_packets_total: bad value"},
+		{"# c\nbenchnet_linkem_sent_packets_total{port=\"v0\"} -1\n", "counters.prom:2: benchnet_linkem_sent_packets_total: bad value"},
 	} {
 		if _, err := DecodeLinkemCounters(strings.NewReader(tc.in), ""); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)

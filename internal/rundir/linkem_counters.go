@@ -3,13 +3,16 @@ package rundir
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/benchnet/benchnet/internal/promtext"
 )
 
 // LinkemCounters is linkem/counters.prom: the userspace switch's per-port
@@ -83,7 +86,7 @@ func EncodeLinkemCounters(w io.Writer, c *LinkemCounters) error {
 		for _, f := range linkemCounterFams {
 			fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s counter\n", f.name, f.help, f.name)
 			for i := range c.Ports {
-				fmt.Fprintf(bw, "%s{port=%s} %d\n", f.name, strconv.Quote(c.Ports[i].Port), *f.field(&c.Ports[i]))
+				fmt.Fprintf(bw, "%s{%s} %d\n", f.name, promtext.Label("port", c.Ports[i].Port), *f.field(&c.Ports[i]))
 			}
 		}
 	}
@@ -101,14 +104,26 @@ func EncodeLinkemCounters(w io.Writer, c *LinkemCounters) error {
 }
 
 // DecodeLinkemCounters reads counters.prom as EncodeLinkemCounters writes
-// it. Comments and blank lines are skipped, and so are samples of families
-// it does not know (a newer switch's); a line that is not a sample, or a
-// known sample with a bad label or value, is an error naming file:line.
-// Ports come in the order they first appear.
+// it, through the one exposition parser the scrapes use (promtext).
+// Comments and blank lines are skipped, and so are samples of families it
+// does not know (a newer switch's); a line that does not parse, or a known
+// sample with a bad label or value, is an error naming file:line. Ports
+// come in the order they first appear.
 func DecodeLinkemCounters(r io.Reader, name string) (*LinkemCounters, error) {
 	if name == "" {
 		name = LinkemCountersFile
 	}
+	var p promtext.Parser
+	if err := p.Parse(r); err != nil {
+		var pe *promtext.Error
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %w", name, pe.Line, pe.Err)
+		}
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	// The parser sorts by name and labels; the file's order is the ports'.
+	samples := slices.Clone(p.Samples)
+	slices.SortStableFunc(samples, func(a, b promtext.Sample) int { return a.Line - b.Line })
 	c := &LinkemCounters{}
 	port := map[string]int{}
 	hist := func() *LinkemLatenessHist {
@@ -117,28 +132,23 @@ func DecodeLinkemCounters(r io.Reader, name string) (*LinkemCounters, error) {
 		}
 		return c.Lateness
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		metric, labels, value, err := splitPromSample(line)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
-		}
+	for _, s := range samples {
 		bad := func(what string) error {
-			return fmt.Errorf("%s:%d: %s: bad %s in %q", name, n, metric, what, line)
+			return fmt.Errorf("%s:%d: %s: bad %s in %s%s %s", name, s.Line, s.Name, what, s.Name, s.Labels, promFloat(s.Value))
 		}
-		switch metric {
+		label := func(key string) (string, bool) {
+			m, err := promtext.ParseLabels(s.Labels)
+			v, ok := m[key]
+			return v, err == nil && ok
+		}
+		switch s.Name {
 		case linkemLatenessName + "_bucket":
-			le, ok := promLabel(labels, "le")
+			le, ok := label("le")
 			if !ok {
 				return nil, bad("le label")
 			}
-			v, err := strconv.ParseUint(value, 10, 64)
-			if err != nil {
+			v, ok := promCount(s.Value)
+			if !ok {
 				return nil, bad("count")
 			}
 			if le == "+Inf" {
@@ -151,49 +161,47 @@ func DecodeLinkemCounters(r io.Reader, name string) (*LinkemCounters, error) {
 			h := hist()
 			h.Buckets = append(h.Buckets, LinkemBucket{LE: b, Count: v})
 		case linkemLatenessName + "_sum":
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				return nil, bad("value")
-			}
-			hist().SumSeconds = v
+			hist().SumSeconds = s.Value
 		case linkemLatenessName + "_count":
-			v, err := strconv.ParseUint(value, 10, 64)
-			if err != nil {
+			v, ok := promCount(s.Value)
+			if !ok {
 				return nil, bad("value")
 			}
 			hist().Count = v
 		case linkemLatenessMax:
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				return nil, bad("value")
-			}
-			hist().MaxSeconds = v
+			hist().MaxSeconds = s.Value
 		default:
-			i := linkemCounterFam(metric)
+			i := linkemCounterFam(s.Name)
 			if i < 0 {
 				continue
 			}
-			p, ok := promLabel(labels, "port")
+			pn, ok := label("port")
 			if !ok {
 				return nil, bad("port label")
 			}
-			v, err := strconv.ParseUint(value, 10, 64)
-			if err != nil {
+			v, ok := promCount(s.Value)
+			if !ok {
 				return nil, bad("value")
 			}
-			j, seen := port[p]
+			j, seen := port[pn]
 			if !seen {
 				j = len(c.Ports)
-				port[p] = j
-				c.Ports = append(c.Ports, LinkemPortCounters{Port: p})
+				port[pn] = j
+				c.Ports = append(c.Ports, LinkemPortCounters{Port: pn})
 			}
 			*linkemCounterFams[i].field(&c.Ports[j]) = v
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
 	return c, nil
+}
+
+// promCount is a counter's sample value as a count: a whole number from 0
+// to 2^64 (exact to 2^53, far beyond a run's frames and bytes).
+func promCount(v float64) (uint64, bool) {
+	if !(v >= 0 && v < 1<<64) || v != math.Trunc(v) {
+		return 0, false
+	}
+	return uint64(v), true
 }
 
 func linkemCounterFam(metric string) int {
@@ -203,54 +211,6 @@ func linkemCounterFam(metric string) int {
 		}
 	}
 	return -1
-}
-
-// splitPromSample splits `name{labels} value` (or `name value`); labels is
-// the text between the braces.
-func splitPromSample(line string) (name, labels, value string, err error) {
-	if i := strings.IndexByte(line, '{'); i >= 0 {
-		j := strings.LastIndexByte(line, '}')
-		if j < i {
-			return "", "", "", fmt.Errorf("unclosed labels in %q", line)
-		}
-		name, labels, value = line[:i], line[i+1:j], strings.TrimSpace(line[j+1:])
-	} else {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			return "", "", "", fmt.Errorf("not a sample: %q", line)
-		}
-		name, value = f[0], f[1]
-	}
-	if f := strings.Fields(value); len(f) > 0 {
-		value = f[0] // a timestamp may follow
-	}
-	if name == "" || value == "" {
-		return "", "", "", fmt.Errorf("not a sample: %q", line)
-	}
-	return name, labels, value, nil
-}
-
-// promLabel returns the value of label key in a label list as the
-// encoders above write it (Go-quoted values, comma-separated).
-func promLabel(labels, key string) (string, bool) {
-	rest := labels
-	for rest != "" {
-		eq := strings.IndexByte(rest, '=')
-		if eq < 0 {
-			return "", false
-		}
-		k := strings.TrimSpace(rest[:eq])
-		q, err := strconv.QuotedPrefix(rest[eq+1:])
-		if err != nil {
-			return "", false
-		}
-		rest = strings.TrimPrefix(strings.TrimSpace(rest[eq+1+len(q):]), ",")
-		if k == key {
-			v, err := strconv.Unquote(q)
-			return v, err == nil
-		}
-	}
-	return "", false
 }
 
 // ReadLinkemCounters reads linkem/counters.prom of run directory d.
@@ -278,7 +238,7 @@ func (c *LinkemCounters) CounterLines() []string {
 	var out []string
 	for _, f := range linkemCounterFams {
 		for i := range c.Ports {
-			out = append(out, fmt.Sprintf("%s{port=%s} %d", f.name, strconv.Quote(c.Ports[i].Port), *f.field(&c.Ports[i])))
+			out = append(out, fmt.Sprintf("%s{%s} %d", f.name, promtext.Label("port", c.Ports[i].Port), *f.field(&c.Ports[i])))
 		}
 	}
 	return out

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchnet/benchnet/internal/analyze"
-	"github.com/benchnet/benchnet/internal/collect"
+	"github.com/benchnet/benchnet/internal/promtext"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -45,7 +45,7 @@ func ProposalTimingOf(samples []rundir.Sample, ns func(string) string, from, to 
 	var count, sum, untimely float64
 	for k, rows := range series {
 		d := increase(rows, from, to)
-		labels, err := collect.ParseLabels(k.labels)
+		labels, err := promtext.ParseLabels(k.labels)
 		if err != nil {
 			continue
 		}

@@ -1,4 +1,8 @@
-package collect
+// Package promtext reads and writes the Prometheus text exposition format
+// (0.0.4): the collector's scrapes of every node, and the files benchnet
+// itself writes in the format (the link switch's counters.prom). It is a
+// leaf: the standard library only, so rundir's codecs can use it.
+package promtext
 
 import (
 	"bytes"
@@ -10,36 +14,40 @@ import (
 	"strings"
 )
 
-// sample is one flattened series value: the row of samples.csv.gz without
+// Sample is one flattened series value: the row of samples.csv.gz without
 // time and node.
-type sample struct {
-	name   string
-	labels string // exposition syntax, sorted by label name; "" when none
-	value  float64
+type Sample struct {
+	Name   string
+	Labels string // exposition syntax, sorted by label name; "" when none
+	Value  float64
+	Line   int // the line of the text it came from (a synthesised +Inf bucket: its _count's)
 }
 
-// sampleBuf is reused between scrapes of one node, so that a scrape of the
-// same series as the last one allocates (almost) nothing: the body buffer,
-// the samples and the label scratch space are kept, and names and label
-// strings are interned across scrapes.
-type sampleBuf struct {
-	samples []sample
+// Parser parses expositions into Samples. It is meant to be reused between
+// scrapes of one node, so that a scrape of the same series as the last one
+// allocates (almost) nothing: the body buffer, the samples and the label
+// scratch space are kept, and names and label strings are interned across
+// scrapes. The zero Parser is ready to use.
+type Parser struct {
+	Samples []Sample
 	body    bytes.Buffer
 	pairs   []labelPair
 	scratch []byte
 	intern  map[string]string
 	types   map[string]string // family name -> TYPE, this scrape
 	infs    map[string]bool   // histogram name+labels without le that have a +Inf bucket
+	ln      int               // the line being parsed
 }
 
 type labelPair struct{ name, value string }
 
-func (b *sampleBuf) reset() { b.samples = b.samples[:0] }
+// Reset empties Samples, keeping their storage and the interned strings.
+func (b *Parser) Reset() { b.Samples = b.Samples[:0] }
 
 // str returns s as a string shared with earlier scrapes: the lookup with a
 // converted []byte does not allocate, so only a series never seen before
 // costs a string.
-func (b *sampleBuf) str(s []byte) string {
+func (b *Parser) str(s []byte) string {
 	if v, ok := b.intern[string(s)]; ok {
 		return v
 	}
@@ -51,8 +59,17 @@ func (b *sampleBuf) str(s []byte) string {
 	return v
 }
 
-// parseExposition parses a Prometheus text exposition (format 0.0.4) and
-// appends every series to buf, flattened the way the text format shows it
+// Error is a line of an exposition that does not parse.
+type Error struct {
+	Line int
+	Err  error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Parse parses a Prometheus text exposition (format 0.0.4) and appends
+// every series to b.Samples, flattened the way the text format shows it
 // (histograms as _bucket{le}/_sum/_count, summaries as
 // {quantile}/_sum/_count), sorted by name then labels so a scrape always
 // writes in the same order. It reads the lines as they are rather than
@@ -61,20 +78,20 @@ func (b *sampleBuf) str(s []byte) string {
 // The output is the same as the family round trip (a test holds the two
 // together): labels sorted, le and quantile bounds in Go's shortest float
 // form, and a histogram without an explicit +Inf bucket gets one equal to
-// its _count.
-func parseExposition(r io.Reader, buf *sampleBuf) error {
-	buf.body.Reset()
-	if _, err := buf.body.ReadFrom(r); err != nil {
-		return fmt.Errorf("parse exposition: read: %w", err)
+// its _count. A line that does not parse is an *Error.
+func (b *Parser) Parse(r io.Reader) error {
+	b.body.Reset()
+	if _, err := b.body.ReadFrom(r); err != nil {
+		return fmt.Errorf("read: %w", err)
 	}
-	clear(buf.types)
-	clear(buf.infs)
-	if buf.types == nil {
-		buf.types, buf.infs = map[string]string{}, map[string]bool{}
+	clear(b.types)
+	clear(b.infs)
+	if b.types == nil {
+		b.types, b.infs = map[string]string{}, map[string]bool{}
 	}
-	start := len(buf.samples)
-	data := buf.body.Bytes()
-	for ln := 1; len(data) > 0; ln++ {
+	start := len(b.Samples)
+	data := b.body.Bytes()
+	for b.ln = 1; len(data) > 0; b.ln++ {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, data = data[:i], data[i+1:]
@@ -86,26 +103,26 @@ func parseExposition(r io.Reader, buf *sampleBuf) error {
 			continue
 		}
 		if line[0] == '#' {
-			buf.comment(line)
+			b.comment(line)
 			continue
 		}
-		if err := buf.line(line); err != nil {
-			return fmt.Errorf("parse exposition: line %d: %w", ln, err)
+		if err := b.line(line); err != nil {
+			return &Error{Line: b.ln, Err: err}
 		}
 	}
-	buf.addInfBuckets(start)
-	s := buf.samples[start:]
-	slices.SortFunc(s, func(a, b sample) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
+	b.addInfBuckets(start)
+	s := b.Samples[start:]
+	slices.SortFunc(s, func(x, y Sample) int {
+		if c := strings.Compare(x.Name, y.Name); c != 0 {
 			return c
 		}
-		return strings.Compare(a.labels, b.labels)
+		return strings.Compare(x.Labels, y.Labels)
 	})
 	return nil
 }
 
 // comment records a "# TYPE name type" line; HELP and other comments are skipped.
-func (b *sampleBuf) comment(line []byte) {
+func (b *Parser) comment(line []byte) {
 	rest, ok := bytes.CutPrefix(bytes.TrimLeft(line[1:], " \t"), []byte("TYPE"))
 	if !ok || len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t') {
 		return
@@ -117,7 +134,7 @@ func (b *sampleBuf) comment(line []byte) {
 
 // family is the histogram or summary a sample line belongs to, and which
 // part of it the line is ("bucket", "sum", "count", "" for a quantile).
-func (b *sampleBuf) family(name []byte) (typ, part string, base []byte) {
+func (b *Parser) family(name []byte) (typ, part string, base []byte) {
 	for _, suf := range [...]string{"_bucket", "_sum", "_count"} {
 		if n, ok := bytes.CutSuffix(name, []byte(suf)); ok {
 			if t := b.types[string(n)]; t == "histogram" || t == "gauge_histogram" || (t == "summary" && suf != "_bucket") {
@@ -132,7 +149,7 @@ func (b *sampleBuf) family(name []byte) (typ, part string, base []byte) {
 }
 
 // line parses `name{labels} value [timestamp]` into one sample.
-func (b *sampleBuf) line(l []byte) error {
+func (b *Parser) line(l []byte) error {
 	i := 0
 	for i < len(l) && isNameChar(l[i], i == 0) {
 		i++
@@ -174,16 +191,16 @@ func (b *sampleBuf) line(l []byte) error {
 	}
 	slices.SortFunc(b.pairs, func(x, y labelPair) int { return strings.Compare(x.name, y.name) })
 	b.scratch = appendLabels(b.scratch[:0], b.pairs)
-	s := sample{name: b.str(name), labels: b.str(b.scratch), value: v}
-	b.samples = append(b.samples, s)
+	s := Sample{Name: b.str(name), Labels: b.str(b.scratch), Value: v, Line: b.ln}
+	b.Samples = append(b.Samples, s)
 	if part == "bucket" && math.IsInf(b.boundOf(), +1) {
-		b.infs[s.name+b.labelsWithout("le")] = true
+		b.infs[s.Name+b.labelsWithout("le")] = true
 	}
 	return nil
 }
 
 // boundOf is the le of the last parsed pairs (0 when none).
-func (b *sampleBuf) boundOf() float64 {
+func (b *Parser) boundOf() float64 {
 	for _, p := range b.pairs {
 		if p.name == "le" {
 			v, _ := strconv.ParseFloat(p.value, 64)
@@ -194,7 +211,7 @@ func (b *sampleBuf) boundOf() float64 {
 }
 
 // labelsWithout renders the last parsed pairs without label skip.
-func (b *sampleBuf) labelsWithout(skip string) string {
+func (b *Parser) labelsWithout(skip string) string {
 	b.scratch = appendLabelsSkip(b.scratch[:0], b.pairs, skip)
 	return b.str(b.scratch)
 }
@@ -202,27 +219,27 @@ func (b *sampleBuf) labelsWithout(skip string) string {
 // addInfBuckets adds the +Inf bucket of every histogram series that has a
 // _count but no explicit +Inf bucket (the format requires one; expfmt
 // tolerated its absence and so do we).
-func (b *sampleBuf) addInfBuckets(start int) {
-	n := len(b.samples)
+func (b *Parser) addInfBuckets(start int) {
+	n := len(b.Samples)
 	for k := start; k < n; k++ {
-		s := b.samples[k]
-		base, ok := strings.CutSuffix(s.name, "_count")
+		s := b.Samples[k]
+		base, ok := strings.CutSuffix(s.Name, "_count")
 		if !ok {
 			continue
 		}
 		if t := b.types[base]; t != "histogram" && t != "gauge_histogram" {
 			continue
 		}
-		if b.infs[base+"_bucket"+s.labels] {
+		if b.infs[base+"_bucket"+s.Labels] {
 			continue
 		}
-		pairs, err := labelPairs(s.labels)
+		pairs, err := labelPairs(s.Labels)
 		if err != nil {
 			continue
 		}
 		pairs = append(pairs, labelPair{"le", "+Inf"})
 		slices.SortFunc(pairs, func(x, y labelPair) int { return strings.Compare(x.name, y.name) })
-		b.samples = append(b.samples, sample{name: base + "_bucket", labels: string(appendLabels(nil, pairs)), value: s.value})
+		b.Samples = append(b.Samples, Sample{Name: base + "_bucket", Labels: string(appendLabels(nil, pairs)), Value: s.Value, Line: s.Line})
 	}
 }
 
@@ -241,7 +258,7 @@ func labelPairs(s string) ([]labelPair, error) {
 // labels parses `a="x",b="y"}` (after the opening brace) into b.pairs and
 // returns how many bytes it read, the closing brace included. The value of
 // label bound is a float, rewritten in Go's shortest form.
-func (b *sampleBuf) labels(l []byte, bound string) (int, error) {
+func (b *Parser) labels(l []byte, bound string) (int, error) {
 	i := 0
 	for {
 		for i < len(l) && (l[i] == ' ' || l[i] == ',') {
@@ -277,7 +294,7 @@ func (b *sampleBuf) labels(l []byte, bound string) (int, error) {
 
 // quoted reads an escaped label value up to its closing quote and returns
 // the value and the bytes read (the quote included).
-func (b *sampleBuf) quoted(l []byte) (string, int, error) {
+func (b *Parser) quoted(l []byte) (string, int, error) {
 	end := bytes.IndexByte(l, '"')
 	if end < 0 {
 		return "", 0, fmt.Errorf("unterminated value")
@@ -374,6 +391,12 @@ func appendLabelsSkip(dst []byte, pairs []labelPair, skip string) []byte {
 
 // formatLabels renders labels as in the text format: {a="x",b="y\"z"}.
 func formatLabels(pairs []labelPair) string { return string(appendLabels(nil, pairs)) }
+
+// Label renders one label as in the text format, value escaped: port="a\"b".
+func Label(name, value string) string {
+	b := appendLabels(nil, []labelPair{{name, value}})
+	return string(b[1 : len(b)-1]) // without the braces
+}
 
 // ParseLabels parses the labels column of samples.csv.gz back into a map.
 func ParseLabels(s string) (map[string]string, error) {
