@@ -89,7 +89,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 			return usageError{errors.New("--resume takes the tree, range and manifest from DIR (bisect.json): give no TREE, --good or --bad")}
 		}
 		dir = f.resume
-		if st, err = bisect.Read(dir); err != nil {
+		if st, err = bisect.Record.Read(dir); err != nil {
 			return usageError{err}
 		}
 		if st.Manifest != "" {
@@ -126,7 +126,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 		if dir, err = os.MkdirTemp(f.output, start.UTC().Format("20060102-150405")+"-bisect-"); err != nil {
 			return fmt.Errorf("create bisection directory: %w", err)
 		}
-		if err := st.Save(dir); err != nil {
+		if err := bisect.Record.Write(dir, st); err != nil {
 			return err
 		}
 	}
@@ -193,7 +193,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 			x, qd, err = decide(name+"-again", goodTree, tree, st.BaselineQA, false)
 		}
 		if ctx.Err() != nil {
-			return errors.Join(err, st.Save(dir))
+			return errors.Join(err, bisect.Record.Write(dir, st))
 		}
 		st.Decisions++
 		c.QA = experiment.RelTo(dir, qd)
@@ -205,7 +205,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 			st.BaselineQA = qd
 		}
 		fmt.Fprintf(out, "bisect: %s %s: %s (%s)\n", bisect.Short(c.SHA), c.Subject, c.Mark, c.Why)
-		if err := st.Save(dir); err != nil {
+		if err := bisect.Record.Write(dir, st); err != nil {
 			return err
 		}
 	}
@@ -225,7 +225,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 		fmt.Fprintf(log, "bisect: %s against its parent %s\n", bisect.Short(c.SHA), bisect.Short(parent.SHA))
 		x, qd, err := decide(name+"-"+bisect.Short(c.SHA), ptree, ctree, st.BaselineQA, j-1 != 0)
 		if ctx.Err() != nil {
-			return nil, errors.Join(err, st.Save(dir))
+			return nil, errors.Join(err, bisect.Record.Write(dir, st))
 		}
 		st.Decisions++
 		cf := &bisect.Confirmation{Commit: c.SHA, Parent: parent.SHA, QA: experiment.RelTo(dir, qd)}
@@ -253,7 +253,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 		}
 		st.Adjacent = append(st.Adjacent, *cf)
 		fmt.Fprintf(out, "bisect: %s %s against its parent: %s (%s)\n", bisect.Short(cf.Commit), st.Commits[j].Subject, cf.Mark, cf.Why)
-		if err := st.Save(dir); err != nil {
+		if err := bisect.Record.Write(dir, st); err != nil {
 			return err
 		}
 	}
@@ -269,7 +269,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 		}
 		st.Range = names
 		st.Finished = time.Now().UTC().Format(time.RFC3339)
-		err := st.Save(dir)
+		err := bisect.Record.Write(dir, st)
 		writeBisectReport(dir, st)
 		fmt.Fprintf(out, "the first bad commit is one of %d (skipped decisions left them apart, and their decisions against their parents did not name one):\n  %s\n", len(names), strings.Join(names, "\n  "))
 		return errors.Join(&experiment.VerdictError{Verdict: experiment.Inconclusive, Msg: fmt.Sprintf("bisect ended with %d candidates", len(names))}, err)
@@ -284,7 +284,7 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 		st.Confirm = cf
 	}
 	st.Finished = time.Now().UTC().Format(time.RFC3339)
-	if err := st.Save(dir); err != nil {
+	if err := bisect.Record.Write(dir, st); err != nil {
 		return err
 	}
 	writeBisectReport(dir, st)

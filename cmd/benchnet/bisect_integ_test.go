@@ -59,7 +59,7 @@ func TestBisectLocalHistory(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("bisect directories: %v", dirs)
 	}
-	st, err := bisect.Read(dirs[0])
+	st, err := bisect.Record.Read(dirs[0])
 	if err != nil {
 		t.Fatal(err)
 	}

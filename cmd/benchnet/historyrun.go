@@ -93,7 +93,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 			return usageError{errors.New("--resume takes the builds and settings from DIR (release-line.json): give no REF or --control")}
 		}
 		dir = f.resume
-		if st, err = rundir.ReadReleaseLine(dir); err != nil {
+		if st, err = rundir.ReleaseLineRecord.Read(dir); err != nil {
 			return usageError{err}
 		}
 	} else {
@@ -134,7 +134,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		if dir, err = os.MkdirTemp(f.up.output, start.UTC().Format("20060102-150405")+"-release-line-"); err != nil {
 			return fmt.Errorf("create release-line directory: %w", err)
 		}
-		if err := st.Save(dir); err != nil {
+		if err := rundir.ReleaseLineRecord.Write(dir, st); err != nil {
 			return err
 		}
 	}
@@ -159,7 +159,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		return fmt.Errorf("the control's saturation QA (%s) found no operating point: %w", qd, err)
 	}
 	st.ControlQA, st.Rate = qd, x.Saturation.Rate
-	if err := st.Save(dir); err != nil {
+	if err := rundir.ReleaseLineRecord.Write(dir, st); err != nil {
 		return err
 	}
 	// Stage 2: each other build against the control, at its point.
@@ -172,13 +172,13 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		}
 		qd, _, err := saturation(fmt.Sprintf("build-%02d", i+1), ref, st.ControlQA)
 		if ctx.Err() != nil {
-			return errors.Join(context.Cause(ctx), st.Save(dir))
+			return errors.Join(context.Cause(ctx), rundir.ReleaseLineRecord.Write(dir, st))
 		}
 		if err != nil {
 			fmt.Fprintf(log, "history run: %s's saturation decision: %v\n", ref, err)
 		}
 		st.BuildQAs[ref] = qd
-		if err := st.Save(dir); err != nil {
+		if err := rundir.ReleaseLineRecord.Write(dir, st); err != nil {
 			return err
 		}
 	}
@@ -188,10 +188,10 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		st.Steady = root
 	}
 	if ctx.Err() != nil {
-		return errors.Join(context.Cause(ctx), st.Save(dir))
+		return errors.Join(context.Cause(ctx), rundir.ReleaseLineRecord.Write(dir, st))
 	}
 	st.Finished = time.Now().UTC().Format(time.RFC3339)
-	if serr := st.Save(dir); serr != nil {
+	if serr := rundir.ReleaseLineRecord.Write(dir, st); serr != nil {
 		return errors.Join(err, serr)
 	}
 	fmt.Fprint(cmd.OutOrStdout(), releaseLineSummary(dir, st))
@@ -274,7 +274,7 @@ func releaseLineSummary(dir string, st *rundir.ReleaseLine) string {
 			continue
 		}
 		line := "no decision"
-		if x, err := rundir.ReadQA(st.BuildQAs[ref]); err == nil && x.Saturation != nil && x.Saturation.Paired != nil {
+		if x, err := rundir.QARecord.Read(st.BuildQAs[ref]); err == nil && x.Saturation != nil && x.Saturation.Paired != nil {
 			v := x.Saturation.Paired
 			line = fmt.Sprintf("capacity %s", v.Outcome)
 			if v.Ratio > 0 {

@@ -40,10 +40,10 @@ func TestReleaseLineState(t *testing.T) {
 	}
 	dir := t.TempDir()
 	st := &rundir.ReleaseLine{SchemaVersion: rundir.ReleaseLineSchema, Refs: refs, Control: refs[0], Repeats: 3, BuildQAs: map[string]string{"./tree": "build-02/x-qa"}}
-	if err := st.Save(dir); err != nil {
+	if err := rundir.ReleaseLineRecord.Write(dir, st); err != nil {
 		t.Fatal(err)
 	}
-	back, err := rundir.ReadReleaseLine(dir)
+	back, err := rundir.ReleaseLineRecord.Read(dir)
 	if err != nil || back.BuildQAs["./tree"] != "build-02/x-qa" || back.Control != refs[0] {
 		t.Errorf("read back %+v: %v", back, err)
 	}

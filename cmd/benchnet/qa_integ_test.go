@@ -108,7 +108,7 @@ func runQABinary(t *testing.T, out string, args ...string) (int, string, *rundir
 	if len(dirs) != 1 {
 		t.Fatalf("want one QA directory in %s, got %v", out, dirs)
 	}
-	x, err := rundir.ReadQA(dirs[0])
+	x, err := rundir.QARecord.Read(dirs[0])
 	if err != nil {
 		t.Fatal(err)
 	}

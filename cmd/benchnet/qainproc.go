@@ -67,12 +67,12 @@ type satQA struct {
 // verdict (Fail, Inconclusive) is in the index, not the error.
 func runSaturationQA(cmd *cobra.Command, out string, s satQA) (string, *rundir.QAIndex, error) {
 	if qd, err := onlyQADir(out); err == nil {
-		if x, err := rundir.ReadQA(qd); err == nil {
+		if x, err := rundir.QARecord.Read(qd); err == nil {
 			if x.Complete {
 				return qd, x, nil
 			}
 			qerr := runQAArgs(cmd, []string{"--resume", qd})
-			x, err := rundir.ReadQA(qd)
+			x, err := rundir.QARecord.Read(qd)
 			return qd, x, errors.Join(nonVerdict(qerr), err)
 		}
 	}
@@ -94,7 +94,7 @@ func runSaturationQA(cmd *cobra.Command, out string, s satQA) (string, *rundir.Q
 	if err != nil {
 		return "", nil, errors.Join(qerr, err)
 	}
-	x, err := rundir.ReadQA(qd)
+	x, err := rundir.QARecord.Read(qd)
 	return qd, x, errors.Join(nonVerdict(qerr), err)
 }
 

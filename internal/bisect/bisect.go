@@ -5,12 +5,9 @@
 package bisect
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -229,33 +226,15 @@ func (s *State) Index(sha string) int {
 	return -1
 }
 
-// Save writes the state atomically into dir.
-func (s *State) Save(dir string) error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return rundir.WriteAtomic(filepath.Join(dir, File), append(data, '\n'))
-}
-
-// Read reads dir's state.
-func Read(dir string) (*State, error) {
-	data, err := os.ReadFile(filepath.Join(dir, File))
-	if err != nil {
-		return nil, err
-	}
-	var s State
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, File), err)
-	}
-	if s.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: schema version %d, this benchnet reads %d", filepath.Join(dir, File), s.SchemaVersion, SchemaVersion)
-	}
+// Record is bisect.json's codec: written after every step so an
+// interrupted bisect goes on; another schema, or fewer than two commits, is
+// refused.
+var Record = rundir.Record[State]{Name: File, Schema: SchemaVersion, Exact: true, Check: func(s *State) error {
 	if len(s.Commits) < 2 {
-		return nil, errors.New(filepath.Join(dir, File) + ": fewer than two commits")
+		return errors.New("fewer than two commits")
 	}
-	return &s, nil
-}
+	return nil
+}}
 
 // Short is a commit hash as printed.
 func Short(sha string) string {

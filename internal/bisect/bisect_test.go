@@ -155,16 +155,20 @@ func TestSaveRead(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := New("tree", "good", "bad", commits(3))
 	s.Commits[1].Mark = Good
-	if err := s.Save(dir); err != nil {
+	if err := Record.Write(dir, s); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Read(dir)
+	r, err := Record.Read(dir)
 	if err != nil || r.Commits[1].Mark != Good || r.Index(s.Commits[2].SHA[:8]) != 2 {
 		t.Fatalf("read back: %+v, %v", r, err)
 	}
 	os.WriteFile(filepath.Join(dir, File), []byte(`{"schema_version": 9}`), 0o644)
-	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "schema version 9") {
+	if _, err := Record.Read(dir); err == nil || !strings.Contains(err.Error(), "schema_version 9") {
 		t.Errorf("a newer schema: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, File), []byte(`{"schema_version": 1, "commits": [{"sha": "abc"}]}`), 0o644)
+	if _, err := Record.Read(dir); err == nil || !strings.Contains(err.Error(), "fewer than two commits") {
+		t.Errorf("one commit: %v", err)
 	}
 }
 

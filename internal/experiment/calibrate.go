@@ -147,7 +147,7 @@ type QADirRecord struct {
 // ReadQAForCalibration reads a QA directory's counted pairs and, when
 // its builds are the same reference (A/A), its steady runs by block.
 func ReadQAForCalibration(dir string) (*QADirRecord, error) {
-	x, err := rundir.ReadQA(dir)
+	x, err := rundir.QARecord.Read(dir)
 	if err != nil {
 		return nil, err
 	}

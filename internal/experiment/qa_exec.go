@@ -42,7 +42,7 @@ const rotateFile = "rotate.toml"
 // ReadQARun reads an interrupted QA directory back to finish it: its
 // qa.json, settings and manifest copies.
 func ReadQARun(dir string) (*QARun, error) {
-	x, err := rundir.ReadQA(dir)
+	x, err := rundir.QARecord.Read(dir)
 	if err != nil {
 		return nil, &UsageError{err}
 	}
@@ -128,14 +128,14 @@ func (e *qaExec) start() (string, error) {
 			return "", err
 		}
 	}
-	return root, rundir.WriteQA(root, x)
+	return root, rundir.QARecord.Write(root, x)
 }
 
 // reuse takes the earlier QA's operating point (--baseline-from): its
 // manifests must match this QA's.
 func (e *qaExec) reuse(root string) error {
 	r, from := e.r, e.r.BaselineFrom
-	earlier, err := rundir.ReadQA(from)
+	earlier, err := rundir.QARecord.Read(from)
 	if err != nil {
 		return &UsageError{fmt.Errorf("--baseline-from: %w", err)}
 	}

@@ -114,7 +114,7 @@ func runQA(ctx context.Context, x *rundir.QAIndex, o qaOptions) error {
 	if err := os.MkdirAll(stepsDir, 0o755); err != nil {
 		return err
 	}
-	save := func() error { return rundir.WriteQA(o.Root, x) }
+	save := func() error { return rundir.QARecord.Write(o.Root, x) }
 	var runErr error
 	run := func(name string, f func(s *rundir.QAStep) (string, error)) {
 		s := x.Step(name)
@@ -529,7 +529,7 @@ func overloadFrom(x *rundir.QAIndex, log io.Writer) {
 	if x.BaselineFrom == "" || x.Saturation == nil || x.Saturation.OverloadRate <= 0 { // a grid QA has no pairs
 		return
 	}
-	earlier, err := rundir.ReadQA(x.BaselineFrom)
+	earlier, err := rundir.QARecord.Read(x.BaselineFrom)
 	if err != nil || earlier.Saturation == nil {
 		return
 	}

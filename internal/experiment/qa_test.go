@@ -702,7 +702,7 @@ func TestOverloadFrom(t *testing.T) {
 	earlierDir := t.TempDir()
 	earlier := &rundir.QAIndex{SchemaVersion: rundir.QASchema, Kind: "qa",
 		Saturation: &rundir.QASaturation{Connections: 1, OverloadRate: 1440}}
-	if err := rundir.WriteQA(earlierDir, earlier); err != nil {
+	if err := rundir.QARecord.Write(earlierDir, earlier); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

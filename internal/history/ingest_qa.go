@@ -16,7 +16,7 @@ import (
 // and the rotating runs. A step reused from another QA (--baseline-from)
 // is that QA's: it is left to it.
 func (b *Batch) qa(ctx context.Context, root string) error {
-	x, err := rundir.ReadQA(root)
+	x, err := rundir.QARecord.Read(root)
 	if err != nil {
 		return fmt.Errorf("%s: %w", root, err)
 	}

@@ -35,7 +35,7 @@ func init() {
 // and writes qa.md (plots in plots/) and a self-contained qa.html. The same
 // directory always gives the same bytes.
 func RenderQA(dir string) ([]string, error) {
-	x, err := rundir.ReadQA(dir)
+	x, err := rundir.QARecord.Read(dir)
 	if err != nil {
 		return nil, fmt.Errorf("qa report: %w", err)
 	}

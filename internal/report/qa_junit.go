@@ -44,7 +44,7 @@ type (
 // testcase per judged metric (the steady test's, each with its change and
 // interval), one for the saturation rate and one for catch-up.
 func QAJUnit(dir string) ([]byte, error) {
-	x, err := rundir.ReadQA(dir)
+	x, err := rundir.QARecord.Read(dir)
 	if err != nil {
 		return nil, err
 	}

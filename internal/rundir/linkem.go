@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 )
@@ -12,7 +13,7 @@ const LinkemDir = "linkem"
 
 // Files under LinkemDir.
 const (
-	LinkemInfoFile     = "linkem.json"   // linkem.Info: backend and conditions
+	LinkemInfoFile     = "linkem.json"   // LinkemInfo: backend and conditions
 	LinkemMatrixFile   = "matrix.csv"    // the zone matrix, CometBFT's CSV format
 	LinkemCountersFile = "counters.prom" // userspace switch counters and lateness histogram (rewritten while it runs)
 	// LinkemLatenessSeriesFile is the userspace switch's own lateness
@@ -22,6 +23,36 @@ const (
 	// bound (LinkLateness), written by the analysis from the series.
 	LinkemLatenessFile = "lateness.json"
 )
+
+// LinkemInfo is linkem/linkem.json: which backend emulated the links and
+// why, and the conditions it was given. A run without one had no emulated
+// links.
+type LinkemInfo struct {
+	Backend   string `json:"backend"`
+	Reason    string `json:"reason"`
+	Zones     string `json:"zones,omitempty"`
+	Jitter    string `json:"jitter,omitempty"`
+	Loss      string `json:"loss,omitempty"`
+	Bandwidth string `json:"bandwidth,omitempty"`
+}
+
+// WriteLinkemInfo writes linkem/linkem.json, making the folder.
+func (d *Dir) WriteLinkemInfo(i *LinkemInfo) error {
+	if err := os.MkdirAll(d.Join(LinkemDir), 0o755); err != nil {
+		return err
+	}
+	return d.WriteJSON(filepath.Join(LinkemDir, LinkemInfoFile), i)
+}
+
+// ReadLinkemInfo reads linkem/linkem.json; fs.ErrNotExist when the run had
+// no emulated links.
+func (d *Dir) ReadLinkemInfo() (*LinkemInfo, error) {
+	var i LinkemInfo
+	if err := d.ReadJSON(filepath.Join(LinkemDir, LinkemInfoFile), &i); err != nil {
+		return nil, err
+	}
+	return &i, nil
+}
 
 // LinkLateness is linkem/lateness.json: the userspace switch's lateness
 // over a run's measured window, against LatenessBound. When Met is false the

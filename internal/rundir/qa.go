@@ -3,7 +3,6 @@ package rundir
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -250,33 +249,15 @@ func StepPath(root string, s *QAStep) string {
 	return filepath.Join(root, s.Dir)
 }
 
-// WriteQA writes qa.json atomically.
-func WriteQA(root string, x *QAIndex) error {
-	data, err := json.MarshalIndent(x, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", QAFile, err)
-	}
-	return WriteAtomic(filepath.Join(root, QAFile), append(data, '\n'))
-}
-
-// ReadQA reads qa.json, refusing a newer schema.
-func ReadQA(root string) (*QAIndex, error) {
-	data, err := os.ReadFile(filepath.Join(root, QAFile))
-	if err != nil {
-		return nil, err
-	}
-	var x QAIndex
-	if err := json.Unmarshal(data, &x); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", filepath.Join(root, QAFile), err)
-	}
+// QARecord is qa.json's codec: written after every step, read by resume,
+// the report, the history and the calibration record; a newer schema or
+// another kind is refused.
+var QARecord = Record[QAIndex]{Name: QAFile, Schema: QASchema, Check: func(x *QAIndex) error {
 	if x.Kind != "qa" {
-		return nil, fmt.Errorf("%s: kind %q, want \"qa\"", filepath.Join(root, QAFile), x.Kind)
+		return fmt.Errorf("kind %q, want \"qa\"", x.Kind)
 	}
-	if x.SchemaVersion > QASchema {
-		return nil, fmt.Errorf("%s: schema_version %d is newer than this benchnet reads (%d)", QAFile, x.SchemaVersion, QASchema)
-	}
-	return &x, nil
-}
+	return nil
+}}
 
 // QAConfig is the QA configuration qa.json carries (experiment.QA, which
 // owns its defaults and validation).

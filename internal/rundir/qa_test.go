@@ -21,11 +21,11 @@ func TestQACodec(t *testing.T) {
 			Margin: 0.2, Rate: 640, Verdict: judge.OutcomeInconclusive, Why: "w"},
 		Results: []QAResult{{Scenario: "Steady test", Date: "2026-11-24", Version: "v", Result: judge.ResultPass, Why: "ok", Judged: true}},
 		Overall: judge.ResultPass}
-	if err := WriteQA(dir, x); err != nil {
+	if err := QARecord.Write(dir, x); err != nil {
 		t.Fatal(err)
 	}
 	first, _ := os.ReadFile(filepath.Join(dir, QAFile))
-	y, err := ReadQA(dir)
+	y, err := QARecord.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestQACodec(t *testing.T) {
 		StepPath(dir, y.Step("steady")) != filepath.Join(dir, "steps/x") || y.Step("nope") != nil {
 		t.Errorf("round trip lost fields: %+v", y)
 	}
-	if err := WriteQA(dir, y); err != nil {
+	if err := QARecord.Write(dir, y); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := os.ReadFile(filepath.Join(dir, QAFile))
@@ -48,7 +48,7 @@ func TestQACodec(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, QAFile), []byte(tc.doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReadQA(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := QARecord.Read(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.doc, err, tc.want)
 		}
 	}

@@ -20,6 +20,9 @@ type Record[T any] struct {
 	// Exact refuses any other schema on read; else only newer ones are
 	// refused (older files stay readable).
 	Exact bool
+	// Check, when set, refuses a decoded record that is not this record's
+	// (a qa.json of another kind); its error is prefixed with the path.
+	Check func(*T) error
 }
 
 // Path is the record's file in dir.
@@ -52,6 +55,11 @@ func (r Record[T]) Read(dir string) (*T, error) {
 	v := new(T)
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", r.Path(dir), err)
+	}
+	if r.Check != nil {
+		if err := r.Check(v); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Path(dir), err)
+		}
 	}
 	return v, nil
 }

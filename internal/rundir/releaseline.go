@@ -1,11 +1,6 @@
 package rundir
 
-import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-)
+import "fmt"
 
 // ReleaseLine is a release-line measurement (`benchnet history run`) as release-line.json keeps it:
 // which of its three stages are done and where they are, so that an
@@ -37,27 +32,12 @@ const (
 	ReleaseLineSchema = 1
 )
 
-// Save writes s into dir atomically.
-func (s *ReleaseLine) Save(dir string) error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
+// ReleaseLineRecord is release-line.json's codec: another schema, or a
+// line of fewer than two builds, is not a release-line directory of this
+// benchnet.
+var ReleaseLineRecord = Record[ReleaseLine]{Name: ReleaseLineFile, Schema: ReleaseLineSchema, Exact: true, Check: func(s *ReleaseLine) error {
+	if len(s.Refs) < 2 {
+		return fmt.Errorf("not a release-line directory: %d builds, want 2 or more", len(s.Refs))
 	}
-	return WriteAtomic(filepath.Join(dir, ReleaseLineFile), append(data, '\n'))
-}
-
-// ReadReleaseLine reads dir's record, refusing another schema.
-func ReadReleaseLine(dir string) (*ReleaseLine, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ReleaseLineFile))
-	if err != nil {
-		return nil, err
-	}
-	var s ReleaseLine
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReleaseLineFile), err)
-	}
-	if s.SchemaVersion != ReleaseLineSchema || len(s.Refs) < 2 {
-		return nil, fmt.Errorf("%s: not a release-line directory of this benchnet (schema %d, %d builds)", filepath.Join(dir, ReleaseLineFile), s.SchemaVersion, len(s.Refs))
-	}
-	return &s, nil
-}
+	return nil
+}}

@@ -3,10 +3,8 @@ package testnet
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/benchnet/benchnet/internal/infra"
@@ -151,16 +149,8 @@ func (t *Testnet) closeLinks() error {
 }
 
 func (t *Testnet) writeLinkInfo(backend, reason string, m *linkem.Model) error {
-	dir := t.Dir.Join(rundir.LinkemDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	n := t.Plan.Network
-	info, err := json.MarshalIndent(linkem.Info{Backend: backend, Reason: reason, Zones: n.Zones, Jitter: n.Jitter, Loss: n.Loss, Bandwidth: n.Bandwidth}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, rundir.LinkemInfoFile), info, 0o644); err != nil {
+	if err := t.Dir.WriteLinkemInfo(&rundir.LinkemInfo{Backend: backend, Reason: reason, Zones: n.Zones, Jitter: n.Jitter, Loss: n.Loss, Bandwidth: n.Bandwidth}); err != nil {
 		return err
 	}
 	if m.Matrix == nil {
@@ -170,5 +160,5 @@ func (t *Testnet) writeLinkInfo(backend, reason string, m *linkem.Model) error {
 	if err := m.Matrix.WriteCSV(&buf); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, rundir.LinkemMatrixFile), buf.Bytes(), 0o644)
+	return t.Dir.WriteFile(filepath.Join(rundir.LinkemDir, rundir.LinkemMatrixFile), buf.Bytes())
 }

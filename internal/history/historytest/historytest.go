@@ -176,7 +176,7 @@ func QA(t testing.TB, dir string, complete bool, base, cand string) {
 			{Name: "rotate-baseline", Kind: "run", Build: rundir.QABaseline, Status: rundir.StepSkipped},
 		}}
 	copyManifest(t, dir)
-	if err := rundir.WriteQA(dir, x); err != nil {
+	if err := rundir.QARecord.Write(dir, x); err != nil {
 		t.Fatal(err)
 	}
 }

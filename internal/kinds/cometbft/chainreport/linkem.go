@@ -23,8 +23,8 @@ const linkemDir = rundir.LinkemDir
 func (r *run) network() []page.Block {
 	bs := []page.Block{page.Heading{Level: 3, Text: "Network emulation", ID: ""}}
 	dir := r.dir.Join(linkemDir)
-	var info linkem.Info
-	if err := r.dir.ReadJSON(filepath.Join(linkemDir, rundir.LinkemInfoFile), &info); err != nil {
+	info, err := r.dir.ReadLinkemInfo()
+	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.note(err)
 		}

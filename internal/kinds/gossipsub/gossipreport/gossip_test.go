@@ -12,7 +12,6 @@ import (
 
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis/gossiptest"
-	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
@@ -78,7 +77,7 @@ func describeGossipRun(t *testing.T, dir string, edges [][2]int) {
 	if err := os.MkdirAll(d.Join(rundir.LinkemDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.WriteJSON(filepath.Join(rundir.LinkemDir, rundir.LinkemInfoFile), linkem.Info{Backend: "userspace", Reason: "synthetic run"}); err != nil {
+	if err := d.WriteLinkemInfo(&rundir.LinkemInfo{Backend: "userspace", Reason: "synthetic run"}); err != nil {
 		t.Fatal(err)
 	}
 }

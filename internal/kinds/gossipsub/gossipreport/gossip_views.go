@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"io/fs"
 	"math"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
-	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -39,7 +37,7 @@ type gossipViews struct {
 	// rundir.HarnessNode.
 	proc    map[string][]rundir.Proc
 	machine *rundir.Machine
-	linkem  *linkem.Info
+	linkem  *rundir.LinkemInfo
 	errs    []string
 }
 
@@ -89,9 +87,8 @@ func (g *gossipRun) views() *gossipViews {
 	} else {
 		note(err)
 	}
-	var info linkem.Info
-	if err := d.ReadJSON(filepath.Join(rundir.LinkemDir, rundir.LinkemInfoFile), &info); err == nil {
-		v.linkem = &info
+	if info, err := d.ReadLinkemInfo(); err == nil {
+		v.linkem = info
 	} else {
 		note(err)
 	}
