@@ -38,8 +38,12 @@ type Config struct {
 	Node  string `json:"node"`
 	Index int    `json:"index"`
 	Seed  int64  `json:"seed"`
-	// Addr is the host's address in its namespace; every port listens on it.
+	// Addr is the host's address in its namespace; every port listens on
+	// it. Host, when set, is the name peers dial instead (a swarm service's
+	// alias, plan.Node.Host): the namespace's address is then the engine's
+	// choice, so the host listens on all of its addresses.
 	Addr        string `json:"addr"`
+	Host        string `json:"host,omitempty"`
 	P2PPort     int    `json:"p2p_port"`
 	ControlPort int    `json:"control_port"`
 	MetricsPort int    `json:"metrics_port"`
@@ -59,6 +63,7 @@ type Peer struct {
 	Name string `json:"name"`
 	ID   string `json:"id"`
 	Addr string `json:"addr"`
+	Host string `json:"host,omitempty"` // dialled by name (/dns4) when set
 	Port int    `json:"port"`
 	Dial bool   `json:"dial"`
 }

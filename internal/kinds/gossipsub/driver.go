@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -90,7 +89,7 @@ func binPath(env node.Env) string { return env.Dir.Join("bin", "benchnet") }
 // link is dialled once), the router parameters of the plan.
 func HostConfig(p *plan.Testnet, n *plan.Node, trace string) *Config {
 	c := &Config{
-		Node: n.Name, Index: n.Index, Seed: p.Seed, Addr: n.Addr.String(),
+		Node: n.Name, Index: n.Index, Seed: p.Seed, Addr: n.Addr.String(), Host: n.Host,
 		P2PPort: n.P2PPort, ControlPort: n.RPCPort, MetricsPort: n.PrometheusPort,
 		Peers: []Peer{}, Trace: trace, TraceBuffer: 1 << 16,
 	}
@@ -99,7 +98,7 @@ func HostConfig(p *plan.Testnet, n *plan.Node, trace string) *Config {
 	}
 	for _, name := range p.Neighbours(n.Name) {
 		o := p.Node(name)
-		c.Peers = append(c.Peers, Peer{Name: o.Name, ID: PeerID(p.Seed, o.Index).String(), Addr: o.Addr.String(), Port: o.P2PPort, Dial: o.Index > n.Index})
+		c.Peers = append(c.Peers, Peer{Name: o.Name, ID: PeerID(p.Seed, o.Index).String(), Addr: o.Addr.String(), Host: o.Host, Port: o.P2PPort, Dial: o.Index > n.Index})
 	}
 	return c
 }
@@ -144,10 +143,10 @@ func (d *Driver) Publish(ctx context.Context, n *plan.Node, id string, size int)
 	return nil
 }
 
-// ControlURL is node n's control endpoint.
-func ControlURL(n *plan.Node) string {
-	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()
-}
+// ControlURL is node n's control endpoint as the harness reaches it: the
+// RPC port's, which is where a runner that publishes ports (swarm)
+// reports it (plan.Node.RPCURL).
+func ControlURL(n *plan.Node) string { return n.RPCURL() }
 
 // Ready: the host answers and has every planned neighbour connected and
 // subscribed to the topic.

@@ -85,7 +85,7 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 		}
 		names[id], planned[id] = p.Name, true
 		if p.Dial {
-			a, err := ma.NewMultiaddr("/ip4/" + p.Addr + "/tcp/" + strconv.Itoa(p.Port))
+			a, err := ma.NewMultiaddr(p.multiaddr())
 			if err != nil {
 				return fmt.Errorf("peer %s: address: %w", p.Name, err)
 			}
@@ -100,7 +100,7 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	h, err := libp2p.New(
 		libp2p.Identity(priv),
-		libp2p.ListenAddrStrings("/ip4/"+c.Addr+"/tcp/"+strconv.Itoa(c.P2PPort)),
+		libp2p.ListenAddrStrings("/ip4/"+c.listenIP()+"/tcp/"+strconv.Itoa(c.P2PPort)),
 		// TCP only, with the default security (Noise, TLS) and muxer (yamux).
 		libp2p.Transport(tcp.NewTCPTransport),
 		// The host is the subject under test: no resource limits or relays
@@ -262,7 +262,7 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 	ctl := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	met := &http.Server{Handler: promhttp.HandlerFor(servedGatherer(reg), promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
 	serve := func(srv *http.Server, port int) error {
-		ln, err := net.Listen("tcp", net.JoinHostPort(c.Addr, strconv.Itoa(port)))
+		ln, err := net.Listen("tcp", net.JoinHostPort(c.listenIP(), strconv.Itoa(port)))
 		if err != nil {
 			return fmt.Errorf("listen :%d: %w", port, err)
 		}
@@ -287,6 +287,25 @@ func Run(ctx context.Context, c *Config, log io.Writer) (err error) {
 	<-ctx.Done()
 	fmt.Fprintf(log, "host %s stopping: %d published\n", c.Node, state().Published)
 	return nil
+}
+
+// listenIP is the address the host's ports listen on: its own, or every
+// address of its namespace when peers dial it by name.
+func (c *Config) listenIP() string {
+	if c.Host != "" {
+		return "0.0.0.0"
+	}
+	return c.Addr
+}
+
+// multiaddr is where the host dials p: by name (/dns4, resolved at each
+// dial, so a neighbour whose name does not resolve until its task runs is
+// found on a later retry) or by address.
+func (p Peer) multiaddr() string {
+	if p.Host != "" {
+		return "/dns4/" + p.Host + "/tcp/" + strconv.Itoa(p.Port)
+	}
+	return "/ip4/" + p.Addr + "/tcp/" + strconv.Itoa(p.Port)
 }
 
 // keepConnected dials ai until connected and redials when the connection

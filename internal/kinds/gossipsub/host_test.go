@@ -76,18 +76,28 @@ func freePort(t *testing.T) int {
 
 // Three real hosts on loopback in a line a-b-c: a message published at a
 // reaches b from a and c from b, every trace says so, and /ready reports
-// the planned peers.
+// the planned peers. By name, as on a swarm (plan.Node.Host), the hosts
+// listen on every address and dial /dns4/localhost.
 func TestLineOfHostsOnLoopback(t *testing.T) {
+	for _, host := range []string{"", "localhost"} {
+		t.Run("host="+host, func(t *testing.T) { lineOfHosts(t, host) })
+	}
+}
+
+func lineOfHosts(t *testing.T, host string) {
 	dir := t.TempDir()
 	const n = 3
 	p := &plan.Testnet{Seed: 7, Topology: "line", Gossipsub: &manifest.Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6,
 		Heartbeat: rundir.Duration{Duration: 100 * time.Millisecond}, OutboundQueue: 32, ValidateQueue: 32}}
 	for i := 0; i < n; i++ {
-		p.Nodes = append(p.Nodes, &plan.Node{Name: fmt.Sprintf("g%d", i), Index: i, Addr: netip.MustParseAddr("127.0.0.1"),
+		p.Nodes = append(p.Nodes, &plan.Node{Name: fmt.Sprintf("g%d", i), Host: host, Index: i, Addr: netip.MustParseAddr("127.0.0.1"),
 			P2PPort: freePort(t), RPCPort: freePort(t), PrometheusPort: freePort(t)})
 	}
 	for i := 0; i+1 < n; i++ {
 		p.Nodes[i].PersistentPeers = []string{p.Nodes[i+1].Name}
+	}
+	if cfg := HostConfig(p, p.Nodes[0], ""); host != "" && (cfg.listenIP() != "0.0.0.0" || cfg.Peers[0].multiaddr() != fmt.Sprintf("/dns4/localhost/tcp/%d", p.Nodes[1].P2PPort)) {
+		t.Fatalf("by name: listens on %s, dials %s", cfg.listenIP(), cfg.Peers[0].multiaddr())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, n)
