@@ -589,16 +589,18 @@ func BudgetSpent(x *rundir.QAIndex) time.Duration {
 
 // stepDeadline is when step name may no longer add adaptive work: the
 // budget's end less the planned wall time of the steps still to run after
-// it, that plan scaled by how far the finished steps overran theirs per
-// run (a QA whose runs took 1.3 x the plan's time per run reserves 1.3 x
-// for the rest). Before the scale, the steady step's adaptive pairs could
-// use the whole budget and the steps after them ran past it (61 min 18 s
-// of a 60 min budget). Per run, not per step: a search that probed 19
-// rates where the plan guessed 11 ran 2.1 x its plan at 1.2 x the time per
-// run, and scaling the fixed steps after it by 2.1 reserved 39 min of the
-// 60 and stopped an A/A QA's paired step, undecided, after 3 of its 14
-// pairs (2026-11-29). Steps recorded without their runs (older qa.json)
-// scale per step, as before.
+// it, each class's plan scaled by how far the finished steps of that class
+// overran theirs per run (runClass). Before the scale, the steady step's
+// adaptive pairs could use the whole budget and the steps after them ran
+// past it (61 min 18 s of a 60 min budget). Per run, not per step: a
+// search that probed 19 rates where the plan guessed 11 ran 2.1 x its plan
+// at 1.2 x the time per run, and scaling the fixed steps after it by 2.1
+// stopped an A/A QA's paired step after 3 of its 14 pairs (2026-11-29).
+// Per class, not across them: overloaded runs overran their plan where
+// steady-rate runs did not (runClass), and scaling steady, latency
+// emulation and rotation by the search's 1.58 stopped an A/A QA's pairs
+// undecided after 4 with 12 of its 60 minutes left unused at the end. Steps
+// recorded without their runs (older qa.json) scale per step.
 func stepDeadline(x *rundir.QAIndex, name string, end time.Time) time.Time {
 	if end.IsZero() {
 		return end
@@ -609,21 +611,25 @@ func stepDeadline(x *rundir.QAIndex, name string, end time.Time) time.Time {
 	}
 	// Steps that ran together (the interleaved search) share one start
 	// and one wall time: count that wall once against their summed plan.
-	ran := map[string]*stepSpan{}
-	var rest float64
+	ran := map[bool]map[string]*stepSpan{}
+	rest := map[bool]float64{}
 	after := false
 	for _, s := range x.Steps {
 		ps := planned[s.Name]
+		class := runClass(s.Name)
 		switch {
 		case s.Name == name:
 			after = true
 		case after && s.Status != rundir.StepDone && s.Status != rundir.StepSkipped:
-			rest += ps.WallS
+			rest[class] += ps.WallS
 		case !after && s.Status == rundir.StepDone && !s.Reused && s.WallS > 0 && ps.WallS > 0:
-			sp := ran[s.Started]
+			if ran[class] == nil {
+				ran[class] = map[string]*stepSpan{}
+			}
+			sp := ran[class][s.Started]
 			if sp == nil {
 				sp = &stepSpan{}
-				ran[s.Started] = sp
+				ran[class][s.Started] = sp
 			}
 			sp.wall = max(sp.wall, s.WallS)
 			sp.plan += ps.WallS
@@ -631,8 +637,21 @@ func stepDeadline(x *rundir.QAIndex, name string, end time.Time) time.Time {
 			sp.plannedRuns += ps.Runs
 		}
 	}
-	return end.Add(-time.Duration(rest * overrun(ran) * float64(time.Second)))
+	var reserve float64
+	for class, r := range rest {
+		reserve += r * overrun(ran[class])
+	}
+	return end.Add(-time.Duration(reserve * float64(time.Second)))
 }
+
+// runClass tells the QA's two kinds of run apart for the budget: true for
+// the saturation steps' (probes and pairs at or past the chain's capacity,
+// each waiting for its backlog to drain), false for steady-rate runs
+// (steady, latency emulation, rotation). The plan models the second well
+// and the first short: in one A/A default QA (2026-11-29, night) the search
+// took 1.58 x its plan per run and the pairs 1.34 x, while steady took
+// 1.00 x, latency emulation 1.00 x and rotation 0.96 x.
+func runClass(step string) bool { return strings.HasPrefix(step, "saturation") }
 
 // stepSpan is finished steps that shared a start: their wall time once,
 // their plans' wall times and runs summed, and the runs they made.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -505,7 +506,9 @@ func TestStepDeadline(t *testing.T) {
 		want time.Duration // before end
 	}{
 		{"search on plan: the rest's plan", rundir.QAIndex{Plan: plan, Steps: steps(1200, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
-		{"search ran 1.5 x its plan: 1.5 x the rest", rundir.QAIndex{Plan: plan, Steps: steps(1800, rundir.StepDone, rundir.StepPending)}, "steady", 1080 * time.Second},
+		// The search's overrun is the overloaded runs' (runClass): the
+		// steady-rate steps after it keep their plan.
+		{"search ran 1.5 x its plan: the steady-rate rest at its plan", rundir.QAIndex{Plan: plan, Steps: steps(1800, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
 		{"faster than planned: never less than the plan", rundir.QAIndex{Plan: plan, Steps: steps(600, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
 		{"a done step reserves nothing", rundir.QAIndex{Plan: plan, Steps: steps(1200, rundir.StepDone, rundir.StepDone)}, "steady", 240 * time.Second},
 		{"a failed search is no measure of the plan", rundir.QAIndex{Plan: plan, Steps: steps(3000, rundir.StepFailed, rundir.StepPending)}, "steady", 720 * time.Second},
@@ -514,13 +517,53 @@ func TestStepDeadline(t *testing.T) {
 		// the rates the plan guessed, each at the plan's time per run, says
 		// nothing of the steps after it, whose runs are fixed.
 		{"search made twice its planned runs on time: the rest's plan", rundir.QAIndex{Plan: plan, Steps: runsSteps(2400, 20, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
-		{"runs 1.25 x slower than planned: 1.25 x the rest", rundir.QAIndex{Plan: plan, Steps: runsSteps(1500, 10, rundir.StepDone, rundir.StepPending)}, "steady", 900 * time.Second},
-		{"more runs, each slower: the per-run overrun alone", rundir.QAIndex{Plan: plan, Steps: runsSteps(3000, 20, rundir.StepDone, rundir.StepPending)}, "steady", 900 * time.Second},
+		{"search runs 1.25 x slower than planned: the steady-rate rest at its plan", rundir.QAIndex{Plan: plan, Steps: runsSteps(1500, 10, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
 		{"faster runs: never less than the plan", rundir.QAIndex{Plan: plan, Steps: runsSteps(1000, 20, rundir.StepDone, rundir.StepPending)}, "steady", 720 * time.Second},
 		{"no plan (an old qa.json): the budget's end", rundir.QAIndex{Steps: steps(1200, rundir.StepDone, rundir.StepPending)}, "steady", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := end.Sub(stepDeadline(&tc.x, tc.step, end)); got != tc.want {
+				t.Errorf("deadline %s before the budget's end, want %s", got, tc.want)
+			}
+		})
+	}
+	// Within a class the overrun carries over: the paired step after a
+	// search 1.5 x slower per run, a steady-rate step after a slow steady.
+	paired := rundir.QAPlan{Steps: append(slices.Clone(plan.Steps), rundir.QAPlannedStep{Name: PairedStep, WallS: 240, Runs: 6})}
+	for _, tc := range []struct {
+		name  string
+		steps []rundir.QAStep
+		step  string
+		want  time.Duration
+	}{
+		{"the search's overrun scales the pairs, not the steady-rate steps", []rundir.QAStep{
+			{Name: "saturation-baseline", Status: rundir.StepDone, Started: "t0", WallS: 900, Runs: 10},
+			{Name: "saturation-candidate", Status: rundir.StepPending},
+			{Name: PairedStep, Status: rundir.StepPending},
+			{Name: "steady", Status: rundir.StepPending},
+			{Name: "latency-emulation", Status: rundir.StepPending},
+			{Name: "rotate-baseline", Status: rundir.StepPending},
+		}, "saturation-candidate", (240*1.5 + 900 + 480 + 120) * time.Second},
+		{"the paired step reserves the steady-rate steps at their plan", []rundir.QAStep{
+			{Name: "saturation-baseline", Status: rundir.StepDone, Started: "t0", WallS: 1310, Runs: 20},
+			{Name: PairedStep, Status: rundir.StepPending},
+			{Name: "steady", Status: rundir.StepPending},
+			{Name: "latency-emulation", Status: rundir.StepPending},
+			{Name: "rotate-baseline", Status: rundir.StepPending},
+			{Name: "rotate-candidate", Status: rundir.StepPending},
+		}, PairedStep, (900 + 480 + 120 + 120) * time.Second},
+		{"a steady step 1.5 x its plan: 1.5 x the steady-rate rest", []rundir.QAStep{
+			{Name: "saturation-baseline", Status: rundir.StepDone, Started: "t0", WallS: 600, Runs: 10},
+			{Name: PairedStep, Status: rundir.StepDone, Started: "t1", WallS: 240, Runs: 6},
+			{Name: "steady", Status: rundir.StepDone, Started: "t2", WallS: 1350},
+			{Name: "latency-emulation", Status: rundir.StepPending},
+			{Name: "rotate-baseline", Status: rundir.StepPending},
+			{Name: "rotate-candidate", Status: rundir.StepPending},
+		}, "latency-emulation", 240 * 1.5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := rundir.QAIndex{Plan: paired, Steps: tc.steps}
+			if got := end.Sub(stepDeadline(&x, tc.step, end)); got != tc.want {
 				t.Errorf("deadline %s before the budget's end, want %s", got, tc.want)
 			}
 		})
