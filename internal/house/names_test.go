@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -95,41 +93,16 @@ var H = rundir.Default
 // TestNoSecondNames: no package outside the allow-list re-exports another
 // package's type or constant under a name of its own (issue 35, item 5).
 func TestNoSecondNames(t *testing.T) {
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
 	seen := map[string]bool{}
-	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		files++
+	walkModule(t, nil, func(rel string, _ *token.FileSet, f *ast.File) {
 		for _, name := range reexports(f) {
 			key := f.Name.Name + "." + name
 			seen[key] = true
 			if _, ok := secondNames[key]; !ok {
-				rel, _ := filepath.Rel(root, path)
 				t.Errorf("%s: %s is a second name for another package's; use the owner's name, or allow-list it with its reason", rel, key)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 200 {
-		t.Fatalf("walked %d Go files, want the module's", files)
-	}
 	for key := range secondNames {
 		if !seen[key] {
 			t.Errorf("allow-list entry %s names no re-export any more: drop it", key)
