@@ -122,7 +122,7 @@ func DecodeLinkemCounters(r io.Reader, name string) (*LinkemCounters, error) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	// The parser sorts by name and labels; the file's order is the ports'.
-	samples := slices.Clone(p.Samples)
+	samples := p.Samples // the parser is this call's own: sorted in place
 	slices.SortStableFunc(samples, func(a, b promtext.Sample) int { return a.Line - b.Line })
 	c := &LinkemCounters{}
 	port := map[string]int{}
