@@ -265,16 +265,30 @@ func pairValue(dir string, runErr error, connections int, rate float64) (float64
 		// CPU starves the generator beside it (a v1.0.1 tree spinning
 		// 100 µs per CheckTx did, where the baseline's runs of the same
 		// pairs kept up): that is its cost, not the testbed's.
-		if sent := sentRate(ls); sent < overloadMargin*tput {
+		if sent := sentRate(ls); sent < judge.OverloadMargin*tput {
 			return tput, fmt.Sprintf("%s: the generator fell behind to %.0f tx/s, not past the %.0f tx/s committed: %s", rundir.TestbedBoundPrefix, sent, tput, strings.Join(cell.LoadInvalid, "; "))
 		}
 	}
 	return tput, ""
 }
 
-// overloadMargin: a run whose generator lagged still counts while it sent
-// at least this much more than the chain committed.
-const overloadMargin = 1.05
+// pace fills a lagging run's SentRate and BusyTPS (judge.Cell.Overloaded)
+// from its load.json and blocks; a run that kept its schedule, or whose
+// files are missing, is left as it is (then it is only invalid).
+func pace(d *rundir.Dir, c *judge.Cell) {
+	if c.LoadValid || c.Committed <= 0 || len(c.Testbed) > 0 {
+		return
+	}
+	ls, err := d.ReadLoad()
+	if err != nil {
+		return
+	}
+	tput, err := BusyThroughput(d, ls, c.Committed)
+	if err != nil || math.IsInf(tput, 0) {
+		return
+	}
+	c.SentRate, c.BusyTPS = round3(sentRate(ls)), tput
+}
 
 // sentRate is what the run's generator sent per second over its sends
 // (0 when unknown).

@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"testing"
+	"time"
 
+	"github.com/benchnet/benchnet/internal/judge"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
 
@@ -36,5 +38,47 @@ func TestBusySpan(t *testing.T) {
 				t.Fatalf("busySpan = %d txs over %d ns, want %d over %.0f s", txs, span, c.txs, c.spanS)
 			}
 		})
+	}
+}
+
+// TestPace: a lagging run's sent and committed paces come from its
+// load.json and blocks.csv, so the search can tell an overloaded chain
+// (the generator still sent faster than it committed) from a starved
+// generator; a run that kept its schedule is left as it is.
+func TestPace(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	lagging := func(sendSec float64, blockSecs ...float64) (*rundir.Dir, judge.Cell) {
+		d := &rundir.Dir{Path: t.TempDir()}
+		var blocks []rundir.Block
+		for _, s := range blockSecs {
+			blocks = append(blocks, rundir.Block{TimeNs: t0.UnixNano() + int64(s*1e9), NumTxs: 1000, RunTxs: 1000})
+		}
+		if err := rundir.BlocksCSV.WriteFile(rundir.BlocksCSV.Path(d), blocks); err != nil {
+			t.Fatal(err)
+		}
+		sent := 1000 * len(blockSecs)
+		end := t0.Add(time.Duration(sendSec * float64(time.Second)))
+		if err := d.WriteLoad(&rundir.LoadSummary{Start: t0, End: end, Sent: sent, OK: sent}); err != nil {
+			t.Fatal(err)
+		}
+		return d, judge.Cell{Connections: 1, Rate: 3000, Offered: 3000, Sent: sent, Committed: sent, LoadValid: false}
+	}
+	// 10 000 txs sent in 5 s, committed 1000 per second over 10 s.
+	d, c := lagging(5, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+	pace(d, &c)
+	if c.SentRate != 2000 || c.BusyTPS != 1000 || !c.Overloaded() {
+		t.Errorf("overloaded: sent %g, busy %g, overloaded %v", c.SentRate, c.BusyTPS, c.Overloaded())
+	}
+	// Sent over 10 s as the chain committed them: starved, not overloaded.
+	d, c = lagging(10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+	pace(d, &c)
+	if c.SentRate != 1000 || c.Overloaded() {
+		t.Errorf("starved: sent %g, busy %g, overloaded %v", c.SentRate, c.BusyTPS, c.Overloaded())
+	}
+	d, c = lagging(5, 1, 2)
+	c.LoadValid = true
+	pace(d, &c)
+	if c.SentRate != 0 || c.BusyTPS != 0 {
+		t.Errorf("a run that kept its schedule got paces %g, %g", c.SentRate, c.BusyTPS)
 	}
 }

@@ -216,6 +216,7 @@ func (r *Runner) step(ctx context.Context) (bool, error) {
 	cell.WallSec = round3(r.lastEnd.Sub(start).Seconds())
 	if res != nil {
 		fig, runInvalid := Figures(res, cell.Connections, cell.Rate)
+		pace(cdir, &fig)
 		cell.Figures, cell.RunInvalid = &fig, runInvalid
 		cell.Expected = expected(cdir.Path)
 	}

@@ -36,6 +36,38 @@ type Cell struct {
 	// Such a cell is left out like a generator-bound one, and a probe with
 	// only such cells is TestbedBound, never saturated.
 	Testbed []string `json:"testbed_bound,omitempty"`
+	// SentRate and BusyTPS are the pace a lagging generator kept (sent
+	// over its sends) and the chain's committed tx/s over its busy span;
+	// set only for a run whose generator lagged (see Overloaded).
+	SentRate float64 `json:"sent_rate,omitempty"`
+	BusyTPS  float64 `json:"busy_tps,omitempty"`
+}
+
+// OverloadMargin: a run whose generator lagged still measured the chain
+// when it sent at least this much more than the chain committed.
+const OverloadMargin = 1.05
+
+// Overloaded reports whether the generator fell behind its schedule but
+// still sent at least OverloadMargin x what the chain committed over its
+// busy span: the chain, not the generator, set the pace (a node's
+// backpressure on the websocket does that far past capacity), so the run
+// measured an overload. A generator starved by its machine sends no faster
+// than the chain commits and is not overloaded.
+func (c Cell) Overloaded() bool {
+	return !c.LoadValid && c.Sent > 0 && len(c.Testbed) == 0 && c.BusyTPS > 0 && c.SentRate >= OverloadMargin*c.BusyTPS
+}
+
+// judgedRatio is the committed share the rule judges: committed/sent for a
+// measured run, committed/sent per second (BusyTPS/SentRate) for an
+// overloaded one; false for a run that says nothing about the network.
+func (c Cell) judgedRatio() (float64, bool) {
+	switch {
+	case c.Measured():
+		return c.CommittedRatio(), true
+	case c.Overloaded():
+		return c.BusyTPS / c.SentRate, true
+	}
+	return 0, false
 }
 
 // Measured reports whether the cell measured the network: its generator
@@ -88,8 +120,9 @@ func (r Rule) Validate() []error {
 // String states the rule in words.
 func (r Rule) String() string {
 	return fmt.Sprintf("a cell is saturated when committed < %s of sent, or its p50 latency > %g x the p50 of the lightest offered load; "+
-		"a cell whose load generator missed its schedule (send lag beyond its bound) is invalid, not saturated",
-		pct(r.MinCommitted), r.LatencyFactor)
+		"a cell whose load generator missed its schedule (send lag beyond its bound) is invalid, not saturated, "+
+			"unless it still sent >= %g x the tx/s the chain committed (then the chain set the pace: saturated)",
+		pct(r.MinCommitted), r.LatencyFactor, OverloadMargin)
 }
 
 // Verdict is one cell's state and why.
@@ -101,6 +134,10 @@ type Verdict struct {
 // Judge applies the rule to one cell; baseP50 is the lightest load's median
 // latency (0 or NaN: the latency criterion is not applied).
 func (r Rule) Judge(c Cell, baseP50 float64) Verdict {
+	if c.Overloaded() {
+		return Verdict{State: Saturated, Reasons: []string{fmt.Sprintf("overloaded: the generator sent %.0f tx/s behind its schedule, the chain committed %.0f tx/s (%s < %s)",
+			c.SentRate, c.BusyTPS, pct(c.BusyTPS/c.SentRate), pct(r.MinCommitted))}}
+	}
 	if !c.LoadValid {
 		reasons := append([]string{"load generator missed its schedule"}, c.LoadInvalid...)
 		return Verdict{State: Invalid, Reasons: reasons}

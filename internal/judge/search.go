@@ -30,12 +30,20 @@ const (
 // its upper bound is below MinCommitted, sustainable when its lower bound is
 // at or above) and, given a baseline, of p50/baseP50 against LatencyFactor.
 // Fewer than minRepeats valid repeats are undecided. Repeats whose generator
-// lagged are left out; a rate with only such repeats is GeneratorBound.
+// lagged are left out, unless they were overloaded (Cell.Overloaded: their
+// committed share is BusyTPS/SentRate); a rate with only left-out repeats is
+// GeneratorBound.
 func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, string) {
 	var ratio, lat []float64
 	invalid := 0
 	var testbed []string
 	for _, c := range cells {
+		if c.Overloaded() {
+			// Its latency is the backlog's, not the chain's: only its
+			// committed share counts.
+			ratio = append(ratio, c.BusyTPS/c.SentRate)
+			continue
+		}
 		if !c.LoadValid || c.Sent == 0 {
 			invalid++
 			continue
@@ -377,7 +385,7 @@ func (s Search) Step(r Rule, runs []Cell) SearchState {
 func invalidRuns(cells []Cell) int {
 	n := 0
 	for _, c := range cells {
-		if !c.LoadValid || c.Sent == 0 {
+		if (!c.LoadValid || c.Sent == 0) && !c.Overloaded() {
 			n++
 		}
 	}
@@ -385,13 +393,19 @@ func invalidRuns(cells []Cell) int {
 }
 
 // committedRate is the mean committed tx/s per connection of a probe's valid
-// runs (0: none).
+// and overloaded runs (0: none).
 func committedRate(cells []Cell) float64 {
 	var sum float64
 	n := 0
 	for _, c := range cells {
-		if c.Measured() && c.TPS > 0 && c.Connections > 0 {
-			sum += c.TPS / float64(c.Connections)
+		tps := c.TPS
+		if c.Overloaded() {
+			tps = c.BusyTPS // the chain's pace under the backlog
+		} else if !c.Measured() {
+			continue
+		}
+		if tps > 0 && c.Connections > 0 {
+			sum += tps / float64(c.Connections)
 			n++
 		}
 	}
@@ -413,13 +427,13 @@ func (r Rule) Clear(cells []Cell, baseP50, margin float64) (Decision, string) {
 	var above, below, valid int
 	var desc []string
 	for _, c := range cells {
-		if !c.Measured() {
+		ratio, ok := c.judgedRatio()
+		if !ok {
 			continue
 		}
 		valid++
-		ratio := c.CommittedRatio()
 		lat := 0.0
-		if baseP50 > 0 {
+		if baseP50 > 0 && c.Measured() {
 			lat = c.P50Ms / baseP50
 		}
 		switch {
@@ -429,7 +443,9 @@ func (r Rule) Clear(cells []Cell, baseP50, margin float64) (Decision, string) {
 			below++
 		}
 		d := fmt.Sprintf("committed/sent %.4f", ratio)
-		if baseP50 > 0 {
+		if !c.Measured() {
+			d = fmt.Sprintf("overloaded: committed %.0f of %.0f tx/s sent (%.4f)", c.BusyTPS, c.SentRate, ratio)
+		} else if baseP50 > 0 {
 			d += fmt.Sprintf(", p50/baseline %.2f", lat)
 		}
 		desc = append(desc, d)
@@ -454,9 +470,9 @@ func roundRate(r float64) float64 { return math.Round(r*10) / 10 }
 func (r Rule) lean(cells []Cell, baseP50 float64) (Decision, bool) {
 	var ratio, lat []float64
 	for _, c := range cells {
-		if c.Measured() {
-			ratio = append(ratio, c.CommittedRatio())
-			if baseP50 > 0 {
+		if v, ok := c.judgedRatio(); ok {
+			ratio = append(ratio, v)
+			if baseP50 > 0 && c.Measured() {
 				lat = append(lat, c.P50Ms/baseP50)
 			}
 		}

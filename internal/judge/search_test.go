@@ -389,3 +389,67 @@ func TestOneRunProbeNotSignificant(t *testing.T) {
 		}
 	}
 }
+
+// A probe far past capacity whose generator fell behind because the node
+// would not take its txs (the websocket's backpressure: it still sent
+// faster than the chain committed) is saturated from one run, and the
+// capacity step reads the chain's pace from it. One whose generator was
+// starved (it sent no faster than the chain committed) still says
+// nothing and is retried.
+func TestOverloadedProbe(t *testing.T) {
+	s := Search{Start: 200, MinRate: 10, MaxRate: 3000, Precision: 0.05, Growth: 4, Clear: 0.05, MinRepeats: 2, MaxRepeats: 3, Budget: 20}
+	rule := DefaultRule()
+	ok := func(rate float64) Cell {
+		return Cell{Connections: 1, Rate: rate, Offered: rate, Sent: 1000, Committed: 1000, P50Ms: 700, TPS: rate, LoadValid: true}
+	}
+	lagged := func(sent, busy float64) Cell {
+		return Cell{Connections: 1, Rate: 3000, Offered: 3000, Sent: 90000, Committed: 90000, P50Ms: 20000, TPS: busy,
+			LoadValid: false, LoadInvalid: []string{"send lag p99 31 s > 1 s"}, SentRate: sent, BusyTPS: busy}
+	}
+	base := []Cell{ok(200), ok(800)}
+	tests := []struct {
+		name     string
+		far      Cell
+		want     Decision
+		wantNext float64
+	}{
+		// QA 9's far probe: 90 000 txs sent at ~1290 tx/s, 750 committed.
+		{"overloaded", lagged(1290, 750), Above, 0},
+		{"starved generator", lagged(760, 750), GeneratorBound, 3000},
+		{"within the margin", lagged(780, 750), GeneratorBound, 3000},
+	}
+	for _, tt := range tests {
+		runs := append(slices.Clone(base), tt.far)
+		st := s.Step(rule, runs)
+		if got := st.Probes[2]; got.Decision != tt.want || got.Runs != 1 {
+			t.Errorf("%s: probe %+v, want %s", tt.name, got, tt.want)
+			continue
+		}
+		if tt.want == Above {
+			if st.High != 3000 || !strings.Contains(st.Probes[2].Why, "overloaded: committed 750 of 1290 tx/s sent") {
+				t.Errorf("%s: high %g, why %q", tt.name, st.High, st.Probes[2].Why)
+			}
+			// 800 sustainable, the chain's pace 750: the capacity step is
+			// below the bracket, so the middle is probed.
+			if want := math.Sqrt(800 * 3000); math.Abs(st.Next-want) > 0.1 {
+				t.Errorf("%s: next %g, want %g", tt.name, st.Next, want)
+			}
+		} else if st.Next != tt.wantNext {
+			t.Errorf("%s: next %g, want %g (a retry)", tt.name, st.Next, tt.wantNext)
+		}
+	}
+	// Overloaded runs are saturated cells in a sweep's verdicts too; a
+	// starved one stays invalid.
+	if v := rule.Judge(lagged(1290, 750), 700); v.State != Saturated || !strings.Contains(v.Reasons[0], "overloaded") {
+		t.Errorf("judge overloaded: %+v", v)
+	}
+	if v := rule.Judge(lagged(760, 750), 700); v.State != Invalid {
+		t.Errorf("judge starved: %+v", v)
+	}
+	// A testbed-bound lagging run is never overloaded.
+	tb := lagged(1290, 750)
+	tb.Testbed = []string{"steal 12 %"}
+	if tb.Overloaded() {
+		t.Error("testbed-bound run counted as overloaded")
+	}
+}
