@@ -87,7 +87,11 @@ func benchnetBinary(t testing.TB) string {
 		binPath = filepath.Join(dir, "benchnet")
 		// No VCS stamp: a checkout owned by another user (git's
 		// safe.directory) must still build for the fast tier.
-		out, err := exec.Command("go", "build", "-buildvcs=false", "-o", binPath, ".").CombinedOutput()
+		// Static (CGO_ENABLED=0): the gossip hosts on docker and swarm
+		// run this binary in a FROM scratch image.
+		build := exec.Command("go", "build", "-buildvcs=false", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			buildErr = err
 			t.Logf("%s", out)

@@ -54,7 +54,13 @@ func exampleVariant(t *testing.T, name string, replace map[string]string) string
 
 func onlyRunDir(t *testing.T, out string) string {
 	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(out, "*-quickstart"))
+	return onlyRunDirOf(t, out, "quickstart")
+}
+
+// onlyRunDirOf is the one run directory of the manifest named name in out.
+func onlyRunDirOf(t *testing.T, out, name string) string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-"+name))
 	if len(dirs) != 1 {
 		t.Fatalf("want one run directory in %s, got %v", out, dirs)
 	}

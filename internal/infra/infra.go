@@ -33,6 +33,26 @@ type Process struct {
 	// can; ChownDirs are handed to that user first (node homes).
 	Unprivileged bool
 	ChownDirs    []string
+	// Dirs are other directories of the run the process writes (the
+	// gossip host's traces/): a runner that gives the process a
+	// filesystem of its own mounts them at the same path, so what is
+	// written there lands in the run directory.
+	Dirs []string
+}
+
+// Mounts are the directories a runner with filesystems of its own gives
+// the process, at their own paths: its homes, its other directories and
+// its working directory, each once, in that order.
+func (p Process) Mounts() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range append(append(append([]string(nil), p.ChownDirs...), p.Dirs...), p.Dir) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Exit reports a process that ended without Stop being asked for it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,5 +37,17 @@ func TestCapsAndSweepAll(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "sweep test-b: boom") {
 		t.Errorf("SweepAll error %v, want test-b's named", err)
+	}
+}
+
+// Mounts: homes, then the other directories, then the working directory,
+// each once and none empty.
+func TestProcessMounts(t *testing.T) {
+	p := Process{Dir: "/r/homes/n", ChownDirs: []string{"/r/homes/n", ""}, Dirs: []string{"/r/traces", "/r/homes/n"}}
+	if got, want := p.Mounts(), []string{"/r/homes/n", "/r/traces"}; !slices.Equal(got, want) {
+		t.Errorf("Mounts() = %q, want %q", got, want)
+	}
+	if got := (Process{}).Mounts(); len(got) != 0 {
+		t.Errorf("empty process mounts %q", got)
 	}
 }

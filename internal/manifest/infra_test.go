@@ -37,7 +37,7 @@ func TestInfra(t *testing.T) {
 		{"swarm engines", "[infra]\nrunner = \"swarm\"\nengines = [\"ssh://root@w1\", \"w2\"]\n", "", "swarm"},
 		{"engines need swarm", "[infra]\nrunner = \"docker\"\nengines = [\"w2\"]\n", `m.toml:6: infra.engines: engines are the machines of a runner that drives several (swarm)`, ""},
 		{"blank engine", "[infra]\nrunner = \"swarm\"\nengines = [\" \"]\n", `m.toml:6: infra.engines: entry 0 " "`, ""},
-		{"gossipsub refused on swarm", "kind = \"gossipsub\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.kind: kind = "gossipsub" is not supported by runner "swarm" yet: use infra.runner = "docker" or "local"`, ""},
+		{"gossipsub on swarm", "kind = \"gossipsub\"\n[infra]\nrunner = \"swarm\"\n", "", "swarm"},
 		{"delay refused on swarm", "[network]\ndelay = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.delay: link emulation is not supported by runner "swarm"`, ""},
 	}
 	for _, c := range cases {

@@ -214,17 +214,10 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	if r.cfg.MemoryBytes > 0 {
 		args = append(args, "--memory", strconv.FormatInt(r.cfg.MemoryBytes, 10))
 	}
-	mounts := append([]string(nil), proc.ChownDirs...)
 	if proc.Dir != "" {
-		mounts = append(mounts, proc.Dir)
 		args = append(args, "--workdir", proc.Dir)
 	}
-	seen := map[string]bool{}
-	for _, d := range mounts {
-		if d == "" || seen[d] {
-			continue
-		}
-		seen[d] = true
+	for _, d := range proc.Mounts() {
 		abs, err := filepath.Abs(d)
 		if err != nil {
 			return 0, fmt.Errorf("start %s: %w", key, err)

@@ -266,6 +266,34 @@ func (e Engine) FillVolume(ctx context.Context, name, label, image, entrypoint, 
 	return nil
 }
 
+// CopyFromVolume copies what volume name on e holds at target into the
+// host directory dst, FillVolume's way back: a container of image mounting
+// it (created, never started), `docker cp` out of it, the container
+// removed. A volume e does not hold is no error: the task ran elsewhere.
+func (e Engine) CopyFromVolume(ctx context.Context, name, label, image, entrypoint, target, dst string) error {
+	if _, err := e.Cmd(ctx, "volume", "inspect", "--format", "{{.Name}}", name); err != nil {
+		if NoSuch(err) {
+			return nil
+		}
+		return fmt.Errorf("volume %s on %s: %w", name, e, err)
+	}
+	out, err := e.Cmd(ctx, "create", "--label", label, "--network", "none", "--entrypoint", entrypoint,
+		"--mount", "type=volume,source="+name+",target="+target+",volume-nocopy=true", image)
+	if err != nil {
+		return fmt.Errorf("volume %s on %s: %w", name, e, err)
+	}
+	id := strings.TrimSpace(string(out))
+	_, cerr := e.Cmd(ctx, "cp", id+":"+target+"/.", dst)
+	_, rerr := e.Cmd(ctx, "rm", "--force", "--volumes=false", id)
+	if cerr != nil {
+		return fmt.Errorf("copy volume %s on %s back to %s: %w", name, e, dst, cerr)
+	}
+	if rerr != nil {
+		return fmt.Errorf("volume %s on %s: %w", name, e, rerr)
+	}
+	return nil
+}
+
 // HasImage reports whether e holds the image ref.
 func (e Engine) HasImage(ctx context.Context, ref string) bool {
 	_, err := e.Cmd(ctx, "image", "inspect", "--format", "{{.Id}}", ref)

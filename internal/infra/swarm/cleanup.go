@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
@@ -30,21 +32,24 @@ func (r *Runner) Cleanup(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
 	stop, done := r.stopWatch, r.watchDone
-	var logs []*exec.Cmd
-	for _, s := range r.nodes {
-		logs = append(logs, s.logs)
-		s.logs = nil
-	}
 	r.mu.Unlock()
 	r.starting.Wait()
 	if stop != nil {
 		stop()
 		<-done
 	}
+	werr := r.stopWriters(ctx)
+	r.mu.Lock()
+	var logs []*exec.Cmd
+	for _, s := range r.nodes {
+		logs = append(logs, s.logs)
+		s.logs = nil
+	}
+	r.mu.Unlock()
 	for _, l := range logs {
 		stopLogs(l)
 	}
-	err := dockercli.Default.RemoveLabelled(ctx, r.label(), stopGrace)
+	err := errors.Join(werr, dockercli.Default.RemoveLabelled(ctx, r.label(), stopGrace))
 	r.mu.Lock()
 	engines := r.engines
 	r.mu.Unlock()
@@ -54,6 +59,31 @@ func (r *Runner) Cleanup(ctx context.Context) error {
 		err = errors.Join(r.state.Save(), proctable.Unregister(r.cfg.RunID))
 	}
 	return err
+}
+
+// stopWriters stops, together, every running task that writes out volumes
+// (a gossip host flushes its trace at SIGTERM) and copies them back, before
+// Cleanup removes the volumes with everything else.
+func (r *Runner) stopWriters(ctx context.Context) error {
+	r.mu.Lock()
+	var ws []*service
+	for _, s := range r.nodes {
+		if s.running && s.spec != nil && slices.ContainsFunc(s.spec.volumes, func(v volume) bool { return v.out }) {
+			ws = append(ws, s)
+		}
+	}
+	r.mu.Unlock()
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	for i, s := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.scaleDown(ctx, s)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // engineOf is the engine of a swarm node (the default one when none was

@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -126,7 +127,8 @@ func (r *Runner) scaleDown(ctx context.Context, s *service) error {
 	logs := s.logs
 	r.mu.Unlock()
 	stopLogs(logs)
-	return r.state.RemoveFunc(func(x statefile.Resource) bool { return x.Kind == statefile.KindProcess && x.Node == s.node.Name })
+	cerr := r.copyBack(ctx, s)
+	return errors.Join(cerr, r.state.RemoveFunc(func(x statefile.Resource) bool { return x.Kind == statefile.KindProcess && x.Node == s.node.Name }))
 }
 
 // Kill ends the node's process at once: SIGKILL to its container where it
@@ -203,7 +205,9 @@ func (r *Runner) restartArgs(ctx context.Context, s *service) ([]string, error) 
 	gen := s.gen
 	r.mu.Unlock()
 	for i, v := range sp.volumes {
-		if v.copied {
+		// An out volume keeps its name: what the process wrote before
+		// goes on, as a bound directory would.
+		if v.copied && !v.out {
 			v.name = s.name + "-" + strconv.Itoa(i) + "-g" + strconv.Itoa(gen)
 			// --mount-add replaces the mount at the same target (the CLI
 			// keys mounts by target; a --mount-rm of it would remove both).

@@ -3,6 +3,7 @@ package swarm
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,9 +34,14 @@ type spec struct {
 // this machine's own; otherwise (copied) a plain volume that Start filled
 // with the home on each of those engines, so that no shared filesystem
 // is needed (docs/swarm.md).
+//
+// A copied volume of the process's other directories (infra.Process.Dirs:
+// what it writes for the run, a gossip host's trace) is out: created empty
+// by the engine that runs the task and copied back into the run directory
+// when the task has ended (copyBack), never filled.
 type volume struct {
-	name, path string
-	copied     bool
+	name, path  string
+	copied, out bool
 }
 
 func (r *Runner) specOf(s *service, proc infra.Process, image string, copied bool) *spec {
@@ -50,17 +56,13 @@ func (r *Runner) specOf(s *service, proc infra.Process, image string, copied boo
 		home = "/"
 	}
 	sp.env = append([]string{"HOME=" + home}, proc.Env...)
-	seen := map[string]bool{}
-	for _, d := range append(append([]string(nil), proc.ChownDirs...), proc.Dir) {
-		if d == "" || seen[d] {
-			continue
-		}
-		seen[d] = true
+	for _, d := range proc.Mounts() {
 		abs, err := filepath.Abs(d)
 		if err != nil {
 			abs = d
 		}
-		sp.volumes = append(sp.volumes, volume{name: s.name + "-" + strconv.Itoa(len(sp.volumes)), path: abs, copied: copied})
+		out := copied && slices.Contains(proc.Dirs, d) && !slices.Contains(proc.ChownDirs, d) && d != proc.Dir
+		sp.volumes = append(sp.volumes, volume{name: s.name + "-" + strconv.Itoa(len(sp.volumes)), path: abs, copied: copied, out: out})
 	}
 	return sp
 }

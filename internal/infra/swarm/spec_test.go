@@ -1,8 +1,12 @@
 package swarm
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/plan"
 )
 
 func TestQuoteWords(t *testing.T) {
@@ -62,5 +66,26 @@ func TestParseIPv4Ports(t *testing.T) {
 	want := []port{{26657, 33390}, {26660, 33389}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// A directory the process writes beside its home (a gossip host's
+// traces/) is a volume like its home: bound where the home is bound, and
+// where homes are copied, an out volume (created empty, copied back after
+// the task) that deliverHomes never fills.
+func TestSpecOfDirs(t *testing.T) {
+	r := &Runner{}
+	s := &service{name: "benchnet-abc123-gossip1", node: &plan.Node{Name: "gossip1", RPCPort: 26657, PrometheusPort: 26660}}
+	proc := infra.Process{Node: "gossip1", Argv: []string{"/bin/benchnet", "node", "gossipsub"}, Dir: "/run/homes/gossip1",
+		ChownDirs: []string{"/run/homes/gossip1"}, Dirs: []string{"/run/traces"}}
+	for _, copied := range []bool{false, true} {
+		sp := r.specOf(s, proc, "benchnet/x:benchnet-abc", copied)
+		want := []volume{
+			{name: "benchnet-abc123-gossip1-0", path: "/run/homes/gossip1", copied: copied},
+			{name: "benchnet-abc123-gossip1-1", path: "/run/traces", copied: copied, out: copied},
+		}
+		if !slices.Equal(sp.volumes, want) {
+			t.Errorf("copied %v: volumes %+v, want %+v", copied, sp.volumes, want)
+		}
 	}
 }

@@ -19,6 +19,7 @@ package swarm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -63,13 +64,14 @@ func init() {
 		// A task's host-mode ports add four docker-proxy processes (IPv4
 		// and IPv6 for RPC and metrics, ~13 MiB) to the container's shim;
 		// scheduling a task takes about a second. A service's namespace is
-		// on another machine's engine: no link emulation, no second
-		// process beside the node, and no gossipsub host (it listens on the
-		// address it is given, which a service's virtual IP is not).
+		// on another machine's engine: no link emulation and no second
+		// process beside the node. Gossipsub hosts listen on every address
+		// and dial their peers by name (a service's virtual IP is not
+		// theirs); their traces come back from the task's engine.
 		Machines:  Machines,
 		Leftovers: Leftovers,
 		Caps: caps.Record{ConcurrentStarts: 16, Engine: true, Engines: true, Limits: true,
-			NodeOverheadRSS: 26 << 20, StartPerNode: 1, Placement: ZoneLabel, PeersByName: true},
+			NodeOverheadRSS: 26 << 20, StartPerNode: 1, Placement: ZoneLabel, PeersByName: true, GossipHosts: true},
 	})
 }
 
@@ -444,7 +446,7 @@ func (r *Runner) targets(node string) ([]dockercli.Engine, bool) {
 func (r *Runner) deliverHomes(ctx context.Context, sp *spec, targets []dockercli.Engine) error {
 	label := r.label()
 	for _, v := range sp.volumes {
-		if !v.copied {
+		if !v.copied || v.out {
 			continue
 		}
 		for _, e := range targets {
@@ -454,6 +456,28 @@ func (r *Runner) deliverHomes(ctx context.Context, sp *spec, targets []dockercli
 		}
 	}
 	return nil
+}
+
+// copyBack brings what s's task wrote into its out volumes (a gossip
+// host's trace) from the engine it ran on into the run directory, once the
+// task has ended; the engines it did not run on hold no such volume.
+func (r *Runner) copyBack(ctx context.Context, s *service) error {
+	r.mu.Lock()
+	sp, task := s.spec, s.task
+	r.mu.Unlock()
+	if sp == nil {
+		return nil
+	}
+	var errs []error
+	for _, v := range sp.volumes {
+		if !v.out {
+			continue
+		}
+		if err := r.engineOf(task.NodeID).CopyFromVolume(ctx, v.name, r.label(), sp.image, sp.argv[0], v.path, v.path); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.node.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 var _ infra.HomeCopier = (*Runner)(nil)

@@ -109,6 +109,8 @@ func (d *Driver) Processes(n *plan.Node, bins []node.Binary, env node.Env) []inf
 	return []infra.Process{{
 		Node: n.Name, Name: "node", Argv: []string{binPath(env), "node", "gossipsub", "--config", filepath.Join(home, ConfigFile)},
 		Dir: home, LogPath: env.Dir.Join(rundir.Logs, n.Name+".log"), Unprivileged: env.Unprivileged, ChownDirs: []string{home},
+		// Its trace goes to the run's traces/, outside its home.
+		Dirs: []string{env.Dir.Join(rundir.GossipTraceDir)},
 	}}
 }
 
