@@ -18,6 +18,7 @@ import (
 	"github.com/benchnet/benchnet/internal/infra/dockercli"
 	"github.com/benchnet/benchnet/internal/infra/statefile"
 	"github.com/benchnet/benchnet/internal/infra/swarm/swarmtest"
+	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -67,6 +68,86 @@ size = 1024
 target = "round-robin"
 `, subnet, strings.Join(q, ", "))
 	p := filepath.Join(t.TempDir(), "swarm12.toml")
+	if err := os.WriteFile(p, []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// swarmFaults is 4 validators and 2 rotating full nodes over three zones,
+// with every [[perturb]] action a runner without links can take and 10
+// rotate cycles, under a light load; thresholds give local's verdicts.
+func swarmFaults(t *testing.T, subnet string, engines []string) string {
+	t.Helper()
+	q := make([]string, len(engines))
+	for i, e := range engines {
+		q[i] = strconv.Quote(e)
+	}
+	m := fmt.Sprintf(`name = "swarm-faults"
+seed = 9
+halt_limit = "60s"
+
+[network]
+subnet = %q
+topology = "full"
+
+[node.validator]
+count = 4
+release = "cometbft@v1.0.1"
+zones = ["z0", "z1", "z2"]
+
+[node.ephemeral]
+role = "full"
+count = 2
+release = "cometbft@v1.0.1"
+zones = ["z1", "z2"]
+
+[rotate]
+group = "ephemeral"
+at_a_time = 2
+cycles = 10
+start = "5s"
+keep = "2s"
+catchup_timeout = "1m"
+
+[[perturb]]
+at = "8s"
+node = "validator1"
+action = "kill"
+for = "6s"
+
+[[perturb]]
+at = "20s"
+node = "validator2"
+action = "restart"
+for = "3s"
+
+[[perturb]]
+at = "30s"
+node = "validator3"
+action = "pause"
+
+[[perturb]]
+at = "36s"
+node = "validator3"
+action = "resume"
+
+[infra]
+runner = "swarm"
+engines = [%s]
+
+[load]
+rate = 50
+connections = 1
+duration = "180s"
+size = 1024
+target = "round-robin"
+
+[thresholds]
+halted = "== false"
+caught_up = "== true"
+`, subnet, strings.Join(q, ", "))
+	p := filepath.Join(t.TempDir(), "swarm-faults.toml")
 	if err := os.WriteFile(p, []byte(m), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +229,102 @@ func TestSwarmMultiEngine(t *testing.T) {
 		if len(local) != 5 || len(remote) != 7 {
 			t.Errorf("nodes with a host pid %v, from their metrics %v: want 5 and 7", local, remote)
 		}
+		if left := engineLabelled(t, c, swarmState(t, dir).RunID); len(left) > 0 {
+			t.Errorf("left after run: %v", left)
+		}
+	})
+
+	// Gossipsub hosts across the engines: they dial each other by name,
+	// and the traces of those on the other engines come back from their
+	// volumes there (issue 32 item 2).
+	t.Run("gossip", func(t *testing.T) {
+		out := testenv.OutputDir(t)
+		q := make([]string, len(c.Hosts()))
+		for i, e := range c.Hosts() {
+			q[i] = strconv.Quote(e)
+		}
+		m := gossipLineManifest(t, "10.213.249.0/24", []string{"z0", "z1", "z2"},
+			"\n[infra]\nrunner = \"swarm\"\nengines = ["+strings.Join(q, ", ")+"]\n")
+		start := time.Now()
+		b, err := exec.Command(bin, "run", m, "--output", out).CombinedOutput()
+		if err != nil {
+			t.Fatalf("benchnet run: %v\n%s", err, b)
+		}
+		t.Logf("gossip run on 3 engines: %s", time.Since(start).Round(time.Millisecond))
+		dir := onlyRunDirOf(t, out, "gossip-runner")
+		// Zone z0 is the host's engine: hosts of z1 and z2 ran on the
+		// others, so their traces came back from volumes there.
+		p, err := plan.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var away []string
+		for _, n := range p.Nodes {
+			if n.Zone != "z0" && n.Index > 0 {
+				away = append(away, n.Name)
+			}
+		}
+		if len(away) == 0 {
+			t.Fatal("no host past the publisher was placed on another engine: the test would prove nothing")
+		}
+		t.Logf("hosts on the other engines: %v", away)
+		checkGossipTraces(t, dir)
+		if left := engineLabelled(t, c, swarmState(t, dir).RunID); len(left) > 0 {
+			t.Errorf("left after run: %v", left)
+		}
+	})
+
+	// Faults and node churn across the engines (issue 32 item 3): a kill,
+	// a restart, a pause and a resume of validators, and 10 cycles of two
+	// rotating full nodes each started from an empty home (a copied home
+	// is delivered again, in a volume of a new generation, on the engine
+	// it ran on), with the verdicts local gives: every perturbation undone,
+	// every cycle caught up, no halt.
+	t.Run("faults", func(t *testing.T) {
+		out := testenv.OutputDir(t)
+		start := time.Now()
+		b, err := exec.Command(bin, "run", swarmFaults(t, "10.213.250.0/24", c.Hosts()), "--output", out).CombinedOutput()
+		if err != nil {
+			t.Fatalf("benchnet run: %v\n%s", err, b)
+		}
+		dir := onlyRunDirOf(t, out, "swarm-faults")
+		f, err := (&rundir.Dir{Path: dir}).ReadFaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Halted != "" {
+			t.Errorf("halted: %s", f.Halted)
+		}
+		if len(f.Perturbations) != 3 {
+			t.Errorf("%d perturbations, want 3 (kill, restart, pause-resume)", len(f.Perturbations))
+		}
+		// A restarted task may be published on other ports: the harness
+		// must see the node again (it did not before the collector and
+		// the height poller read the node's endpoint at every use).
+		for _, p := range f.Perturbations {
+			if !p.Undone {
+				t.Errorf("perturbation %d (%s %v) not undone", p.Entry, p.Action, p.Nodes)
+			}
+			for n, s := range p.BackAtTip {
+				if s < 0 {
+					t.Errorf("perturbation %d (%s): %s never back at the tip", p.Entry, p.Action, n)
+				}
+			}
+		}
+		var caught int
+		var catchUp []string
+		for _, cy := range f.Cycles {
+			if cy.CaughtUpNs > 0 && cy.Error == "" {
+				caught++
+			} else {
+				t.Errorf("cycle %d (%s): not caught up: %s", cy.Cycle, cy.Node, cy.Error)
+			}
+			catchUp = append(catchUp, fmt.Sprintf("%.1f", cy.CatchUpS))
+		}
+		if len(f.Cycles) != 10 {
+			t.Errorf("%d cycles, want 10", len(f.Cycles))
+		}
+		t.Logf("faults run on 3 engines: %s; %d of %d cycles caught up, catch-up s %v", time.Since(start).Round(time.Millisecond), caught, len(f.Cycles), catchUp)
 		if left := engineLabelled(t, c, swarmState(t, dir).RunID); len(left) > 0 {
 			t.Errorf("left after run: %v", left)
 		}

@@ -38,8 +38,12 @@ var SamplesFile = path.Base(rundir.SamplesCSV.Name)
 type Target struct {
 	Node       string
 	MetricsURL string
-	PID        func() int
-	Running    func() bool
+	// URL, when set, is where to scrape now (MetricsURL when it says ""):
+	// a node restarted on swarm may be published on other ports, and a
+	// late or rotating one is reached only once it started.
+	URL     func() string
+	PID     func() int
+	Running func() bool
 }
 
 func (t Target) running() bool { return t.Running == nil || t.Running() }
@@ -237,6 +241,11 @@ func (c *Collector) remoteProc(now time.Time, node string, buf *promtext.Parser)
 }
 
 func (c *Collector) scrape(ctx context.Context, t Target, buf *promtext.Parser) error {
+	if t.URL != nil {
+		if u := t.URL(); u != "" {
+			t.MetricsURL = u
+		}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.MetricsURL, nil)
 	if err != nil {
 		return fmt.Errorf("scrape %s: %w", t.MetricsURL, err)

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra/caps"
@@ -115,7 +116,10 @@ type Node struct {
 	MetricsNamespace string `json:"metrics_namespace,omitempty"`
 	// RPCReach and MetricsReach are host:port where the harness reaches the
 	// node when its runner reports them (a swarm's published ports); empty
-	// means Addr. Set once the node started; state.json records them.
+	// means Addr. Set at every start (a restarted task may be published on
+	// other ports) through SetReach, read through RPCURL and MetricsURL,
+	// which the collectors and pollers call each time; state.json records
+	// them.
 	RPCReach     string `json:"-"`
 	MetricsReach string `json:"-"`
 }
@@ -157,18 +161,40 @@ func (n *Node) P2PAddr() string {
 	return netip.AddrPortFrom(n.Addr, uint16(n.P2PPort)).String()
 }
 
+// reachMu guards every node's RPCReach and MetricsReach: a start sets
+// them while the collector and the pollers read them.
+var reachMu sync.RWMutex
+
+// SetReach sets where the harness reaches the node ("" keeps that one).
+func (n *Node) SetReach(rpc, metrics string) {
+	reachMu.Lock()
+	defer reachMu.Unlock()
+	if rpc != "" {
+		n.RPCReach = rpc
+	}
+	if metrics != "" {
+		n.MetricsReach = metrics
+	}
+}
+
 // RPCURL is the node's CometBFT RPC endpoint as seen from the harness.
 func (n *Node) RPCURL() string {
-	if n.RPCReach != "" {
-		return "http://" + n.RPCReach
+	reachMu.RLock()
+	reach := n.RPCReach
+	reachMu.RUnlock()
+	if reach != "" {
+		return "http://" + reach
 	}
 	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.RPCPort)).String()
 }
 
 // MetricsURL is the node's Prometheus endpoint.
 func (n *Node) MetricsURL() string {
-	if n.MetricsReach != "" {
-		return "http://" + n.MetricsReach + "/metrics"
+	reachMu.RLock()
+	reach := n.MetricsReach
+	reachMu.RUnlock()
+	if reach != "" {
+		return "http://" + reach + "/metrics"
 	}
 	return "http://" + netip.AddrPortFrom(n.Addr, uint16(n.PrometheusPort)).String() + "/metrics"
 }

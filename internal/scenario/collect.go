@@ -22,7 +22,7 @@ func StartCollector(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, pid f
 	var targets []collect.Target
 	for _, n := range p.Nodes {
 		name := n.Name
-		t := collect.Target{Node: name, MetricsURL: n.MetricsURL(), PID: func() int { return pid(name) }}
+		t := collect.Target{Node: name, MetricsURL: n.MetricsURL(), URL: n.MetricsURL, PID: func() int { return pid(name) }}
 		if running != nil {
 			t.Running = func() bool { return running(name) }
 		}

@@ -42,12 +42,14 @@ func (t *Testnet) reach(n *plan.Node) error {
 // them empty (the plan address) where they agree with it.
 func Reach(n *plan.Node, ep statefile.Endpoints) {
 	at := infra.PlanEndpoints(n)
+	var rpc, metrics string
 	if ep.RPC != "" && ep.RPC != at.RPC {
-		n.RPCReach = ep.RPC
+		rpc = ep.RPC
 	}
 	if ep.Metrics != "" && ep.Metrics != at.Metrics {
-		n.MetricsReach = ep.Metrics
+		metrics = ep.Metrics
 	}
+	n.SetReach(rpc, metrics)
 }
 
 // ReachFromState sets the endpoints state.json records on p's nodes, for

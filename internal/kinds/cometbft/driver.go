@@ -41,10 +41,14 @@ func (d *Driver) client(n *plan.Node) *cometrpc.Client {
 	if d.clients == nil {
 		d.clients = map[string]*cometrpc.Client{}
 	}
-	c, ok := d.clients[n.Name]
+	// Keyed by URL as well: a node restarted on swarm may be published
+	// on other ports, and a client of the old ones would never reach it.
+	url := n.RPCURL()
+	key := n.Name + " " + url
+	c, ok := d.clients[key]
 	if !ok {
-		c = cometrpc.New(n.RPCURL())
-		d.clients[n.Name] = c
+		c = cometrpc.New(url)
+		d.clients[key] = c
 	}
 	return c
 }
