@@ -121,7 +121,7 @@ func (r Rule) Validate() []error {
 func (r Rule) String() string {
 	return fmt.Sprintf("a cell is saturated when committed < %s of sent, or its p50 latency > %g x the p50 of the lightest offered load; "+
 		"a cell whose load generator missed its schedule (send lag beyond its bound) is invalid, not saturated, "+
-			"unless it still sent >= %g x the tx/s the chain committed (then the chain set the pace: saturated)",
+		"unless it still sent >= %g x the tx/s the chain committed (then the chain set the pace: saturated)",
 		pct(r.MinCommitted), r.LatencyFactor, OverloadMargin)
 }
 
