@@ -24,11 +24,7 @@ func gossipLineManifest(t *testing.T, subnet string, zones []string, extra strin
 	t.Helper()
 	z := ""
 	if len(zones) > 0 {
-		q := make([]string, len(zones))
-		for i, s := range zones {
-			q[i] = strconv.Quote(s)
-		}
-		z = "zones = [" + strings.Join(q, ", ") + "]\n"
+		z = "zones = [" + tomlStrings(zones) + "]\n"
 	}
 	m := fmt.Sprintf(`name = "gossip-runner"
 seed = 7
@@ -56,6 +52,15 @@ cooldown = "2s"
 		t.Fatal(err)
 	}
 	return p
+}
+
+// tomlStrings is ss as the body of a TOML array of strings.
+func tomlStrings(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 // checkGossipTraces: every host's trace reached the run directory, and

@@ -29,10 +29,6 @@ import (
 // nodes are placed over three zones by the swarm nodes' labels.
 func swarm12(t *testing.T, subnet string, engines []string) string {
 	t.Helper()
-	q := make([]string, len(engines))
-	for i, e := range engines {
-		q[i] = strconv.Quote(e)
-	}
 	m := fmt.Sprintf(`name = "quickstart"
 seed = 3
 
@@ -66,7 +62,7 @@ connections = 1
 duration = "15s"
 size = 1024
 target = "round-robin"
-`, subnet, strings.Join(q, ", "))
+`, subnet, tomlStrings(engines))
 	p := filepath.Join(t.TempDir(), "swarm12.toml")
 	if err := os.WriteFile(p, []byte(m), 0o644); err != nil {
 		t.Fatal(err)
@@ -79,10 +75,6 @@ target = "round-robin"
 // rotate cycles, under a light load; thresholds give local's verdicts.
 func swarmFaults(t *testing.T, subnet string, engines []string) string {
 	t.Helper()
-	q := make([]string, len(engines))
-	for i, e := range engines {
-		q[i] = strconv.Quote(e)
-	}
 	m := fmt.Sprintf(`name = "swarm-faults"
 seed = 9
 halt_limit = "60s"
@@ -146,7 +138,7 @@ target = "round-robin"
 [thresholds]
 halted = "== false"
 caught_up = "== true"
-`, subnet, strings.Join(q, ", "))
+`, subnet, tomlStrings(engines))
 	p := filepath.Join(t.TempDir(), "swarm-faults.toml")
 	if err := os.WriteFile(p, []byte(m), 0o644); err != nil {
 		t.Fatal(err)
@@ -239,12 +231,8 @@ func TestSwarmMultiEngine(t *testing.T) {
 	// volumes there (issue 32 item 2).
 	t.Run("gossip", func(t *testing.T) {
 		out := testenv.OutputDir(t)
-		q := make([]string, len(c.Hosts()))
-		for i, e := range c.Hosts() {
-			q[i] = strconv.Quote(e)
-		}
 		m := gossipLineManifest(t, "10.213.249.0/24", []string{"z0", "z1", "z2"},
-			"\n[infra]\nrunner = \"swarm\"\nengines = ["+strings.Join(q, ", ")+"]\n")
+			"\n[infra]\nrunner = \"swarm\"\nengines = ["+tomlStrings(c.Hosts())+"]\n")
 		start := time.Now()
 		b, err := exec.Command(bin, "run", m, "--output", out).CombinedOutput()
 		if err != nil {

@@ -241,35 +241,23 @@ func (e Engine) suffix() string {
 }
 
 // FillVolume creates volume name (labelled) on e holding a copy of the
-// host directory src at target: a container of image that mounts it
-// (created, never started: a FROM-scratch image has no copier, and needs
-// none), `docker cp --archive` into it (owners kept), the container
-// removed. entrypoint is any program of the image (create wants one).
+// host directory src at target (copyVolume, `docker cp --archive` in:
+// owners kept).
 func (e Engine) FillVolume(ctx context.Context, name, label, image, entrypoint, src, target string) error {
 	if _, err := e.Cmd(ctx, "volume", "create", "--driver", "local", "--label", label, name); err != nil {
 		return fmt.Errorf("volume %s on %s: %w", name, e, err)
 	}
-	out, err := e.Cmd(ctx, "create", "--label", label, "--network", "none", "--entrypoint", entrypoint,
-		"--mount", "type=volume,source="+name+",target="+target+",volume-nocopy=true", image)
-	if err != nil {
-		return fmt.Errorf("volume %s on %s: %w", name, e, err)
-	}
-	id := strings.TrimSpace(string(out))
-	_, cerr := e.Cmd(ctx, "cp", "--archive", src+"/.", id+":"+target)
-	_, rerr := e.Cmd(ctx, "rm", "--force", "--volumes=false", id)
-	if cerr != nil {
-		return fmt.Errorf("copy %s into volume %s on %s: %w", src, name, e, cerr)
-	}
-	if rerr != nil {
-		return fmt.Errorf("volume %s on %s: %w", name, e, rerr)
-	}
-	return nil
+	return e.copyVolume(ctx, name, label, image, entrypoint, target, func(id string) error {
+		if _, err := e.Cmd(ctx, "cp", "--archive", src+"/.", id+":"+target); err != nil {
+			return fmt.Errorf("copy %s into volume %s on %s: %w", src, name, e, err)
+		}
+		return nil
+	})
 }
 
 // CopyFromVolume copies what volume name on e holds at target into the
-// host directory dst, FillVolume's way back: a container of image mounting
-// it (created, never started), `docker cp` out of it, the container
-// removed. A volume e does not hold is no error: the task ran elsewhere.
+// host directory dst, FillVolume's way back. A volume e does not hold is
+// no error: the task ran elsewhere.
 func (e Engine) CopyFromVolume(ctx context.Context, name, label, image, entrypoint, target, dst string) error {
 	if _, err := e.Cmd(ctx, "volume", "inspect", "--format", "{{.Name}}", name); err != nil {
 		if NoSuch(err) {
@@ -277,21 +265,30 @@ func (e Engine) CopyFromVolume(ctx context.Context, name, label, image, entrypoi
 		}
 		return fmt.Errorf("volume %s on %s: %w", name, e, err)
 	}
+	return e.copyVolume(ctx, name, label, image, entrypoint, target, func(id string) error {
+		if _, err := e.Cmd(ctx, "cp", id+":"+target+"/.", dst); err != nil {
+			return fmt.Errorf("copy volume %s on %s back to %s: %w", name, e, dst, err)
+		}
+		return nil
+	})
+}
+
+// copyVolume runs cp on a container of image that mounts volume name at
+// target (created, never started: a FROM-scratch image has no copier, and
+// needs none; entrypoint is any program of the image, as create wants
+// one), then removes the container.
+func (e Engine) copyVolume(ctx context.Context, name, label, image, entrypoint, target string, cp func(id string) error) error {
 	out, err := e.Cmd(ctx, "create", "--label", label, "--network", "none", "--entrypoint", entrypoint,
 		"--mount", "type=volume,source="+name+",target="+target+",volume-nocopy=true", image)
 	if err != nil {
 		return fmt.Errorf("volume %s on %s: %w", name, e, err)
 	}
 	id := strings.TrimSpace(string(out))
-	_, cerr := e.Cmd(ctx, "cp", id+":"+target+"/.", dst)
-	_, rerr := e.Cmd(ctx, "rm", "--force", "--volumes=false", id)
-	if cerr != nil {
-		return fmt.Errorf("copy volume %s on %s back to %s: %w", name, e, dst, cerr)
+	cerr := cp(id)
+	if _, err := e.Cmd(ctx, "rm", "--force", "--volumes=false", id); err != nil && cerr == nil {
+		return fmt.Errorf("volume %s on %s: %w", name, e, err)
 	}
-	if rerr != nil {
-		return fmt.Errorf("volume %s on %s: %w", name, e, rerr)
-	}
-	return nil
+	return cerr
 }
 
 // HasImage reports whether e holds the image ref.
