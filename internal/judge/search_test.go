@@ -416,7 +416,9 @@ func TestOverloadedProbe(t *testing.T) {
 		// QA 9's far probe: 90 000 txs sent at ~1290 tx/s, 750 committed.
 		{"overloaded", lagged(1290, 750), Above, 0},
 		{"starved generator", lagged(760, 750), GeneratorBound, 3000},
-		{"within the margin", lagged(780, 750), GeneratorBound, 3000},
+		// A chain that kept up with a short probe reads up to ~1.25:
+		// the busy span ends a block or two after the last send.
+		{"within the margin", lagged(930, 750), GeneratorBound, 3000},
 	}
 	for _, tt := range tests {
 		runs := append(slices.Clone(base), tt.far)
