@@ -38,10 +38,10 @@ func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, s
 	invalid := 0
 	var testbed []string
 	for _, c := range cells {
-		if c.Overloaded() {
-			// Its latency is the backlog's, not the chain's: only its
-			// committed share counts.
-			ratio = append(ratio, c.BusyTPS/c.SentRate)
+		if v, ok := c.judgedRatio(); ok && !c.Measured() {
+			// Overloaded: its latency is the backlog's, not the chain's;
+			// only its committed share counts.
+			ratio = append(ratio, v)
 			continue
 		}
 		if !c.LoadValid || c.Sent == 0 {
