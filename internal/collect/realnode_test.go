@@ -3,7 +3,6 @@ package collect
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,18 +11,9 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // TestRealNode scrapes a real cometbft v1.0.1 node (in-process kvstore,
 // Prometheus on, loopback ports picked free) and checks that its height
@@ -39,12 +29,12 @@ func TestRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prom := freePort(t)
+	prom := testenv.FreePort(t)
 	for _, r := range []struct{ re, repl string }{
 		{`(?m)^prometheus = false`, `prometheus = true`},
 		{`(?m)^prometheus_listen_addr = .*`, fmt.Sprintf(`prometheus_listen_addr = "127.0.0.1:%d"`, prom)},
-		{`(?m)^laddr = "tcp://127.0.0.1:26657"`, fmt.Sprintf(`laddr = "tcp://127.0.0.1:%d"`, freePort(t))},
-		{`(?m)^laddr = "tcp://0.0.0.0:26656"`, fmt.Sprintf(`laddr = "tcp://127.0.0.1:%d"`, freePort(t))},
+		{`(?m)^laddr = "tcp://127.0.0.1:26657"`, fmt.Sprintf(`laddr = "tcp://127.0.0.1:%d"`, testenv.FreePort(t))},
+		{`(?m)^laddr = "tcp://0.0.0.0:26656"`, fmt.Sprintf(`laddr = "tcp://127.0.0.1:%d"`, testenv.FreePort(t))},
 		{`(?m)^timeout_commit = .*`, `timeout_commit = "200ms"`},
 	} {
 		re := regexp.MustCompile(r.re)

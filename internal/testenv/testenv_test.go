@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"flag"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -130,5 +132,22 @@ func TestIntegrationSwitch(t *testing.T) {
 		if f.skipped == (ci == "true") || f.failed != (ci == "true") {
 			t.Errorf("-short, CI=%q: skipped=%v failed=%v", ci, f.skipped, f.failed)
 		}
+	}
+}
+
+// Ports handed out are distinct, outside the ephemeral range and free.
+func TestFreePort(t *testing.T) {
+	seen := map[int]bool{}
+	for range 200 {
+		p := FreePort(t)
+		if p < portLo || p >= portHi || seen[p] {
+			t.Fatalf("port %d: outside [%d, %d) or given twice", p, portLo, portHi)
+		}
+		seen[p] = true
+		l, err := net.Listen("tcp4", fmt.Sprintf("0.0.0.0:%d", p))
+		if err != nil {
+			t.Fatalf("port %d not free: %v", p, err)
+		}
+		l.Close()
 	}
 }

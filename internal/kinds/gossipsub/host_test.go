@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 )
 
 // The manifest's defaults are the library's: the plan records the values
@@ -65,15 +65,6 @@ func TestParamsKeepLibraryInvariants(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // Three real hosts on loopback in a line a-b-c: a message published at a
 // reaches b from a and c from b, every trace says so, and /ready reports
 // the planned peers. By name, as on a swarm (plan.Node.Host), the hosts
@@ -91,7 +82,7 @@ func lineOfHosts(t *testing.T, host string) {
 		Heartbeat: rundir.Duration{Duration: 100 * time.Millisecond}, OutboundQueue: 32, ValidateQueue: 32}}
 	for i := 0; i < n; i++ {
 		p.Nodes = append(p.Nodes, &plan.Node{Name: fmt.Sprintf("g%d", i), Host: host, Index: i, Addr: netip.MustParseAddr("127.0.0.1"),
-			P2PPort: freePort(t), RPCPort: freePort(t), PrometheusPort: freePort(t)})
+			P2PPort: testenv.FreePort(t), RPCPort: testenv.FreePort(t), PrometheusPort: testenv.FreePort(t)})
 	}
 	for i := 0; i+1 < n; i++ {
 		p.Nodes[i].PersistentPeers = []string{p.Nodes[i+1].Name}

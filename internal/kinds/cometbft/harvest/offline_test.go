@@ -15,6 +15,7 @@ import (
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/rundir"
+	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
 
@@ -51,9 +52,9 @@ func offlineRealStore(t *testing.T, rel release.Release, bin string) {
 	if out, err := exec.CommandContext(ctx, bin, "init", "--home", home).CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
-	rpc := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	rpc := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	cmd := exec.CommandContext(ctx, bin, "start", "--home", home, "--proxy_app=kvstore",
-		"--rpc.laddr", "tcp://"+rpc, "--p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t)))
+		"--rpc.laddr", "tcp://"+rpc, "--p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", testenv.FreePort(t)))
 	logf, _ := os.Create(filepath.Join(dir, "node.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -37,15 +36,6 @@ func TestRealNode(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func runRealNode(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
@@ -53,9 +43,9 @@ func runRealNode(t *testing.T, bin string) {
 	if out, err := exec.CommandContext(ctx, bin, "init", "--home", home).CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
-	rpc := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	rpc := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	cmd := exec.CommandContext(ctx, bin, "start", "--home", home, "--proxy_app=kvstore",
-		"--rpc.laddr", "tcp://"+rpc, "--p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t)))
+		"--rpc.laddr", "tcp://"+rpc, "--p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", testenv.FreePort(t)))
 	logf, _ := os.Create(filepath.Join(home, "node.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
