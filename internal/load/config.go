@@ -83,6 +83,19 @@ func FromManifest(l manifest.Load, runID string) Config {
 type Target struct {
 	Node   string // plan node name, written into sent.csv
 	RPCURL string // http://ADDR:26657
+	// URL, when set, gives the node's RPC URL now, and every (re)connect
+	// reads it: a restarted swarm task is published on new ports, and a
+	// connection that kept RPCURL would lose its share of the load.
+	URL func() string
+}
+
+// rpc is where t's connections dial, read at each dial.
+func (t Target) rpc() func() string {
+	if t.URL != nil {
+		return t.URL
+	}
+	u := t.RPCURL
+	return func() string { return u }
 }
 
 func (c *Config) setDefaults() {

@@ -68,24 +68,34 @@ func newEvLoop() (*evLoop, error) {
 	return &evLoop{epfd: in, outfd: out, events: make([]unix.EpollEvent, 64)}, nil
 }
 
-// add makes a connection to the websocket at url (ws://host:port/path);
-// it dials on its first send (or connect).
-func (l *evLoop) add(rawURL string) (*loopConn, error) {
+// add makes a connection to the websocket whose URL src gives
+// (ws://host:port/path), read again at every dial: a restarted swarm task
+// is published on new ports. It dials on its first send (or connect).
+func (l *evLoop) add(src func() string) (*loopConn, error) {
+	if _, err := parseWS(src()); err != nil {
+		return nil, err
+	}
+	c := &loopConn{l: l, id: len(l.conns), src: src, fd: -1}
+	l.conns = append(l.conns, c)
+	return c, nil
+}
+
+// wsAddr is what a dial needs of a ws:// URL.
+type wsAddr struct{ url, host, hostHeader, path string }
+
+func parseWS(rawURL string) (wsAddr, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("websocket url %q: %w", rawURL, err)
+		return wsAddr{}, fmt.Errorf("websocket url %q: %w", rawURL, err)
 	}
 	if u.Scheme != "ws" {
-		return nil, fmt.Errorf("websocket url %q: the event loop speaks ws:// only", rawURL)
+		return wsAddr{}, fmt.Errorf("websocket url %q: the event loop speaks ws:// only", rawURL)
 	}
 	host := u.Host
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), "80")
 	}
-	path := u.RequestURI()
-	c := &loopConn{l: l, id: len(l.conns), url: rawURL, host: host, hostHeader: u.Host, path: path, fd: -1}
-	l.conns = append(l.conns, c)
-	return c, nil
+	return wsAddr{url: rawURL, host: host, hostHeader: u.Host, path: u.RequestURI()}, nil
 }
 
 // Now is the wall clock: the loop is the pacer's Clock.
@@ -183,20 +193,19 @@ func (l *evLoop) drain(ctx context.Context) {
 
 // loopConn is one websocket of the loop.
 type loopConn struct {
-	l                     *evLoop
-	id                    int
-	url, host, hostHeader string
-	path                  string
-	bo                    backoff
-	fd                    int    // -1: not connected
-	watchingOut           bool   // EPOLLOUT registered
-	out                   []byte // bytes the socket did not take yet, in order
-	rx                    []byte // received bytes not yet framed
-	frag                  []byte // a fragmented message being assembled
-	fragging              bool
-	pend                  pending
-	buf, tx, frame        []byte   // the sender's scratch
-	oob                   [64]byte // control messages of a read
+	l              *evLoop
+	id             int
+	src            func() string // the websocket URL, read at every dial
+	bo             backoff
+	fd             int    // -1: not connected
+	watchingOut    bool   // EPOLLOUT registered
+	out            []byte // bytes the socket did not take yet, in order
+	rx             []byte // received bytes not yet framed
+	frag           []byte // a fragmented message being assembled
+	fragging       bool
+	pend           pending
+	buf, tx, frame []byte   // the sender's scratch
+	oob            [64]byte // control messages of a read
 }
 
 // maxMessage bounds one answer: CometBFT's are a few hundred bytes.
@@ -217,54 +226,58 @@ func (c *loopConn) connect(ctx context.Context) error {
 }
 
 func (c *loopConn) dial(ctx context.Context) error {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", c.host)
+	a, err := parseWS(c.src())
 	if err != nil {
-		return fmt.Errorf("dial %s: %w", c.url, err)
+		return err
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", a.host)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", a.url, err)
 	}
 	defer conn.Close() // the loop keeps a duplicate of the socket
 	var key [16]byte
 	_, _ = rand.Read(key[:])
 	k := base64.StdEncoding.EncodeToString(key[:])
-	req := "GET " + c.path + " HTTP/1.1\r\nHost: " + c.hostHeader + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+	req := "GET " + a.path + " HTTP/1.1\r\nHost: " + a.hostHeader + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 		"Sec-WebSocket-Key: " + k + "\r\nSec-WebSocket-Version: 13\r\n\r\n"
 	conn.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := conn.Write([]byte(req)); err != nil {
-		return fmt.Errorf("dial %s: handshake: %w", c.url, err)
+		return fmt.Errorf("dial %s: handshake: %w", a.url, err)
 	}
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
 	if err != nil {
-		return fmt.Errorf("dial %s: handshake: %w", c.url, err)
+		return fmt.Errorf("dial %s: handshake: %w", a.url, err)
 	}
 	h := sha1.Sum(append([]byte(k), wsGUID...))
 	if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(h[:]) {
-		return fmt.Errorf("dial %s: handshake: %s, not a websocket upgrade", c.url, resp.Status)
+		return fmt.Errorf("dial %s: handshake: %s, not a websocket upgrade", a.url, resp.Status)
 	}
 	leftover, _ := br.Peek(br.Buffered())
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
-		return fmt.Errorf("dial %s: not a socket", c.url)
+		return fmt.Errorf("dial %s: not a socket", a.url)
 	}
 	raw, err := sc.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("dial %s: %w", c.url, err)
+		return fmt.Errorf("dial %s: %w", a.url, err)
 	}
 	fd := -1
 	var derr error
 	if err := raw.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || derr != nil {
-		return fmt.Errorf("dial %s: dup: %w", c.url, errors.Join(err, derr))
+		return fmt.Errorf("dial %s: dup: %w", a.url, errors.Join(err, derr))
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
-		return fmt.Errorf("dial %s: %w", c.url, err)
+		return fmt.Errorf("dial %s: %w", a.url, err)
 	}
 	// The kernel's receive time of each read: the ack. Without it (an old
 	// kernel) the ack is the read time.
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	if err := unix.EpollCtl(c.l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.id)}); err != nil {
 		unix.Close(fd)
-		return fmt.Errorf("dial %s: epoll: %w", c.url, err)
+		return fmt.Errorf("dial %s: epoll: %w", a.url, err)
 	}
 	c.fd, c.watchingOut = fd, false
 	c.out, c.rx, c.frag, c.fragging = c.out[:0], append(c.rx[:0], leftover...), c.frag[:0], false

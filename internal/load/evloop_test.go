@@ -87,7 +87,7 @@ func loopPair(t *testing.T) (*evLoop, *loopConn, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := l.add("ws://127.0.0.1:1/websocket")
+	c, err := l.add(func() string { return "ws://127.0.0.1:1/websocket" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestLoopNeverBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := l.add(wsURL(srv.URL))
+	c, err := l.add(func() string { return wsURL(srv.URL) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestLoopAckIsReceiveTime(t *testing.T) {
 	fn := newFakeNode(t, &fakeNode{wrote: map[string]int64{}})
 	cfg := Config{RunID: "ack", Rate: 10, Connections: 1, Count: 8, Size: 64, Format: "kv"}
 	sink := &memSink{}
-	if _, err := Run(context.Background(), cfg, []Target{{"v0", fn.srv.URL}}, sink); err != nil {
+	if _, err := Run(context.Background(), cfg, []Target{{Node: "v0", RPCURL: fn.srv.URL}}, sink); err != nil {
 		t.Fatal(err)
 	}
 	checkRecords(t, sink.recs, 8)

@@ -185,18 +185,19 @@ func (r *Runner) Run(ctx context.Context) (rundir.LoadSummary, error) {
 	for k, c := range r.conns {
 		c.out = records
 		if r.cfg.Transport == "http" {
-			trs[k] = newHTTP(c.plan.target.RPCURL, r.cfg.InFlight)
+			trs[k] = newHTTP(c.plan.target.rpc(), r.cfg.InFlight)
 			continue
 		}
-		if u := wsURL(c.plan.target.RPCURL); loop != nil && strings.HasPrefix(u, "ws://") {
-			if lc, err := loop.add(u); err == nil {
+		rpc := c.plan.target.rpc()
+		if loop != nil && strings.HasPrefix(wsURL(rpc()), "ws://") {
+			if lc, err := loop.add(func() string { return wsURL(rpc()) }); err == nil {
 				trs[k] = lc
 				wg.Add(1)
 				go func() { defer wg.Done(); _ = lc.connect(ctx) }()
 				continue
 			}
 		}
-		ws := newWS(c.plan.target.RPCURL)
+		ws := newWS(rpc)
 		trs[k] = ws
 		wg.Add(1)
 		go func() { defer wg.Done(); ws.sess = ws.connect(ctx) }()

@@ -156,7 +156,7 @@ func TestRunTransports(t *testing.T) {
 	} {
 		t.Run(tc.transport+"/"+tc.method, func(t *testing.T) {
 			fn := newFakeNode(t, &fakeNode{rejectOdd: true})
-			targets := []Target{{"v0", fn.srv.URL}, {"v1", fn.srv.URL}}
+			targets := []Target{{Node: "v0", RPCURL: fn.srv.URL}, {Node: "v1", RPCURL: fn.srv.URL}}
 			cfg := Config{RunID: "t", Rate: 500, Connections: 3, Count: 601, Size: 128,
 				Transport: tc.transport, Method: tc.method, Format: "kv"}
 			sink := &memSink{}
@@ -214,7 +214,7 @@ func TestRunConnectionDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{RunID: "drops", Rate: 1000, Connections: 2, Count: 1500, Size: 64, Format: "kv"}
-	sum, err := Run(context.Background(), cfg, []Target{{"v0", fn.srv.URL}}, w)
+	sum, err := Run(context.Background(), cfg, []Target{{Node: "v0", RPCURL: fn.srv.URL}}, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,12 +252,55 @@ func TestRunConnectionDrops(t *testing.T) {
 	t.Logf("%d ok, %d send_error, %d drops", ok, errs, drops)
 }
 
+// A node that moves (a restarted swarm task, published on new ports) keeps
+// its share of the load: every reconnect, and every HTTP request, reads the
+// target's URL anew. The first node drops the websocket at its 200th
+// message, by which time the URL names the second.
+func TestRunTargetMoves(t *testing.T) {
+	for _, transport := range []string{"websocket", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			const moveAt = 200
+			old := newFakeNode(t, &fakeNode{closeEvery: moveAt})
+			moved := newFakeNode(t, &fakeNode{})
+			url := func() string {
+				old.mu.Lock()
+				defer old.mu.Unlock()
+				if old.msgs >= moveAt {
+					return moved.srv.URL
+				}
+				return old.srv.URL
+			}
+			cfg := Config{RunID: "moves", Rate: 500, Connections: 1, Count: 1000, Size: 64, Transport: transport, Format: "kv"}
+			sink := &memSink{}
+			sum, err := Run(context.Background(), cfg, []Target{{Node: "v0", RPCURL: old.srv.URL, URL: url}}, sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRecords(t, sink.recs, 1000)
+			old.mu.Lock()
+			moved.mu.Lock()
+			defer old.mu.Unlock()
+			defer moved.mu.Unlock()
+			// HTTP has up to InFlight (16) requests in flight when the URL changes.
+			if old.msgs < moveAt || old.msgs > moveAt+16 || moved.msgs < 1000-moveAt-16-sum.SendErrors {
+				t.Fatalf("old node got %d messages, the moved one %d, %d send errors: the load did not follow the node", old.msgs, moved.msgs, sum.SendErrors)
+			}
+			for _, r := range sink.recs {
+				if r.Result == rundir.ResultOK && old.hashes[r.Hash]+moved.hashes[r.Hash] != 1 {
+					t.Fatalf("ok row %d reached %d nodes", r.Seq, old.hashes[r.Hash]+moved.hashes[r.Hash])
+				}
+			}
+			t.Logf("old %d, moved %d, send errors %d", old.msgs, moved.msgs, sum.SendErrors)
+		})
+	}
+}
+
 func TestRunRefused(t *testing.T) {
 	for _, tr := range []string{"websocket", "http"} {
 		t.Run(tr, func(t *testing.T) {
 			cfg := Config{RunID: "x", Rate: 1000, Connections: 1, Count: 50, Size: 64, Transport: tr}
 			sink := &memSink{}
-			sum, err := Run(context.Background(), cfg, []Target{{"gone", "http://127.0.0.1:1"}}, sink)
+			sum, err := Run(context.Background(), cfg, []Target{{Node: "gone", RPCURL: "http://127.0.0.1:1"}}, sink)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +318,7 @@ func TestRunRefused(t *testing.T) {
 }
 
 func TestPlanLayout(t *testing.T) {
-	targets := []Target{{"a", "u"}, {"b", "u"}, {"c", "u"}}
+	targets := []Target{{Node: "a", RPCURL: "u"}, {Node: "b", RPCURL: "u"}, {Node: "c", RPCURL: "u"}}
 	for _, tc := range []struct {
 		target string
 		count  int
@@ -363,7 +406,7 @@ func TestBroadcast(t *testing.T) {
 func TestProgressAndDuration(t *testing.T) {
 	fn := newFakeNode(t, &fakeNode{})
 	cfg := Config{RunID: "p", Rate: 200, Connections: 2, Duration: 500 * time.Millisecond, Size: 64, Target: "all"}
-	targets := []Target{{"v0", fn.srv.URL}, {"v1", fn.srv.URL}}
+	targets := []Target{{Node: "v0", RPCURL: fn.srv.URL}, {Node: "v1", RPCURL: fn.srv.URL}}
 	r, err := NewRunner(cfg, targets, &memSink{})
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +439,7 @@ func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	sink := &memSink{}
-	sum, err := Run(ctx, Config{RunID: "c", Rate: 100, Connections: 1, Count: 1000, Size: 64}, []Target{{"v0", fn.srv.URL}}, sink)
+	sum, err := Run(ctx, Config{RunID: "c", Rate: 100, Connections: 1, Count: 1000, Size: 64}, []Target{{Node: "v0", RPCURL: fn.srv.URL}}, sink)
 	if err == nil {
 		t.Fatal("cancelled run returned no error")
 	}
@@ -426,7 +469,7 @@ func BenchmarkRunTransports(b *testing.B) {
 				fn := newFakeNode(b, &fakeNode{rejectOdd: true})
 				cfg := Config{RunID: "b", Rate: 500, Connections: 3, Count: 601, Size: 128,
 					Transport: tc.transport, Method: tc.method, Format: "kv"}
-				sum, err := Run(context.Background(), cfg, []Target{{"v0", fn.srv.URL}, {"v1", fn.srv.URL}}, &memSink{})
+				sum, err := Run(context.Background(), cfg, []Target{{Node: "v0", RPCURL: fn.srv.URL}, {Node: "v1", RPCURL: fn.srv.URL}}, &memSink{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -181,7 +181,7 @@ func (b *backoff) ok() {
 // responses by id. Plain ws:// connections on the real clock go through the
 // event loop instead (evloop.go); this serves wss:// (TLS) and fake clocks.
 type wsTransport struct {
-	url string
+	rpc func() string // the node's RPC URL, read at every dial
 	bo  backoff
 	// Used by the sending goroutine only.
 	buf, tx     []byte
@@ -216,15 +216,16 @@ func wsURL(rpc string) string {
 	return u
 }
 
-func newWS(rpcURL string) *wsTransport { return &wsTransport{url: wsURL(rpcURL)} }
+func newWS(rpc func() string) *wsTransport { return &wsTransport{rpc: rpc} }
 
 var wsDialer = websocket.Dialer{HandshakeTimeout: 5 * time.Second, WriteBufferSize: 1 << 16, ReadBufferSize: 1 << 16}
 
 // connect opens a session; errors are recorded in the backoff.
 func (w *wsTransport) connect(ctx context.Context) *wsSession {
-	conn, _, err := wsDialer.DialContext(ctx, w.url, nil)
+	u := wsURL(w.rpc())
+	conn, _, err := wsDialer.DialContext(ctx, u, nil)
 	if err != nil {
-		w.bo.fail(time.Now(), fmt.Errorf("dial %s: %w", w.url, err))
+		w.bo.fail(time.Now(), fmt.Errorf("dial %s: %w", u, err))
 		return nil
 	}
 	w.bo.ok()
@@ -379,7 +380,7 @@ func (w *wsTransport) drain(ctx context.Context) {
 // occupies one worker, not the schedule. When all are busy the pacer waits,
 // and that tx's lag shows it.
 type httpTransport struct {
-	url    string
+	rpc    func() string // the node's RPC URL, read at every request
 	client *http.Client
 	bo     backoff
 	jobs   chan *job
@@ -389,9 +390,9 @@ type httpTransport struct {
 	abort  context.CancelFunc
 }
 
-func newHTTP(rpcURL string, inFlight int) *httpTransport {
+func newHTTP(rpc func() string, inFlight int) *httpTransport {
 	tr := &http.Transport{MaxIdleConnsPerHost: inFlight, MaxConnsPerHost: inFlight, IdleConnTimeout: 30 * time.Second}
-	h := &httpTransport{url: rpcURL, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, jobs: make(chan *job)}
+	h := &httpTransport{rpc: rpc, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, jobs: make(chan *job)}
 	h.reqCtx, h.abort = context.WithCancel(context.Background())
 	for range inFlight {
 		h.wg.Add(1)
@@ -419,7 +420,7 @@ func (h *httpTransport) worker() {
 }
 
 func (h *httpTransport) post(body []byte, rec *rundir.Sent) (string, int64, string) {
-	req, err := http.NewRequestWithContext(h.reqCtx, http.MethodPost, h.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(h.reqCtx, http.MethodPost, h.rpc(), bytes.NewReader(body))
 	if err != nil {
 		return rundir.ResultSendError, 0, err.Error()
 	}

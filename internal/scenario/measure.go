@@ -207,7 +207,7 @@ func loadTargets(p *plan.Testnet, l manifest.Load, running func(string) bool) (t
 	}
 	for _, n := range loadNodes {
 		if running(n.Name) {
-			targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL()})
+			targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL(), URL: n.RPCURL})
 			continue
 		}
 		why := "not running when the load began ([rotate] node or stopped)"
