@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/examples"
 	"github.com/benchnet/benchnet/internal/infra/proctable"
 	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -392,5 +393,46 @@ func checkNothingStarted(t *testing.T, dir string) {
 		if err == nil && strings.Contains(string(cmdline), dir) {
 			t.Errorf("process %s runs with %s: %q", p, dir, cmdline)
 		}
+	}
+}
+
+// TestRunnerFlagEveryCommand: --runner holds for every command that brings
+// testnets up, not only run and up (sweep, soak, compare and qa ignored it
+// and ran on local). The socket app is refused on swarm, so each command
+// must stop at the manifest's line, with a usage error, before anything
+// starts. Without the flag applied, the unwritable --output makes the
+// command fail fast rather than start nodes.
+func TestRunnerFlagEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	mf := filepath.Join(dir, "m.toml")
+	m := badManifestBase + "app = \"kvstore-socket\"\n[variants.a]\n[variants.b]\n"
+	if err := os.WriteFile(mf, []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rot, err := examples.FS.ReadFile("qa-rotate.toml") // the QA's rotating testbed, beside it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "qa-rotate.toml"), rot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	builds := []string{"--baseline", "cometbft@v1.0.1", "--candidate", "cometbft@v1.0.1", "--budget", "1s"}
+	for _, args := range [][]string{
+		{"run", mf},
+		{"up", mf},
+		{"sweep", mf},
+		{"soak", mf},
+		{"compare", mf},
+		append([]string{"qa", mf}, builds...),
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			args = append(args, "--runner", "swarm", "--output", "/dev/null/runs")
+			code, stderr := runCaptured(t, args)
+			want := mf + ":7: node.qzv.app: \"kvstore-socket\" runs a second process"
+			if code != exitUsage || !strings.Contains(stderr, want) {
+				t.Errorf("benchnet %s: exit %d, want %d and %q:\n%s", strings.Join(args, " "), code, exitUsage, want, stderr)
+			}
+			checkNothingStarted(t, dir)
+		})
 	}
 }

@@ -129,6 +129,9 @@ compare --resume DIR' runs the rest.`,
 					if err := lf.apply(cmd, m); err != nil {
 						return err
 					}
+					if err := up.applyRunner(m); err != nil {
+						return err
+					}
 					if err := experiment.CheckFailOn(m.Kind(), cfg.FailOn); err != nil {
 						return usageError{err}
 					}

@@ -19,7 +19,6 @@ import (
 	"github.com/benchnet/benchnet/internal/report"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/scenario"
-	"github.com/benchnet/benchnet/internal/testnet"
 )
 
 type historyRunFlags struct {
@@ -183,7 +182,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 		}
 	}
 	// Stage 3: every build's steady test, interleaved, at the control's rate.
-	root, err := releaseLineSteady(ctx, cmd, st, dir, f.up.options())
+	root, err := releaseLineSteady(ctx, cmd, st, dir, &f.up)
 	if root != "" {
 		st.Steady = root
 	}
@@ -199,7 +198,7 @@ func runReleaseLine(cmd *cobra.Command, args []string, f *historyRunFlags) error
 }
 
 // releaseLineSteady runs (or finishes) the steady compare of every build.
-func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.ReleaseLine, dir string, upOpts testnet.Options) (string, error) {
+func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.ReleaseLine, dir string, up *upFlags) (string, error) {
 	var m *manifest.Manifest
 	var err error
 	if st.Manifest != "" {
@@ -208,6 +207,9 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.Relea
 		m, _, err = loadQAManifests(nil, nil)
 	}
 	if err != nil {
+		return "", err
+	}
+	if err := up.applyRunner(m); err != nil {
 		return "", err
 	}
 	base := experiment.DefaultQA()
@@ -246,7 +248,7 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.Relea
 	root, idx, runErr := experiment.RunCompare(ctx, vm, cfg, experiment.CompareOptions{
 		Output: filepath.Join(dir, "steady"), Log: log, Now: time.Now, Cooldown: 5 * time.Second, Resume: resume,
 		Measure: func(ctx context.Context, vm *manifest.Manifest, runsRoot string) (string, error) {
-			o := upOpts
+			o := up.options()
 			o.Output = runsRoot
 			res, err := scenario.Steady(ctx, vm, scenario.Options{Up: o, ScrapeInterval: time.Second, Log: log, Progress: log})
 			return res.RunDir, err

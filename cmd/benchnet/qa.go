@@ -270,6 +270,15 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		if m, rm, err = loadQAManifests(args, q); err != nil {
 			return err
 		}
+		// --runner holds for both testbeds: the rotating one too.
+		for _, mm := range []*manifest.Manifest{m, rm} {
+			if mm == nil {
+				continue
+			}
+			if err := up.applyRunner(mm); err != nil {
+				return err
+			}
+		}
 		mach := collect.ReadMachine()
 		bb, err := resolveBuild(cmd.Context(), "baseline", f.baseline)
 		if err != nil {

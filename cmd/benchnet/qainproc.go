@@ -17,9 +17,10 @@ import (
 // report and history record.
 
 // runQAArgs runs `benchnet qa` in this process with an argument list,
-// recording in parent's history database (its --history, --no-history).
+// recording in parent's history database (its --history, --no-history)
+// on the runner of its --runner.
 func runQAArgs(parent *cobra.Command, args []string) error {
-	for _, name := range []string{"history", "no-history"} {
+	for _, name := range []string{"history", "no-history", "runner"} {
 		if f := parent.Flags().Lookup(name); f != nil && f.Changed {
 			args = append(args, "--"+name+"="+f.Value.String())
 		}

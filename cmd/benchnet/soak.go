@@ -71,6 +71,9 @@ finished runs and runs the others.`,
 				if m, err = loadManifest(cmd.Context(), args); err != nil {
 					return err
 				}
+				if err := up.applyRunner(m); err != nil {
+					return err
+				}
 				if cmd.Flags().Changed("rate") {
 					s.Rate = lf.l.Rate
 				}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchnet/benchnet/examples"
 	"github.com/benchnet/benchnet/internal/infra/swarm/swarmtest"
 	"github.com/benchnet/benchnet/internal/release"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -96,4 +100,57 @@ engines = [%s]
 				upTook.Round(time.Millisecond), downTook.Round(time.Millisecond))
 		}
 	}
+}
+
+// BenchmarkSwarmQAQuick runs the quick QA of one build against itself on a
+// 3-engine swarm of this machine (issue 32 item 3: `qa --runner swarm
+// --quick` ends with a verdict): the built-in qa.toml and qa-rotate.toml
+// with the engines added, --runner swarm from the command line. A
+// measurement (about half an hour), not a test:
+//
+//	BENCHNET_INTEGRATION=1 BENCHNET_TEST_KEEP=1 go test ./cmd/benchnet -run '^$' -bench SwarmQAQuick -benchtime 1x -timeout 90m -v
+//
+// It reports the QA's exit code and wall time, and logs its verdict lines;
+// the QA's output streams to qa.log in the output directory.
+func BenchmarkSwarmQAQuick(t *testing.B) {
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	bin := benchnetBinary(t)
+	c := swarmtest.New(t, swarmtest.Options{Workers: 2, Zones: []string{"z0", "z1", "z2"}})
+	dir := t.TempDir()
+	engines := "\n[infra]\nengines = [" + tomlStrings(c.Hosts()) + "]\n"
+	for _, f := range []string{"qa.toml", "qa-rotate.toml"} {
+		data, err := examples.FS.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte("[infra]")) {
+			t.Fatalf("%s has an [infra] table: merge the engines into it", f)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), append(data, engines...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := testenv.OutputDir(t)
+	logf, err := os.Create(filepath.Join(out, "qa.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	var buf bytes.Buffer
+	cmd := exec.Command(bin, "qa", filepath.Join(dir, "qa.toml"), "--runner", "swarm", "--quick",
+		"--baseline", "cometbft@v1.0.1", "--candidate", "cometbft@v1.0.1", "--output", out)
+	cmd.Stdout = io.MultiWriter(&buf, logf)
+	cmd.Stderr = cmd.Stdout
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	code := 0
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("benchnet qa: %v", err)
+	}
+	t.ReportMetric(float64(code), "exit_code")
+	t.ReportMetric(took.Minutes(), "wall_min")
+	t.Logf("MEASURE qa --runner swarm --quick on 3 engines: exit %d after %s\n%s", code, took.Round(time.Second), lastLines(buf.String(), 30))
 }

@@ -298,6 +298,9 @@ re-renders sweep.md and sweep.html.`,
 				if m, err = loadManifest(cmd.Context(), args); err != nil {
 					return err
 				}
+				if err := up.applyRunner(m); err != nil {
+					return err
+				}
 				if cfg, err = experiment.SweepFromManifest(m); err != nil {
 					return err
 				}

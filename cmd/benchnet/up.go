@@ -34,11 +34,14 @@ func (f *upFlags) register(c *cobra.Command) {
 }
 
 // applyRunner copies --runner into the manifest and validates it with the
-// rest (a runner refuses what it cannot host, e.g. link emulation).
+// rest (a runner refuses what it cannot host, e.g. link emulation). Every
+// command that brings testnets up applies it (qa to both its testbeds), and
+// the manifest's Raw records it for the directory and a resume.
 func (f *upFlags) applyRunner(m *manifest.Manifest) error {
 	if f.runner == "" {
 		return nil
 	}
+	prev := m.Infra.Runner
 	m.Infra.Runner = f.runner
 	if errs := m.Validate(); len(errs) > 0 {
 		for _, e := range errs {
@@ -48,7 +51,8 @@ func (f *upFlags) applyRunner(m *manifest.Manifest) error {
 		}
 		return usageError{errs}
 	}
-	return nil
+	m.Infra.Runner = prev
+	return m.WithRunner(f.runner)
 }
 
 func (f *upFlags) options() testnet.Options {

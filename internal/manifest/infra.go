@@ -36,6 +36,23 @@ type Infra struct {
 	Engines []string `toml:"engines" json:"engines,omitempty"`
 }
 
+// WithRunner sets [infra] runner as the command line's --runner does, and
+// renders Raw again from the result, so the manifest.toml that a run or an
+// experiment directory keeps (and a resume reads back) says where it ran.
+// The caller validates.
+func (m *Manifest) WithRunner(runner string) error {
+	if m.Infra.Runner == runner {
+		return nil
+	}
+	m.Infra.Runner = runner
+	raw, err := m.render(fmt.Sprintf("# %s, with --runner %s\n", m.File, runner))
+	if err != nil {
+		return fmt.Errorf("%s: render with runner %s: %w", m.File, runner, err)
+	}
+	m.Raw = raw
+	return nil
+}
+
 func (m *Manifest) applyInfraDefaults() {
 	if m.Infra.Runner == "" {
 		m.Infra.Runner = DefaultRunner

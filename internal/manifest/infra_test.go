@@ -4,9 +4,13 @@ package manifest_test
 // records, declared when the runners are built in.
 
 import (
+	"bytes"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2"
 
 	_ "github.com/benchnet/benchnet/internal/infra/docker"
 	_ "github.com/benchnet/benchnet/internal/infra/local"
@@ -72,5 +76,54 @@ func TestParseMemory(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("ParseMemory(%q) = %d, %v; want %d", in, got, err, want)
 		}
+	}
+}
+
+// WithRunner's Raw parses back to the same manifest with the new runner,
+// variants, [qa] and [rotate] tables included: a resumed experiment reads
+// it, not the user's file.
+func TestWithRunnerRoundTrip(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.toml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	tried := 0
+	for _, f := range files {
+		for _, r := range manifest.Runners {
+			m, err := manifest.LoadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Infra.Runner == r {
+				continue
+			}
+			m.Infra.Runner = r
+			if len(m.Validate()) > 0 {
+				continue // this runner refuses the manifest: applyRunner stops there
+			}
+			m.Infra.Runner = ""
+			if err := m.WithRunner(r); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			back, err := manifest.Parse(f+" (rendered)", m.Raw)
+			if err != nil {
+				t.Fatalf("%s with runner %s: rendered manifest does not parse: %v\n%s", f, r, err, m.Raw)
+			}
+			want, err := toml.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := toml.Marshal(back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Infra.Runner != r || !bytes.Equal(got, want) {
+				t.Errorf("%s with runner %s: round trip changed the manifest\n%s", f, r, m.Raw)
+			}
+			tried++
+		}
+	}
+	if tried < len(files) {
+		t.Errorf("only %d (example, runner) pairs tried for %d examples", tried, len(files))
 	}
 }

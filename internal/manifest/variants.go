@@ -296,6 +296,9 @@ func (m *Manifest) render(header string) ([]byte, error) {
 		}
 	}
 	delete(doc, "node")
+	if len(m.Variants) > 0 { // a variant has none; WithRunner keeps them
+		doc["variants"] = m.Variants
+	}
 	top, err := toml.Marshal(doc)
 	if err != nil {
 		return nil, err
