@@ -105,7 +105,7 @@ engines = [%s]
 // BenchmarkSwarmQAQuick runs the quick QA of one build against itself on a
 // 3-engine swarm of this machine (issue 32 item 3: `qa --runner swarm
 // --quick` ends with a verdict): the built-in qa.toml and qa-rotate.toml
-// with the engines added, --runner swarm from the command line. A
+// with the swarm's engines added. A
 // measurement (about half an hour), not a test:
 //
 //	BENCHNET_INTEGRATION=1 BENCHNET_TEST_KEEP=1 go test ./cmd/benchnet -run '^$' -bench SwarmQAQuick -benchtime 1x -timeout 90m -v
@@ -117,7 +117,9 @@ func BenchmarkSwarmQAQuick(t *testing.B) {
 	bin := benchnetBinary(t)
 	c := swarmtest.New(t, swarmtest.Options{Workers: 2, Zones: []string{"z0", "z1", "z2"}})
 	dir := t.TempDir()
-	engines := "\n[infra]\nengines = [" + tomlStrings(c.Hosts()) + "]\n"
+	// A manifest names engines only with a runner that drives several, so
+	// the runner is written too (--runner swarm below is then the same).
+	engines := "\n[infra]\nrunner = \"swarm\"\nengines = [" + tomlStrings(c.Hosts()) + "]\n"
 	for _, f := range []string{"qa.toml", "qa-rotate.toml"} {
 		data, err := examples.FS.ReadFile(f)
 		if err != nil {

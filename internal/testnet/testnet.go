@@ -540,7 +540,7 @@ func (t *Testnet) startNode(ctx context.Context, n *plan.Node, bins []node.Binar
 	t.mu.Lock()
 	t.pids[n.Name] = pid
 	t.mu.Unlock()
-	detail := fmt.Sprintf("pid %d, %s", pid, n.Release)
+	detail := fmt.Sprintf("pid %d, %s, rpc %s", pid, n.Release, n.RPCURL())
 	if n.StartDelay > 0 {
 		detail += ", start_delay " + n.StartDelay.String()
 	}

@@ -3,6 +3,7 @@ package swarm
 import (
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"testing"
 
@@ -120,5 +121,28 @@ func TestEngineNames(t *testing.T) {
 	}
 	if e := parseEngine("ssh://w1"); strings.Join(e.Args(), " ") != "-H ssh://w1" {
 		t.Errorf("host entry: %v", e.Args())
+	}
+}
+
+// A pid another engine reports is taken as this machine's only when its
+// cgroup names the container: not for a short id, pid 0, a pid that does
+// not exist here, or a live process of another cgroup (this test's own).
+// The positive case needs a container on a second engine of this machine:
+// TestSwarmMultiEngine (cmd/benchnet) checks every node has a host pid.
+func TestOnThisMachine(t *testing.T) {
+	id := strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		name      string
+		pid       int
+		container string
+	}{
+		{"no pid", 0, id},
+		{"short id", os.Getpid(), "abcdef012345"},
+		{"no such process", 1 << 30, id},
+		{"another cgroup", os.Getpid(), id},
+	} {
+		if onThisMachine(tc.pid, tc.container) {
+			t.Errorf("%s: pid %d taken as container %s's", tc.name, tc.pid, tc.container)
+		}
 	}
 }

@@ -18,6 +18,7 @@
 package swarm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -400,10 +401,13 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	if ep.RPC == "" || ep.Metrics == "" {
 		return 0, fmt.Errorf("start %s: task of %s published no RPC or metrics port (%+v)", key, s.name, task.Ports)
 	}
-	// A task on another machine has no pid here: the process collectors
-	// skip it, docker stats on that machine has its numbers.
+	// A task on another machine has no pid here: the collector reads its
+	// CPU and RSS from its own metrics. A task of another engine on this
+	// very machine (swarmtest's workers) is a process here, and the
+	// testbed check must count it as the run's own, not as load from
+	// outside the run.
 	pid := 0
-	if task.NodeID == r.self {
+	if task.NodeID == r.self || onThisMachine(task.PID, task.ContainerID) {
 		pid = task.PID
 	}
 	logs := followLogs(s.name, since, proc.LogPath)
@@ -481,3 +485,16 @@ func (r *Runner) copyBack(ctx context.Context, s *service) error {
 }
 
 var _ infra.HomeCopier = (*Runner)(nil)
+
+// onThisMachine reports whether pid, as another engine reported it for
+// container, is that container's process on this machine: the engine runs
+// in this kernel's pid namespace when /proc/<pid>/cgroup names the
+// container (cgroup v1 and v2 paths both hold the full id). A pid from
+// another machine names some other process here, or none.
+func onThisMachine(pid int, container string) bool {
+	if pid <= 0 || len(container) < 64 {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && bytes.Contains(b, []byte(container))
+}
