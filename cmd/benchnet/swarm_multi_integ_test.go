@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,14 +217,33 @@ func TestSwarmMultiEngine(t *testing.T) {
 				t.Errorf("%s wrote its block store into the run directory: its home was bound, not copied", n)
 			}
 		}
-		// Zone z0 is the host's engine: its 5 nodes are reached at
-		// 127.0.0.1, the 7 of z1 and z2 at their engines' addresses. The
+		// Zone z0 is the host's engine: its 5 nodes are reached at its
+		// address, the 7 of z1 and z2 at their engines' addresses. The
 		// other engines run on this machine too, so every node has a host
 		// pid and its CPU counts as the run's own in the testbed check
 		// (a QA on this swarm read them as load from outside the run).
-		here, away := placement(t, dir)
-		if len(here) != 5 || len(away) != 7 {
-			t.Errorf("nodes on the host's engine %v, on the others %v: want 5 and 7", here, away)
+		p, err := plan.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := placement(t, dir)
+		z0 := map[string]bool{}
+		for _, n := range p.Nodes {
+			if n.Zone == "z0" {
+				z0[at[n.Name]] = true
+			}
+		}
+		here, away := 0, 0
+		for _, n := range p.Nodes {
+			switch {
+			case z0[at[n.Name]]:
+				here++
+			case at[n.Name] != "":
+				away++
+			}
+		}
+		if len(z0) != 1 || here != 5 || away != 7 {
+			t.Errorf("nodes reached at %v: want the 5 of z0 at one address, the other 7 elsewhere", at)
 		}
 		if len(local) != 12 || len(remote) != 0 {
 			t.Errorf("nodes with a host pid %v, from their metrics %v: want all 12 with a pid (every engine runs on this machine)", local, remote)
@@ -384,10 +404,9 @@ func reached(dir string) int {
 	return n
 }
 
-// placement splits a swarm run's nodes by where the harness reached them,
-// as node_started recorded it: 127.0.0.1 (the host's engine) or another
-// engine's address.
-func placement(t *testing.T, dir string) (here, away []string) {
+// placement is where the harness reached each node of a swarm run, as
+// node_started recorded it: the address of the swarm node its task ran on.
+func placement(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	d, err := rundir.Open(dir)
 	if err != nil {
@@ -397,21 +416,20 @@ func placement(t *testing.T, dir string) (here, away []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	at := map[string]string{}
 	for _, e := range evs {
 		if e.Kind != rundir.EventNodeStarted {
 			continue
 		}
 		_, rpc, ok := strings.Cut(e.Detail, "rpc http://")
-		switch {
-		case !ok:
+		host, _, err := net.SplitHostPort(rpc)
+		if !ok || err != nil {
 			t.Errorf("node_started of %s names no rpc endpoint: %q", e.Node, e.Detail)
-		case strings.HasPrefix(rpc, "127.0.0.1:"):
-			here = append(here, e.Node)
-		default:
-			away = append(away, e.Node)
+			continue
 		}
+		at[e.Node] = host
 	}
-	return here, away
+	return at
 }
 
 // procNodes splits proc.csv's nodes by whether /proc (a pid) or the node's
