@@ -41,8 +41,9 @@ func (f *upFlags) applyRunner(m *manifest.Manifest) error {
 	if f.runner == "" {
 		return nil
 	}
-	prev := m.Infra.Runner
-	m.Infra.Runner = f.runner
+	if err := m.WithRunner(f.runner); err != nil {
+		return err
+	}
 	if errs := m.Validate(); len(errs) > 0 {
 		for _, e := range errs {
 			if e.Field == "infra.runner" {
@@ -51,8 +52,7 @@ func (f *upFlags) applyRunner(m *manifest.Manifest) error {
 		}
 		return usageError{errs}
 	}
-	m.Infra.Runner = prev
-	return m.WithRunner(f.runner)
+	return nil
 }
 
 func (f *upFlags) options() testnet.Options {
