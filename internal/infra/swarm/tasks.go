@@ -96,6 +96,7 @@ type taskStatus struct {
 	NodeID string
 	Status struct {
 		State           string
+		Message         string
 		Err             string
 		ContainerStatus struct {
 			ContainerID string
@@ -131,25 +132,42 @@ func tasks(ctx context.Context, svc string, all bool) ([]taskStatus, error) {
 	return ts, nil
 }
 
+// A task may take long to run on a loaded machine: under CI one took
+// over a minute in preparing (homes, image, the engine's own start) and the
+// old 2-minute limit ended a node that had started. A task the scheduler
+// cannot place says so at once ("no suitable node") and is refused sooner.
+const (
+	taskWait    = 5 * time.Minute
+	unplaceable = 20 * time.Second
+)
+
 // waitTask waits until the service's task runs.
 func waitTask(ctx context.Context, svc string) (taskInfo, error) {
-	deadline := time.Now().Add(2 * time.Minute)
+	start := time.Now()
+	var unplacedSince time.Time
 	for {
 		ts, err := tasks(ctx, svc, false)
 		if err != nil && !dockercli.NoSuch(err) {
 			return taskInfo{}, err
 		}
-		for _, t := range ts {
-			switch t.Status.State {
-			case "running":
-				return taskInfo{ID: t.ID, NodeID: t.NodeID, ContainerID: t.Status.ContainerStatus.ContainerID,
-					PID: t.Status.ContainerStatus.PID, Ports: t.Status.PortStatus.Ports}, nil
-			case "failed", "rejected", "complete", "shutdown", "orphaned", "remove":
-				return taskInfo{}, fmt.Errorf("task of %s %s: %s", svc, t.Status.State, t.Status.Err)
-			}
+		info, running, waiting, err := taskState(svc, ts)
+		switch {
+		case err != nil:
+			return taskInfo{}, err
+		case running:
+			return info, nil
 		}
-		if time.Now().After(deadline) {
-			return taskInfo{}, fmt.Errorf("task of %s not running after 2m (a placement constraint no node meets?)", svc)
+		now := time.Now()
+		switch {
+		case !strings.Contains(waiting, noSuitableNode):
+			unplacedSince = time.Time{}
+		case unplacedSince.IsZero():
+			unplacedSince = now
+		case now.Sub(unplacedSince) >= unplaceable:
+			return taskInfo{}, fmt.Errorf("task of %s cannot be placed for %s: %s (a placement constraint no node meets?)", svc, unplaceable, waiting)
+		}
+		if now.Sub(start) >= taskWait {
+			return taskInfo{}, fmt.Errorf("task of %s not running after %s; last seen: %s", svc, taskWait, waiting)
 		}
 		select {
 		case <-ctx.Done():
@@ -157,4 +175,44 @@ func waitTask(ctx context.Context, svc string) (taskInfo, error) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// noSuitableNode starts the scheduler's error for a task no node may run.
+const noSuitableNode = "no suitable node"
+
+// taskState reads one listing of a service's tasks (newest first): the
+// running task, an error for one that ended, or else what the newest one
+// waits in, for the message when it never runs.
+func taskState(svc string, ts []taskStatus) (info taskInfo, running bool, waiting string, err error) {
+	for _, t := range ts {
+		switch t.Status.State {
+		case "running":
+			return taskInfo{ID: t.ID, NodeID: t.NodeID, ContainerID: t.Status.ContainerStatus.ContainerID,
+				PID: t.Status.ContainerStatus.PID, Ports: t.Status.PortStatus.Ports}, true, "", nil
+		case "failed", "rejected", "complete", "shutdown", "orphaned", "remove":
+			return taskInfo{}, false, "", fmt.Errorf("task of %s %s: %s", svc, t.Status.State, t.Status.Err)
+		}
+	}
+	if len(ts) == 0 {
+		return taskInfo{}, false, "no task yet", nil
+	}
+	t := ts[0]
+	waiting = t.Status.State
+	if t.NodeID != "" {
+		waiting += " on swarm node " + shortID(t.NodeID)
+	}
+	for _, m := range []string{t.Status.Message, t.Status.Err} {
+		if m != "" {
+			waiting += ": " + m
+		}
+	}
+	return taskInfo{}, false, waiting, nil
+}
+
+// shortID is the 12-character form docker prints of an ID.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }
