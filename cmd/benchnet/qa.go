@@ -18,6 +18,7 @@ import (
 	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/deps"
 	"github.com/benchnet/benchnet/internal/experiment"
+	"github.com/benchnet/benchnet/internal/infra/caps"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/release"
@@ -455,6 +456,12 @@ func qaCost(m, rm *manifest.Manifest) (experiment.QACost, error) {
 		e := capacity.Need(p, m.Infra.Runner).Fit(mach)
 		c.BlockRate = e.Rate
 		c.Note = fmt.Sprintf("capacity (steady testbed): %s; this machine: %d cores, %d MiB available", e, mach.Cores, mach.MemAvail>>20)
+	}
+	if r, _ := caps.Of(m.Infra.Runner); r.TestnetS > 0 {
+		// A runner whose testnets take long to come up (swarm) makes
+		// every run of a QA longer: the plan says so before it runs.
+		c.RunnerS = r.TestnetS
+		c.Note = strings.TrimPrefix(c.Note+fmt.Sprintf("; runner %s: each run's testnet up and down takes ~%.0f s more than on local (measured)", m.Infra.Runner, r.TestnetS), "; ")
 	}
 	if rm != nil {
 		rp, err := plan.Resolve(rm)

@@ -325,6 +325,10 @@ type QACost struct {
 	// UpS and RunOverheadS: measured per-run costs when known (a resumed
 	// or earlier QA), else the model's.
 	UpS, RunOverheadS float64
+	// RunnerS is what the runner adds to every testnet's up and down
+	// (caps.Record.TestnetS: a swarm's services and tasks), on top of
+	// the model's up.
+	RunnerS float64
 	// TxBytes is one tx's size; Warmup and Grace the manifest's.
 	TxBytes       int
 	Warmup, Grace time.Duration
@@ -347,7 +351,7 @@ func (c QACost) upS(nodes int) float64 {
 	if rate <= 0 {
 		rate = 1
 	}
-	return 1 + 0.25*float64(nodes) + 2/rate
+	return 1 + 0.25*float64(nodes) + 2/rate + c.RunnerS
 }
 
 // overheadS: drain, harvest, analysis, report and down of one run.

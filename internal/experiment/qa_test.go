@@ -103,6 +103,19 @@ func TestQAPlanRefusal(t *testing.T) {
 	if PlanQA(q, cost, 1, false, false).Runs >= p.Runs {
 		t.Error("a reused baseline plans as many runs")
 	}
+	// A runner whose testnets take longer to come up (swarm) adds its
+	// cost to every run of the plan, each step's and the total.
+	slow := cost
+	slow.RunnerS = 45
+	ps := PlanQA(q, slow, 1, true, false)
+	if ps.Runs != p.Runs || ps.WallS-p.WallS < 45*float64(p.Runs)-float64(len(p.Steps)) {
+		t.Errorf("runner cost 45 s: %d runs in %v s, against %v s without it", ps.Runs, ps.WallS, p.WallS)
+	}
+	for i, s := range ps.Steps {
+		if s.WallS-p.Steps[i].WallS < 45*float64(s.Runs)-1 {
+			t.Errorf("step %s: %v s with the runner's cost, %v s without, over %d runs", s.Name, s.WallS, p.Steps[i].WallS, s.Runs)
+		}
+	}
 	// Disk: both numbers named.
 	p.FreeBytes, p.BudgetS = p.DiskBytes/2, p.WallS*2
 	err := PlanRefusal(p)

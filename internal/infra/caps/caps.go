@@ -56,6 +56,12 @@ type Record struct {
 	// StartPerNode is the ready-time allowance per node beyond the node's
 	// own start (a swarm task's scheduling), in seconds.
 	StartPerNode float64
+	// TestnetS is what one testnet's up and down cost on this runner
+	// beyond what the nodes' own start and stop take on this machine
+	// (services created, images and homes delivered, tasks scheduled and
+	// removed), in seconds: measured, for the plans of experiments that
+	// bring many testnets up (a QA brings up one per run).
+	TestnetS float64
 }
 
 // CanLink reports whether the runner wires the link-emulation backend kind.
