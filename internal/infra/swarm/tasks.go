@@ -132,10 +132,11 @@ func tasks(ctx context.Context, svc string, all bool) ([]taskStatus, error) {
 	return ts, nil
 }
 
-// A task may take long to run on a loaded machine: under CI one took
-// over a minute in preparing (homes, image, the engine's own start) and the
-// old 2-minute limit ended a node that had started. A task the scheduler
-// cannot place says so at once ("no suitable node") and is refused sooner.
+// A task may take long to be reported running on a loaded machine: under
+// CI the manager had not reported one after the old 2-minute limit,
+// although its node had started 48 s before, and the harness ended it. A
+// task the scheduler cannot place says so at once ("no suitable node") and
+// is refused sooner.
 const (
 	taskWait    = 5 * time.Minute
 	unplaceable = 20 * time.Second
