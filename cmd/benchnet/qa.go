@@ -461,7 +461,11 @@ func qaCost(m, rm *manifest.Manifest) (experiment.QACost, error) {
 		// A runner whose testnets take long to come up (swarm) makes
 		// every run of a QA longer: the plan says so before it runs.
 		c.RunnerS = r.TestnetS
-		c.Note = strings.TrimPrefix(c.Note+fmt.Sprintf("; runner %s: each run's testnet up and down takes ~%.0f s more than on local (measured)", m.Infra.Runner, r.TestnetS), "; ")
+		note := fmt.Sprintf("runner %s: each run's testnet up and down takes ~%.0f s more than on local (measured)", m.Infra.Runner, r.TestnetS)
+		if c.Note != "" {
+			note = c.Note + "; " + note
+		}
+		c.Note = note
 	}
 	if rm != nil {
 		rp, err := plan.Resolve(rm)

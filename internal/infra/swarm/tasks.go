@@ -160,7 +160,7 @@ func waitTask(ctx context.Context, svc string) (taskInfo, error) {
 		}
 		now := time.Now()
 		switch {
-		case !strings.Contains(waiting, noSuitableNode):
+		case len(ts) == 0 || !strings.HasPrefix(ts[0].Status.Err, noSuitableNode):
 			unplacedSince = time.Time{}
 		case unplacedSince.IsZero():
 			unplacedSince = now
