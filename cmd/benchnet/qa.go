@@ -339,7 +339,7 @@ func runQA(cmd *cobra.Command, args []string, f *qaFlags, up *upFlags) error {
 		x.Plan = p
 	}
 	fmt.Fprint(log, qaPlanText(x, p))
-	if err := experiment.PlanRefusal(p); err != nil && !resume {
+	if err := experiment.PlanRefusal(p, f.quick); err != nil && !resume {
 		return usageError{err}
 	}
 	if f.planOnly {

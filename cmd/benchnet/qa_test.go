@@ -57,7 +57,7 @@ func TestQAFlagsAndPlan(t *testing.T) {
 		// The quick profile fits its 15 minutes on local; on swarm every
 		// testnet takes ~45 s more to come up, and the plan says so first.
 		{[]string{"qa", "--baseline", "cometbft@v1.0.1", "--candidate", "cometbft@v1.0.1", "--quick", "--plan"}, 0, "(budget 15m0s)"},
-		{[]string{"qa", "--baseline", "cometbft@v1.0.1", "--candidate", "cometbft@v1.0.1", "--quick", "--runner", "swarm", "--plan"}, 2, "exceeds the budget 15m0s"},
+		{[]string{"qa", "--baseline", "cometbft@v1.0.1", "--candidate", "cometbft@v1.0.1", "--quick", "--runner", "swarm", "--plan"}, 2, "exceeds the budget 15m0s (--budget; --steps to leave scenarios out)"},
 		{[]string{"qa", "--baseline", "cometbft@v1.0.1", "--candidate", "cometbft@v1.0.1", "--quick", "--runner", "swarm", "--budget", "40m", "--plan"}, 0, "runner swarm: each run's testnet up and down takes ~45 s more than on local"},
 	} {
 		out := captureStderr(t, func() {

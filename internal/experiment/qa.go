@@ -484,15 +484,21 @@ func PlanQA(q *QA, cost QACost, connections int, withBaseline bool, keepHomes bo
 }
 
 // PlanRefusal says why a plan cannot run: the disk it needs is more than
-// is free, or its wall time more than the budget. Both numbers are named.
-func PlanRefusal(p rundir.QAPlan) error {
+// is free, or its wall time more than the budget. Both numbers are named,
+// and what would shorten it: --quick, unless the plan is already the
+// quick profile's.
+func PlanRefusal(p rundir.QAPlan, quick bool) error {
 	var errs []string
 	if p.FreeBytes > 0 && p.DiskBytes > p.FreeBytes {
 		errs = append(errs, fmt.Sprintf("needs %s of disk, %s is free", mib(p.DiskBytes), mib(p.FreeBytes)))
 	}
 	if p.BudgetS > 0 && p.WallS > p.BudgetS {
-		errs = append(errs, fmt.Sprintf("estimated wall time %s exceeds the budget %s (--budget; --quick for the short profile)",
-			time.Duration(p.WallS)*time.Second, time.Duration(p.BudgetS)*time.Second))
+		shorter := "--quick for the short profile"
+		if quick {
+			shorter = "--steps to leave scenarios out"
+		}
+		errs = append(errs, fmt.Sprintf("estimated wall time %s exceeds the budget %s (--budget; %s)",
+			time.Duration(p.WallS)*time.Second, time.Duration(p.BudgetS)*time.Second, shorter))
 	}
 	if len(errs) == 0 {
 		return nil

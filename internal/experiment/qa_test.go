@@ -118,18 +118,22 @@ func TestQAPlanRefusal(t *testing.T) {
 	}
 	// Disk: both numbers named.
 	p.FreeBytes, p.BudgetS = p.DiskBytes/2, p.WallS*2
-	err := PlanRefusal(p)
+	err := PlanRefusal(p, false)
 	var refused *RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), mib(p.DiskBytes)+" of disk, "+mib(p.FreeBytes)+" is free") {
 		t.Errorf("disk refusal: %v", err)
 	}
 	// Budget.
 	p.FreeBytes, p.BudgetS = p.DiskBytes*2, p.WallS/2
-	if err := PlanRefusal(p); err == nil || !strings.Contains(err.Error(), "exceeds the budget") {
+	if err := PlanRefusal(p, false); err == nil || !strings.Contains(err.Error(), "exceeds the budget") || !strings.Contains(err.Error(), "--quick") {
 		t.Errorf("budget refusal: %v", err)
 	}
+	// Already the quick profile: the hint is another way to shorten it.
+	if err := PlanRefusal(p, true); err == nil || strings.Contains(err.Error(), "--quick") || !strings.Contains(err.Error(), "--steps") {
+		t.Errorf("budget refusal of a quick plan: %v", err)
+	}
 	p.BudgetS = p.WallS
-	if err := PlanRefusal(p); err != nil {
+	if err := PlanRefusal(p, false); err != nil {
 		t.Errorf("a plan that fits: %v", err)
 	}
 	// Trimming: stated, and the trimmed plan fits when it can.
