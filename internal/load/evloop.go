@@ -193,17 +193,21 @@ func (l *evLoop) drain(ctx context.Context) {
 
 // loopConn is one websocket of the loop.
 type loopConn struct {
-	l              *evLoop
-	id             int
-	src            func() string // the websocket URL, read at every dial
-	bo             backoff
-	fd             int    // -1: not connected
-	watchingOut    bool   // EPOLLOUT registered
-	out            []byte // bytes the socket did not take yet, in order
-	rx             []byte // received bytes not yet framed
-	frag           []byte // a fragmented message being assembled
-	fragging       bool
-	pend           pending
+	l           *evLoop
+	id          int
+	src         func() string // the websocket URL, read at every dial
+	bo          backoff
+	fd          int    // -1: not connected
+	watchingOut bool   // EPOLLOUT registered
+	out         []byte // bytes the socket did not take yet, in order
+	rx          []byte // received bytes not yet framed
+	frag        []byte // a fragmented message being assembled
+	fragging    bool
+	pend        pending
+	// blocked is how long write waited with maxQueued bytes queued: the
+	// node did not read. A lag it explains is the node's backpressure, not
+	// a starved generator (whose queue is empty).
+	blocked        time.Duration
 	buf, tx, frame []byte   // the sender's scratch
 	oob            [64]byte // control messages of a read
 }
@@ -326,14 +330,17 @@ func (c *loopConn) write(b []byte) {
 	if len(c.out)+len(b) > maxQueued {
 		// The node has not read maxQueued bytes: wait (the pacer's lag
 		// shows it), up to the write timeout gorilla used to apply.
-		deadline := time.Now().Add(10 * time.Second)
+		start := time.Now()
+		deadline := start.Add(10 * time.Second)
 		for c.fd >= 0 && len(c.out) > 0 && len(c.out)+len(b) > maxQueued {
 			if time.Now().After(deadline) {
+				c.blocked += time.Since(start)
 				c.fail("write: the node read nothing for 10 s")
 				return
 			}
 			c.l.wait(5 * time.Millisecond)
 		}
+		c.blocked += time.Since(start)
 		if c.fd < 0 {
 			return
 		}
@@ -345,6 +352,10 @@ func (c *loopConn) write(b []byte) {
 	c.out = append(c.out, b...)
 	c.watchOut(true)
 }
+
+// backpressure is the time the sender waited on this connection's full
+// queue (read after the run, on the pacing thread's side of wg.Wait).
+func (c *loopConn) backpressure() time.Duration { return c.blocked }
 
 // maxQueued bounds the bytes a connection queues for a node that does not
 // read (about 8 s of 2x700 tx/s of 1 KiB txs); past it the pacer waits, and

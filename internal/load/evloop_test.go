@@ -222,37 +222,7 @@ func TestAppendFrame(t *testing.T) {
 // arrives whole and in order, through a real websocket handshake.
 func TestLoopNeverBlocks(t *testing.T) {
 	release := make(chan struct{})
-	got := make(chan [][]byte, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
-		<-release
-		var msgs [][]byte
-		for {
-			ws.SetReadDeadline(time.Now().Add(5 * time.Second))
-			_, m, err := ws.ReadMessage()
-			if err != nil {
-				break
-			}
-			msgs = append(msgs, m)
-		}
-		got <- msgs
-	}))
-	defer srv.Close()
-	l, err := newEvLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := l.add(func() string { return wsURL(srv.URL) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.connect(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	l, c, got := stalledConn(t, release)
 	payload := bytes.Repeat([]byte("0123456789abcdef"), 1024/16)
 	const frames = 12 << 10 // 12 MiB: far beyond the socket buffers, within maxQueued
 	start := time.Now()
@@ -268,6 +238,9 @@ func TestLoopNeverBlocks(t *testing.T) {
 	}
 	if len(c.out) == 0 {
 		t.Fatal("nothing queued: the socket took 12 MiB unread; the test proves nothing")
+	}
+	if b := c.backpressure(); b != 0 {
+		t.Errorf("backpressure %v within maxQueued: the sender never waited", b)
 	}
 	close(release)
 	deadline := time.Now().Add(20 * time.Second)
@@ -287,6 +260,76 @@ func TestLoopNeverBlocks(t *testing.T) {
 			t.Fatalf("message %d out of order or corrupt", i)
 		}
 	}
+}
+
+// TestLoopBackpressureMeasured: past maxQueued unread bytes the sender
+// waits, and the connection counts that wait: the node's backpressure
+// (here it reads after 1.5 s), which tells a node that stopped reading
+// from a starved generator.
+func TestLoopBackpressureMeasured(t *testing.T) {
+	release := make(chan struct{})
+	l, c, got := stalledConn(t, release)
+	stall := 1500 * time.Millisecond
+	time.AfterFunc(stall, func() { close(release) })
+	const frames = maxQueued/1024 + 4<<10 // 4 MiB past the queue's bound
+	frame := appendFrame(nil, opText, bytes.Repeat([]byte("x"), 1024-6))
+	for i := range frames {
+		c.write(frame)
+		if c.fd < 0 {
+			t.Fatalf("frame %d: connection failed", i)
+		}
+	}
+	// The sockets' buffers take some of it before the queue fills, so the
+	// wait starts a little after the writes do; it ends when the node reads.
+	if b := c.backpressure(); b < stall/2 || b > stall+5*time.Second {
+		t.Errorf("backpressure %v, want about the node's %v stall", b, stall)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(c.out) > 0 && time.Now().Before(deadline); {
+		l.wait(5 * time.Millisecond)
+	}
+	l.drain(context.Background())
+	if msgs := <-got; len(msgs) != frames {
+		t.Fatalf("node read %d messages, want %d", len(msgs), frames)
+	}
+}
+
+// stalledConn is a loop connection to a websocket node that reads nothing
+// until release closes, then reads every message (sent on got once it has
+// read nothing for 5 s).
+func stalledConn(t *testing.T, release chan struct{}) (*evLoop, *loopConn, chan [][]byte) {
+	t.Helper()
+	got := make(chan [][]byte, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		<-release
+		var msgs [][]byte
+		for {
+			ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, m, err := ws.ReadMessage()
+			if err != nil {
+				break
+			}
+			msgs = append(msgs, m)
+		}
+		got <- msgs
+	}))
+	t.Cleanup(srv.Close)
+	l, err := newEvLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.add(func() string { return wsURL(srv.URL) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return l, c, got
 }
 
 // TestLoopAckIsReceiveTime: the loop reads answers only when the pacer

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -303,7 +304,7 @@ func (r *Runner) Run(ctx context.Context) (rundir.LoadSummary, error) {
 	close(records)
 	<-collected
 
-	s := r.summarize(t0, stats)
+	s := r.summarize(t0, stats, trs)
 	switch {
 	case sinkErr != nil:
 		return s, sinkErr
@@ -316,11 +317,20 @@ func (r *Runner) Run(ctx context.Context) (rundir.LoadSummary, error) {
 	return s, nil
 }
 
-func (r *Runner) summarize(t0 time.Time, stats []ConnMeter) rundir.LoadSummary {
+// blocker is a transport that measures the node's backpressure.
+type blocker interface{ backpressure() time.Duration }
+
+func (r *Runner) summarize(t0 time.Time, stats []ConnMeter, trs []transport) rundir.LoadSummary {
 	s := rundir.LoadSummary{RunID: r.cfg.RunID, Start: t0, Expected: r.expected, Valid: true}
 	var end int64
 	for k, c := range r.conns {
 		cs, why := stats[k].Summary(c.plan.target.Node, c.plan.idx, c.plan.n)
+		if b, ok := trs[k].(blocker); ok {
+			cs.BlockedS = math.Round(b.backpressure().Seconds()*1000) / 1000
+			if why != "" && cs.BlockedS > 0 {
+				why += fmt.Sprintf(" (the node left %d MiB unread for %.1f s of it)", maxQueued>>20, cs.BlockedS)
+			}
+		}
 		if why != "" {
 			s.Invalid = append(s.Invalid, why)
 		}

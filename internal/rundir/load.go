@@ -42,6 +42,11 @@ type LoadConn struct {
 	LagP50Ms   float64
 	LagP99Ms   float64
 	LagMaxMs   float64
+	// BlockedS is how long the sender waited because the node had not
+	// read its queue (16 MiB): the node's backpressure. A lag it explains
+	// was set by the node; a starved generator's queue is empty. 0 where
+	// the transport does not measure it (gorilla's, HTTP).
+	BlockedS float64 `json:",omitempty"`
 }
 
 // ReadLoad reads load.json.
