@@ -328,7 +328,7 @@ func (r *Runner) summarize(t0 time.Time, stats []ConnMeter, trs []transport) run
 		if b, ok := trs[k].(blocker); ok {
 			cs.BlockedS = math.Round(b.backpressure().Seconds()*1000) / 1000
 			if why != "" && cs.BlockedS > 0 {
-				why += fmt.Sprintf(" (the node left %d MiB unread for %.1f s of it)", maxQueued>>20, cs.BlockedS)
+				why += BlockedNote(cs.BlockedS)
 			}
 		}
 		if why != "" {

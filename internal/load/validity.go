@@ -96,6 +96,13 @@ func (m *ConnMeter) Summary(node string, conn, expected int) (rundir.LoadConn, s
 	return cs, why
 }
 
+// BlockedNote is what a connection's reason adds when the sender waited
+// blockedS seconds on the node's full queue: the node's backpressure, not
+// a starved generator, made (some of) its lag.
+func BlockedNote(blockedS float64) string {
+	return fmt.Sprintf(" (the node left %d MiB unread: the sender waited %.1f s on it)", maxQueued>>20, blockedS)
+}
+
 // quantile of sorted values, nearest rank.
 func quantile(sorted []int64, q float64) int64 {
 	if len(sorted) == 0 {

@@ -159,6 +159,9 @@ type ConnStats struct {
 	LagP99Ms   float64 `json:"lag_p99_ms"`
 	LagMaxMs   float64 `json:"lag_max_ms"`
 	Errors     int     `json:"errors"`
+	// BlockedS is the generator's wait on the node's unread queue
+	// (load.json BlockedS): the node's backpressure.
+	BlockedS float64 `json:"blocked_s,omitempty"`
 }
 
 // NodeResult is what happened to one node during the run.

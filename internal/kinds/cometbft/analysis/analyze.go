@@ -347,7 +347,7 @@ func Compute(in *Input) (*rundir.Results, []TxRow, error) {
 	}
 
 	res.BlockStats = blockStats(in.Blocks, inRange)
-	res.Load = loadStats(rows, func(format string, a ...any) {
+	res.Load = loadStats(rows, in.LoadSummary, func(format string, a ...any) {
 		why := fmt.Sprintf(format, a...)
 		res.GeneratorInvalid = append(res.GeneratorInvalid, why)
 		invalid("%s", why)
@@ -475,8 +475,10 @@ func blockStats(blocks []rundir.Block, inRange func(int64) bool) rundir.BlockSta
 
 // loadStats certifies the generator per connection from sent.csv, with the
 // generator's own definition of the limits (load.ConnMeter): send errors
-// count as attempts (the generator did try them).
-func loadStats(rows []TxRow, invalid func(string, ...any)) []rundir.ConnStats {
+// count as attempts (the generator did try them). The node's backpressure
+// is the generator's own count (load.json BlockedS; sent.csv cannot show
+// it), named in a lag's reason.
+func loadStats(rows []TxRow, ls *rundir.LoadSummary, invalid func(string, ...any)) []rundir.ConnStats {
 	type key struct {
 		node string
 		conn int
@@ -499,14 +501,24 @@ func loadStats(rows []TxRow, invalid func(string, ...any)) []rundir.ConnStats {
 		}
 		return keys[i].conn < keys[j].conn
 	})
+	blocked := map[key]float64{}
+	if ls != nil {
+		for _, c := range ls.Conns {
+			blocked[key{c.Node, c.Conn}] = c.BlockedS
+		}
+	}
 	var out []rundir.ConnStats
 	for _, k := range keys {
 		lc, why := by[k].Summary(k.node, k.conn, 0)
+		if b := blocked[k]; why != "" && b > 0 {
+			why += load.BlockedNote(b)
+		}
 		if why != "" {
 			invalid("load: %s", why)
 		}
 		out = append(out, rundir.ConnStats{Node: k.node, Conn: k.conn, Sent: lc.Attempted - lc.Errors, Errors: lc.Errors,
-			TargetRate: analyze.Round3(lc.TargetRate), Achieved: analyze.Round3(lc.Achieved), LagP99Ms: analyze.Round3(lc.LagP99Ms), LagMaxMs: analyze.Round3(lc.LagMaxMs)})
+			TargetRate: analyze.Round3(lc.TargetRate), Achieved: analyze.Round3(lc.Achieved), LagP99Ms: analyze.Round3(lc.LagP99Ms), LagMaxMs: analyze.Round3(lc.LagMaxMs),
+			BlockedS: blocked[k]})
 	}
 	return out
 }

@@ -61,8 +61,9 @@ func TestAnalyze(t *testing.T) {
 			latency: rundir.Stats{N: 2, Min: 1299, Max: 1399}, states: "committed committed",
 		},
 		{
-			// Lag 40·i ms: p99 = 360 ms (load.ConnMeter: one reason per connection).
-			name: "lagging", acc: rundir.Accounting{Sent: 10, Committed: 10}, valid: false, reason: "fell behind",
+			// Lag 40·i ms: p99 = 360 ms (load.ConnMeter: one reason per connection);
+			// load.json says the sender waited 0.3 s on the node's full queue.
+			name: "lagging", acc: rundir.Accounting{Sent: 10, Committed: 10}, valid: false, reason: "fell behind (the node left 16 MiB unread: the sender waited 0.3 s on it)",
 			tps:    10, // 10 txs over blocks 40 @1 s to 41 @2 s
 			states: strings.TrimSpace(strings.Repeat("committed ", 10)),
 		},
