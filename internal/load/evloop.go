@@ -332,15 +332,18 @@ func (c *loopConn) write(b []byte) {
 		// shows it), up to the write timeout gorilla used to apply.
 		start := time.Now()
 		deadline := start.Add(10 * time.Second)
+		timedOut := false
 		for c.fd >= 0 && len(c.out) > 0 && len(c.out)+len(b) > maxQueued {
-			if time.Now().After(deadline) {
-				c.blocked += time.Since(start)
-				c.fail("write: the node read nothing for 10 s")
-				return
+			if timedOut = time.Now().After(deadline); timedOut {
+				break
 			}
 			c.l.wait(5 * time.Millisecond)
 		}
 		c.blocked += time.Since(start)
+		if timedOut {
+			c.fail("write: the node read nothing for 10 s")
+			return
+		}
 		if c.fd < 0 {
 			return
 		}

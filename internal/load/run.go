@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -326,7 +325,7 @@ func (r *Runner) summarize(t0 time.Time, stats []ConnMeter, trs []transport) run
 	for k, c := range r.conns {
 		cs, why := stats[k].Summary(c.plan.target.Node, c.plan.idx, c.plan.n)
 		if b, ok := trs[k].(blocker); ok {
-			cs.BlockedS = math.Round(b.backpressure().Seconds()*1000) / 1000
+			cs.BlockedS = b.backpressure().Seconds()
 			if why != "" && cs.BlockedS > 0 {
 				why += BlockedNote(cs.BlockedS)
 			}

@@ -518,7 +518,7 @@ func loadStats(rows []TxRow, ls *rundir.LoadSummary, invalid func(string, ...any
 		}
 		out = append(out, rundir.ConnStats{Node: k.node, Conn: k.conn, Sent: lc.Attempted - lc.Errors, Errors: lc.Errors,
 			TargetRate: analyze.Round3(lc.TargetRate), Achieved: analyze.Round3(lc.Achieved), LagP99Ms: analyze.Round3(lc.LagP99Ms), LagMaxMs: analyze.Round3(lc.LagMaxMs),
-			BlockedS: blocked[k]})
+			BlockedS: analyze.Round3(blocked[k])})
 	}
 	return out
 }
