@@ -11,7 +11,9 @@ go vet ./...
 # One test binary at a time: the integration tests run real nodes and time
 # emulated links on a 2-core machine, and must not starve each other.
 # cmd/benchnet holds two real-node QAs (~10 min each), hence the 40 min per package.
-BENCHNET_INTEGRATION=1 go test -p 1 -count=1 -timeout 40m ./... "$@"
+# testsum prints what plain go test would, then the slowest tests: the
+# log says where CI's minutes go (the exit status stays go test's).
+BENCHNET_INTEGRATION=1 go test -json -p 1 -count=1 -timeout 40m ./... "$@" | go run ./scripts/testsum
 # A count, not a duration: Go 1.26's fuzz coordinator can report its own
 # -fuzztime deadline as a failure, "context deadline exceeded" with no crasher
 # (golang/go#75804, fixed in 1.27; it failed one CI run at 31 s). 100000 execs

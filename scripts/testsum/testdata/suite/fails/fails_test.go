@@ -1,0 +1,5 @@
+package fails
+
+import "testing"
+
+func TestFails(t *testing.T) { t.Error("fails says why") }
