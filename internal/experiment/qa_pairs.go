@@ -264,15 +264,18 @@ func pairValue(dir string, runErr error, connections int, rate float64) (float64
 		// stayed above what the chain committed. A build that eats the
 		// CPU starves the generator beside it (a v1.0.1 tree spinning
 		// 100 µs per CheckTx did, where the baseline's runs of the same
-		// pairs kept up): that is its cost, not the testbed's.
-		if sent := sentRate(ls); sent < judge.OverloadMargin*tput {
+		// pairs kept up): that is its cost, not the testbed's. So is a
+		// node that left the generator's queue unread (backpressure): its
+		// reads set the pace the generator kept.
+		if sent := sentRate(ls); sent < judge.OverloadMargin*tput && blockedShare(ls) < judge.BackpressureShare {
 			return tput, fmt.Sprintf("%s: the generator fell behind to %.0f tx/s, not past the %.0f tx/s committed: %s", rundir.TestbedBoundPrefix, sent, tput, strings.Join(cell.LoadInvalid, "; "))
 		}
 	}
 	return tput, ""
 }
 
-// pace fills a lagging run's SentRate and BusyTPS (judge.Cell.Overloaded)
+// pace fills a lagging run's SentRate, BusyTPS and BlockedShare
+// (judge.Cell.Overloaded)
 // from its load.json and blocks; a run that kept its schedule, or whose
 // files are missing, is left as it is (then it is only invalid).
 func pace(d *rundir.Dir, c *judge.Cell) {
@@ -288,6 +291,21 @@ func pace(d *rundir.Dir, c *judge.Cell) {
 		return
 	}
 	c.SentRate, c.BusyTPS = round3(sentRate(ls)), tput
+	c.BlockedShare = round3(blockedShare(ls))
+}
+
+// blockedShare is the largest share of one connection's worst lag that its
+// sender spent waiting on the node's unread queue (judge.Cell.BlockedShare;
+// at most 1: a node that reads in bursts can make the waits add up to more
+// than the lag they left).
+func blockedShare(ls *rundir.LoadSummary) float64 {
+	share := 0.0
+	for _, c := range ls.Conns {
+		if c.LagMaxMs > 0 {
+			share = max(share, min(1, c.BlockedS/(c.LagMaxMs/1000)))
+		}
+	}
+	return share
 }
 
 // sentRate is what the run's generator sent per second over its sends

@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,10 +46,12 @@ func TestBusySpan(t *testing.T) {
 
 // TestPace: a lagging run's sent and committed paces come from its
 // load.json and blocks.csv, so the search can tell an overloaded chain
-// (the generator still sent faster than it committed) from a starved
-// generator; a run that kept its schedule is left as it is.
+// (the generator still sent faster than it committed, or the node left
+// its queue unread) from a starved generator; a run that kept its
+// schedule is left as it is.
 func TestPace(t *testing.T) {
 	t0 := time.Unix(1000, 0)
+	var conns []rundir.LoadConn // the next run's connections
 	lagging := func(sendSec float64, blockSecs ...float64) (*rundir.Dir, judge.Cell) {
 		d := &rundir.Dir{Path: t.TempDir()}
 		var blocks []rundir.Block
@@ -58,7 +63,7 @@ func TestPace(t *testing.T) {
 		}
 		sent := 1000 * len(blockSecs)
 		end := t0.Add(time.Duration(sendSec * float64(time.Second)))
-		if err := d.WriteLoad(&rundir.LoadSummary{Start: t0, End: end, Sent: sent, OK: sent}); err != nil {
+		if err := d.WriteLoad(&rundir.LoadSummary{Start: t0, End: end, Sent: sent, OK: sent, Conns: conns}); err != nil {
 			t.Fatal(err)
 		}
 		return d, judge.Cell{Connections: 1, Rate: 3000, Offered: 3000, Sent: sent, Committed: sent, LoadValid: false}
@@ -75,10 +80,62 @@ func TestPace(t *testing.T) {
 	if c.SentRate != 1000 || c.Overloaded() {
 		t.Errorf("starved: sent %g, busy %g, overloaded %v", c.SentRate, c.BusyTPS, c.Overloaded())
 	}
+	// Sent as slowly, but because the node left 16 MiB unread: 7.2 s of
+	// the second connection's 8 s lag were the sender's wait on it.
+	conns = []rundir.LoadConn{{Node: "validator0", LagMaxMs: 9000, BlockedS: 0.5}, {Node: "validator1", LagMaxMs: 8000, BlockedS: 7.2}}
+	d, c = lagging(10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+	pace(d, &c)
+	if c.SentRate != 1000 || c.BlockedShare != 0.9 || !c.Overloaded() {
+		t.Errorf("pushed back: sent %g, busy %g, blocked share %g, overloaded %v", c.SentRate, c.BusyTPS, c.BlockedShare, c.Overloaded())
+	}
+	conns = nil
 	d, c = lagging(5, 1, 2)
 	c.LoadValid = true
 	pace(d, &c)
 	if c.SentRate != 0 || c.BusyTPS != 0 {
 		t.Errorf("a run that kept its schedule got paces %g, %g", c.SentRate, c.BusyTPS)
+	}
+}
+
+// TestPairValueBackpressure: a paired run whose generator lagged and sent
+// no faster than the chain committed is the testbed's (left out), unless
+// the node left the generator's queue unread: then the node set the pace
+// and the run measured the build.
+func TestPairValueBackpressure(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		blocked float64 // the sender's wait on the node, of an 8 s lag
+		bound   bool
+	}{
+		{"starved generator", 0, true},
+		{"node pushed back", 7.2, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			fakeRun(t, dir, []byte(cmpManifest), 500, 800, rand.New(rand.NewPCG(3, 4)))
+			d, _ := rundir.Open(dir)
+			res, err := d.ReadResults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lag := "send lag p99 8 s > 1 s"
+			res.GeneratorInvalid, res.Invalid, res.Valid = []string{lag}, []string{lag}, false
+			if err := d.WriteResults(res); err != nil {
+				t.Fatal(err)
+			}
+			ls, err := d.ReadLoad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls.Valid, ls.Invalid = false, []string{lag}
+			ls.Conns = []rundir.LoadConn{{Node: "validator0", TargetRate: 1000, LagMaxMs: 8000, BlockedS: tt.blocked}}
+			if err := d.WriteLoad(ls); err != nil {
+				t.Fatal(err)
+			}
+			tput, why := pairValue(dir, nil, 1, 1000)
+			if bound := strings.HasPrefix(why, rundir.TestbedBoundPrefix); bound != tt.bound || !(tput > 400 && tput < 600) {
+				t.Errorf("pairValue = %.1f tx/s, %q; want testbed-bound %v at ~500 tx/s", tput, why, tt.bound)
+			}
+		})
 	}
 }

@@ -41,6 +41,11 @@ type Cell struct {
 	// set only for a run whose generator lagged (see Overloaded).
 	SentRate float64 `json:"sent_rate,omitempty"`
 	BusyTPS  float64 `json:"busy_tps,omitempty"`
+	// BlockedShare is, for a lagging run, the largest share of one
+	// connection's lag that the generator spent waiting on the node's
+	// unread queue (load.json BlockedS over LagMaxMs, at most 1): the
+	// node's backpressure. A starved generator's is 0.
+	BlockedShare float64 `json:"blocked_share,omitempty"`
 }
 
 // OverloadMargin: a QA pair's run whose generator lagged still measured
@@ -55,27 +60,64 @@ const OverloadMargin = 1.05
 // 30 s one); QA 8 and 9's far probes read 1.6-1.9.
 const FarOverload = 1.5
 
+// BackpressureShare: a lagging run whose node left the generator's queue
+// unread for at least this share of a connection's lag was slowed by the
+// node, not by its own machine, so what it was asked to send (Offered),
+// not what it managed (SentRate), is the pace the chain failed to keep.
+// The two causes are far apart: a starved generator's queue is empty
+// (share 0); a node that stops reading makes the lag its wait (share ~1).
+const BackpressureShare = 0.5
+
+// Backpressured reports whether a lagging run's lag was mostly its wait on
+// the node's unread queue (BlockedShare >= BackpressureShare).
+func (c Cell) Backpressured() bool {
+	return !c.LoadValid && c.BlockedShare >= BackpressureShare
+}
+
+// overloadPace is the rate the chain was asked to keep in a lagging run:
+// the offered rate when the node pushed back (its reads set the
+// generator's pace), else what the generator sent per second.
+func (c Cell) overloadPace() float64 {
+	if c.Backpressured() && c.Offered > c.SentRate {
+		return c.Offered
+	}
+	return c.SentRate
+}
+
 // Overloaded reports whether the generator fell behind its schedule but
-// still sent at least FarOverload x what the chain committed over its
-// busy span: the chain, not the generator, set the pace (a node's
-// backpressure on the websocket does that far past capacity), so the run
-// measured an overload. A generator starved by its machine sends no faster
-// than the chain commits and is not overloaded.
+// the pace it was held to (overloadPace) was still at least FarOverload x
+// what the chain committed over its busy span: the chain, not the
+// generator, set the pace, so the run measured an overload. Two ways to
+// tell: the generator sent that far past the chain anyway (a node's
+// backpressure on the websocket does that far past capacity), or the node
+// left its queue unread (Backpressured) while far less than offered was
+// committed (QA 12: sent 1.06-1.26 x committed, offered ~1.9 x). A
+// generator starved by its machine sends no faster than the chain commits,
+// waits on no queue, and is not overloaded.
 func (c Cell) Overloaded() bool {
-	return !c.LoadValid && c.Sent > 0 && len(c.Testbed) == 0 && c.BusyTPS > 0 && c.SentRate >= FarOverload*c.BusyTPS
+	return !c.LoadValid && c.Sent > 0 && len(c.Testbed) == 0 && c.BusyTPS > 0 && c.overloadPace() >= FarOverload*c.BusyTPS
 }
 
 // judgedRatio is the committed share the rule judges: committed/sent for a
-// measured run, committed/sent per second (BusyTPS/SentRate) for an
-// overloaded one; false for a run that says nothing about the network.
+// measured run, committed per second over the pace (BusyTPS/overloadPace)
+// for an overloaded one; false for a run that says nothing about the
+// network.
 func (c Cell) judgedRatio() (float64, bool) {
 	switch {
 	case c.Measured():
 		return c.CommittedRatio(), true
 	case c.Overloaded():
-		return c.BusyTPS / c.SentRate, true
+		return c.BusyTPS / c.overloadPace(), true
 	}
 	return 0, false
+}
+
+// overloadDesc says what an overloaded run measured.
+func (c Cell) overloadDesc() string {
+	if c.overloadPace() != c.SentRate {
+		return fmt.Sprintf("the node left its queue unread (%.0f %% of the generator's lag), the chain committed %.0f of %.0f tx/s offered", 100*c.BlockedShare, c.BusyTPS, c.Offered)
+	}
+	return fmt.Sprintf("committed %.0f of %.0f tx/s sent", c.BusyTPS, c.SentRate)
 }
 
 // Measured reports whether the cell measured the network: its generator
@@ -143,6 +185,10 @@ type Verdict struct {
 // latency (0 or NaN: the latency criterion is not applied).
 func (r Rule) Judge(c Cell, baseP50 float64) Verdict {
 	if c.Overloaded() {
+		if c.overloadPace() != c.SentRate {
+			return Verdict{State: Saturated, Reasons: []string{fmt.Sprintf("overloaded: %s (%s < %s)",
+				c.overloadDesc(), pct(c.BusyTPS/c.Offered), pct(r.MinCommitted))}}
+		}
 		return Verdict{State: Saturated, Reasons: []string{fmt.Sprintf("overloaded: the generator sent %.0f tx/s behind its schedule, the chain committed %.0f tx/s (%s < %s)",
 			c.SentRate, c.BusyTPS, pct(c.BusyTPS/c.SentRate), pct(r.MinCommitted))}}
 	}

@@ -31,7 +31,7 @@ const (
 // at or above) and, given a baseline, of p50/baseP50 against LatencyFactor.
 // Fewer than minRepeats valid repeats are undecided. Repeats whose generator
 // lagged are left out, unless they were overloaded (Cell.Overloaded: their
-// committed share is BusyTPS/SentRate); a rate with only left-out repeats is
+// committed share is BusyTPS over the pace they were held to); a rate with only left-out repeats is
 // GeneratorBound.
 func (r Rule) Decide(cells []Cell, baseP50 float64, minRepeats int) (Decision, string) {
 	var ratio, lat []float64
@@ -444,7 +444,7 @@ func (r Rule) Clear(cells []Cell, baseP50, margin float64) (Decision, string) {
 		}
 		d := fmt.Sprintf("committed/sent %.4f", ratio)
 		if !c.Measured() {
-			d = fmt.Sprintf("overloaded: committed %.0f of %.0f tx/s sent (%.4f)", c.BusyTPS, c.SentRate, ratio)
+			d = fmt.Sprintf("overloaded: %s (%.4f)", c.overloadDesc(), ratio)
 		} else if baseP50 > 0 {
 			d += fmt.Sprintf(", p50/baseline %.2f", lat)
 		}

@@ -407,18 +407,32 @@ func TestOverloadedProbe(t *testing.T) {
 			LoadValid: false, LoadInvalid: []string{"send lag p99 31 s > 1 s"}, SentRate: sent, BusyTPS: busy}
 	}
 	base := []Cell{ok(200), ok(800)}
+	// pushedBack: the generator waited share of its lag on the node's
+	// unread queue.
+	pushedBack := func(sent, busy, share float64) Cell {
+		c := lagged(sent, busy)
+		c.BlockedShare = share
+		return c
+	}
 	tests := []struct {
 		name     string
 		far      Cell
 		want     Decision
 		wantNext float64
+		why      string
 	}{
 		// QA 9's far probe: 90 000 txs sent at ~1290 tx/s, 750 committed.
-		{"overloaded", lagged(1290, 750), Above, 0},
-		{"starved generator", lagged(760, 750), GeneratorBound, 3000},
+		{"overloaded", lagged(1290, 750), Above, 0, "overloaded: committed 750 of 1290 tx/s sent"},
+		{"starved generator", lagged(760, 750), GeneratorBound, 3000, ""},
 		// A chain that kept up with a short probe reads up to ~1.25:
 		// the busy span ends a block or two after the last send.
-		{"within the margin", lagged(930, 750), GeneratorBound, 3000},
+		{"within the margin", lagged(930, 750), GeneratorBound, 3000, ""},
+		// QA 12's probes: the node stopped reading, so the generator sent
+		// only ~1.2 x what the chain committed, of 3000 offered.
+		{"backpressure", pushedBack(900, 750, 0.9), Above, 0,
+			"overloaded: the node left its queue unread (90 % of the generator's lag), the chain committed 750 of 3000 tx/s offered (0.2500)"},
+		// A lag the node explains only in part is the generator's.
+		{"starved, a little pushback", pushedBack(900, 750, 0.2), GeneratorBound, 3000, ""},
 	}
 	for _, tt := range tests {
 		runs := append(slices.Clone(base), tt.far)
@@ -428,7 +442,7 @@ func TestOverloadedProbe(t *testing.T) {
 			continue
 		}
 		if tt.want == Above {
-			if st.High != 3000 || !strings.Contains(st.Probes[2].Why, "overloaded: committed 750 of 1290 tx/s sent") {
+			if st.High != 3000 || !strings.Contains(st.Probes[2].Why, tt.why) {
 				t.Errorf("%s: high %g, why %q", tt.name, st.High, st.Probes[2].Why)
 			}
 			// 800 sustainable, the chain's pace 750: the capacity step is
@@ -447,6 +461,15 @@ func TestOverloadedProbe(t *testing.T) {
 	}
 	if v := rule.Judge(lagged(760, 750), 700); v.State != Invalid {
 		t.Errorf("judge starved: %+v", v)
+	}
+	if v := rule.Judge(pushedBack(900, 750, 0.9), 700); v.State != Saturated || !strings.Contains(v.Reasons[0], "750 of 3000 tx/s offered (25 % < 99 %)") {
+		t.Errorf("judge pushed back: %+v", v)
+	}
+	// A node that pushed back while the chain committed near the offered
+	// rate did not show an overload: the run stays invalid.
+	near := pushedBack(900, 2500, 0.9)
+	if near.Overloaded() || rule.Judge(near, 700).State != Invalid {
+		t.Errorf("pushed back near the offered rate counted as overloaded: %+v", rule.Judge(near, 700))
 	}
 	// A testbed-bound lagging run is never overloaded.
 	tb := lagged(1290, 750)
