@@ -72,8 +72,10 @@ target = "round-robin"
 }
 
 // swarmFaults is 4 validators and 2 rotating full nodes over three zones,
-// with every [[perturb]] action a runner without links can take and 10
-// rotate cycles, under a light load; thresholds give local's verdicts.
+// with every [[perturb]] action a runner without links can take and 4
+// rotate cycles, under a light load; thresholds give local's verdicts. (10
+// cycles over 180 s ran here too, all caught up in 9.4-22.0 s, HISTORY
+// 2026-11-30; CI runs 4 to stay under its time.)
 func swarmFaults(t *testing.T, subnet string, engines []string) string {
 	t.Helper()
 	m := fmt.Sprintf(`name = "swarm-faults"
@@ -98,7 +100,7 @@ zones = ["z1", "z2"]
 [rotate]
 group = "ephemeral"
 at_a_time = 2
-cycles = 10
+cycles = 4
 start = "5s"
 keep = "2s"
 catchup_timeout = "1m"
@@ -132,7 +134,7 @@ engines = [%s]
 [load]
 rate = 50
 connections = 1
-duration = "180s"
+duration = "90s"
 size = 1024
 target = "round-robin"
 
@@ -290,7 +292,7 @@ func TestSwarmMultiEngine(t *testing.T) {
 	})
 
 	// Faults and node churn across the engines (issue 32 item 3): a kill,
-	// a restart, a pause and a resume of validators, and 10 cycles of two
+	// a restart, a pause and a resume of validators, and 4 cycles of two
 	// rotating full nodes each started from an empty home (a copied home
 	// is delivered again, in a volume of a new generation, on the engine
 	// it ran on), with the verdicts local gives: every perturbation undone,
@@ -336,8 +338,8 @@ func TestSwarmMultiEngine(t *testing.T) {
 			}
 			catchUp = append(catchUp, fmt.Sprintf("%.1f", cy.CatchUpS))
 		}
-		if len(f.Cycles) != 10 {
-			t.Errorf("%d cycles, want 10", len(f.Cycles))
+		if len(f.Cycles) != 4 {
+			t.Errorf("%d cycles, want 4", len(f.Cycles))
 		}
 		t.Logf("faults run on 3 engines: %s; %d of %d cycles caught up, catch-up s %v", time.Since(start).Round(time.Millisecond), caught, len(f.Cycles), catchUp)
 		if left := engineLabelled(t, c, swarmState(t, dir).RunID); len(left) > 0 {

@@ -157,7 +157,7 @@ func run(r io.Reader, w io.Writer, n int) error {
 }
 
 func main() {
-	if err := run(os.Stdin, os.Stdout, 20); err != nil {
+	if err := run(os.Stdin, os.Stdout, 30); err != nil {
 		fmt.Fprintln(os.Stderr, "testsum:", err)
 		os.Exit(1)
 	}
