@@ -34,7 +34,10 @@ func TestBisectLocalHistory(t *testing.T) {
 	harmless := gitCommitAll(t, tree, "docs: a harmless change")
 	patchCheckTxSpin(t, tree, 100*time.Microsecond)
 	bad := gitCommitAll(t, tree, "kvstore: spin 100 µs in CheckTx")
-	m := qaTestManifests(t, "10.213.252.0/24", "10.213.253.0/24", "rotate = \"\"\n")
+	// Three pairs at most: the spin reads ~0.35 and decides at three; the
+	// harmless commit cannot decide "same" at 4 either (0.982 [0.794,
+	// 1.215], CI 2026-11-30), so it is skipped after 3.
+	m := qaTestManifests(t, "10.213.252.0/24", "10.213.253.0/24", "rotate = \"\"\nmax_pairs = 3\n")
 	out := testenv.OutputDir(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*qaTestBudget)

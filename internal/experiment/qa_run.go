@@ -503,6 +503,10 @@ func saturationOf(q *QA, base, cand *rundir.SweepIndex) *rundir.QASaturation {
 			top = s.Baseline.Hi
 		}
 		s.OverloadRate = roundRate(top * q.Overload)
+		if q.MaxRate > 0 {
+			// Not past what the search may offer, as the raises.
+			s.OverloadRate = min(s.OverloadRate, q.MaxRate)
+		}
 		s.Verdict, s.Why = judge.OutcomeInconclusive, "the paired runs did not finish"
 		return s
 	}

@@ -709,6 +709,19 @@ func TestWithReleases(t *testing.T) {
 	}
 }
 
+// TestOverloadRateCapped: the pairs' rate is the overload factor times the
+// baseline's highest sustainable rate, not past max_rate.
+func TestOverloadRateCapped(t *testing.T) {
+	q := QuickQA()
+	q.Overload, q.MaxRate = 2.5, 3000
+	for _, tt := range []struct{ lo, want float64 }{{800, 2000}, {1600, 3000}} {
+		base := &rundir.SweepIndex{Search: &judge.SearchState{Low: tt.lo, High: 3000}}
+		if got := saturationOf(q, base, nil).OverloadRate; got != tt.want {
+			t.Errorf("highest sustainable %g: pairs at %g, want %g", tt.lo, got, tt.want)
+		}
+	}
+}
+
 // TestRaiseOverload: a pair whose baseline kept up with the "overload"
 // rate measured the offered rate, not a capacity: it stops counting and
 // the rate goes up by half, not past max_rate, at most three times.
