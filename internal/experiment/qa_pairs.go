@@ -267,7 +267,7 @@ func pairValue(dir string, runErr error, connections int, rate float64) (float64
 		// pairs kept up): that is its cost, not the testbed's. So is a
 		// node that left the generator's queue unread (backpressure): its
 		// reads set the pace the generator kept.
-		if sent := sentRate(ls); sent < judge.OverloadMargin*tput && blockedShare(ls) < judge.BackpressureShare {
+		if sent := sentRate(ls); sent < judge.OverloadMargin*tput && ls.BlockedShare() < judge.BackpressureShare {
 			return tput, fmt.Sprintf("%s: the generator fell behind to %.0f tx/s, not past the %.0f tx/s committed: %s", rundir.TestbedBoundPrefix, sent, tput, strings.Join(cell.LoadInvalid, "; "))
 		}
 	}
@@ -291,21 +291,7 @@ func pace(d *rundir.Dir, c *judge.Cell) {
 		return
 	}
 	c.SentRate, c.BusyTPS = round3(sentRate(ls)), tput
-	c.BlockedShare = round3(blockedShare(ls))
-}
-
-// blockedShare is the largest share of one connection's worst lag that its
-// sender spent waiting on the node's unread queue (judge.Cell.BlockedShare;
-// at most 1: a node that reads in bursts can make the waits add up to more
-// than the lag they left).
-func blockedShare(ls *rundir.LoadSummary) float64 {
-	share := 0.0
-	for _, c := range ls.Conns {
-		if c.LagMaxMs > 0 {
-			share = max(share, min(1, c.BlockedS/(c.LagMaxMs/1000)))
-		}
-	}
-	return share
+	c.BlockedShare = round3(ls.BlockedShare())
 }
 
 // sentRate is what the run's generator sent per second over its sends

@@ -74,11 +74,15 @@ func (c Cell) Backpressured() bool {
 	return !c.LoadValid && c.BlockedShare >= BackpressureShare
 }
 
+// pacedByNode reports whether a lagging run is judged at its offered rate:
+// the node pushed back (its reads set the generator's pace) below it.
+func (c Cell) pacedByNode() bool { return c.Backpressured() && c.Offered > c.SentRate }
+
 // overloadPace is the rate the chain was asked to keep in a lagging run:
-// the offered rate when the node pushed back (its reads set the
-// generator's pace), else what the generator sent per second.
+// the offered rate when the node set the generator's pace, else what the
+// generator sent per second.
 func (c Cell) overloadPace() float64 {
-	if c.Backpressured() && c.Offered > c.SentRate {
+	if c.pacedByNode() {
 		return c.Offered
 	}
 	return c.SentRate
@@ -114,7 +118,7 @@ func (c Cell) judgedRatio() (float64, bool) {
 
 // overloadDesc says what an overloaded run measured.
 func (c Cell) overloadDesc() string {
-	if c.overloadPace() != c.SentRate {
+	if c.pacedByNode() {
 		return fmt.Sprintf("the node left its queue unread (%.0f %% of the generator's lag), the chain committed %.0f of %.0f tx/s offered", 100*c.BlockedShare, c.BusyTPS, c.Offered)
 	}
 	return fmt.Sprintf("committed %.0f of %.0f tx/s sent", c.BusyTPS, c.SentRate)
@@ -185,7 +189,7 @@ type Verdict struct {
 // latency (0 or NaN: the latency criterion is not applied).
 func (r Rule) Judge(c Cell, baseP50 float64) Verdict {
 	if c.Overloaded() {
-		if c.overloadPace() != c.SentRate {
+		if c.pacedByNode() {
 			return Verdict{State: Saturated, Reasons: []string{fmt.Sprintf("overloaded: %s (%s < %s)",
 				c.overloadDesc(), pct(c.BusyTPS/c.Offered), pct(r.MinCommitted))}}
 		}

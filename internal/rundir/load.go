@@ -24,6 +24,20 @@ type LoadSummary struct {
 	Skipped []LoadSkip `json:",omitempty"`
 }
 
+// BlockedShare is the largest share of one connection's worst lag that its
+// sender spent waiting on the node's unread queue (judge.Cell.BlockedShare;
+// at most 1: a node that reads in bursts can make the waits add up to more
+// than the lag they left). 0 when no connection lagged.
+func (ls *LoadSummary) BlockedShare() float64 {
+	share := 0.0
+	for _, c := range ls.Conns {
+		if c.LagMaxMs > 0 {
+			share = max(share, min(1, c.BlockedS/(c.LagMaxMs/1000)))
+		}
+	}
+	return share
+}
+
 // LoadSkip is one load target left out, and why.
 type LoadSkip struct {
 	Node   string
