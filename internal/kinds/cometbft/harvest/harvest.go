@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,7 +131,7 @@ func HarvestWith(ctx context.Context, rpcURL string, from, to int64, dir string,
 		go func() {
 			defer wg.Done()
 			for h := range heights {
-				f, err := fetchBlock(ctx, c, h, sizes[h], runTxs)
+				f, err := fetchBlock(ctx, c, h, sizes[h], runTxs, opt.NextBlockWait)
 				if err != nil {
 					errOnce.Do(func() { firstErr = err; cancel() })
 					continue
@@ -197,13 +198,13 @@ type fetched struct {
 	txs []rundir.BlockTx
 }
 
-func fetchBlock(ctx context.Context, c *cometrpc.Client, h, size int64, runTxs map[string]bool) (fetched, error) {
+func fetchBlock(ctx context.Context, c *cometrpc.Client, h, size int64, runTxs map[string]bool, wait time.Duration) (fetched, error) {
 	var f fetched
 	b, err := c.Block(ctx, h)
 	if err != nil {
 		return f, err
 	}
-	results, err := c.BlockResults(ctx, h)
+	results, err := blockResults(ctx, c, h, wait)
 	if err != nil {
 		return f, err
 	}
@@ -226,6 +227,26 @@ func blockRow(b *cometrpc.Block, size int64, runTxs map[string]bool) rundir.Bloc
 		}
 	}
 	return row
+}
+
+// blockResults fetches height h's tx results, waiting up to wait for
+// them: a node stores block h before it executes it, so the newest block
+// its status reports has no results until FinalizeBlock returns (a build
+// whose FinalizeBlock took 1.5 s failed 2 of 10 harvests on "could not
+// find results for height" without this).
+func blockResults(ctx context.Context, c *cometrpc.Client, h int64, wait time.Duration) ([]cometrpc.TxResult, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		results, err := c.BlockResults(ctx, h)
+		if err == nil || !strings.Contains(err.Error(), "could not find results") || time.Now().After(deadline) {
+			return results, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // waitBlock fetches block h, waiting up to wait for the chain to reach it.

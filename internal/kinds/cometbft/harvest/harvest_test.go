@@ -33,6 +33,9 @@ type fakeChain struct {
 	blocks  map[int64][][]byte // height → txs
 	codes   map[string]uint32  // tx → exec code
 	height  int64              // latest height (status)
+	// executed, when set, is the last height whose results are stored:
+	// above it the node has the block but is still executing it.
+	executed int64
 	mempool func() int         // num_unconfirmed_txs answer
 	appPool func() int         // abci_query "/pool" answer (an app-side mempool)
 	fail    atomic.Bool        // answer 500 to everything
@@ -96,6 +99,11 @@ func (f *fakeChain) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		b["data"].(map[string]any)["txs"] = txs
 	case "/block_results":
+		if f.executed > 0 && h > f.executed {
+			env = map[string]any{"jsonrpc": "2.0", "id": -1, "error": map[string]any{"code": -32603, "message": "Internal error",
+				"data": fmt.Sprintf("could not find results for height #%d", h)}}
+			break
+		}
 		env = template(f.t, "block_results-4")
 		res := env["result"].(map[string]any)
 		res["height"] = strconv.FormatInt(h, 10)
@@ -224,6 +232,39 @@ func TestHarvestNoNextBlock(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, rundir.HarvestFile))
 	if err := json.Unmarshal(data, &info); err != nil || info.From != 2 || info.To != 5 || info.NextHeight != 0 {
 		t.Errorf("harvest.json = %s, %v", data, err)
+	}
+}
+
+// TestHarvestWaitsForResults: the newest block a node reports may still be
+// executing (its results are stored when FinalizeBlock returns): the
+// harvest waits for them, up to NextBlockWait, rather than failing the run.
+func TestHarvestWaitsForResults(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		after   time.Duration // when height 5's results appear (0: never)
+		wantErr string
+	}{{"executed while harvesting", 400 * time.Millisecond, ""}, {"never executed", 0, "could not find results for height #5"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv := newFake(t)
+			f.height, f.executed = 5, 4
+			f.blocks[5] = [][]byte{[]byte("e=5")}
+			if tc.after > 0 {
+				time.AfterFunc(tc.after, func() { f.mu.Lock(); f.executed = 5; f.mu.Unlock() })
+			}
+			res, err := HarvestWith(context.Background(), srv.URL, 2, 5, t.TempDir(), Options{NextBlockWait: time.Second})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := res.Txs[cometrpc.TxHash([]byte("e=5"))]; len(c) != 1 || c[0].Height != 5 {
+				t.Errorf("e=5 commits = %+v", c)
+			}
+		})
 	}
 }
 
