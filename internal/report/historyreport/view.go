@@ -485,6 +485,11 @@ func (l *Line) metric(m judge.Metric, seed uint64) *Metric {
 		}
 		d, err := judge.CheckDrift(control, judge.DefaultDriftConfig(), rngFor(seed, l.Title, m.Key, "drift", b))
 		switch {
+		case errors.Is(err, judge.ErrNotComparable) && d.Drifted && l.driftBound(d) <= math.Log1p(judge.DefaultChangeConfig(m.Better).MinEffect):
+			// Interleaved builds share the drift: it cannot make the
+			// smallest step the test marks.
+			out.Drift = append(out.Drift, fmt.Sprintf("control %s moved %+.1f %% [%+.1f %%, %+.1f %%] between %s and %s (p = %.3g), but the builds were measured interleaved (their run times %.2f apart, as a Kolmogorov distance): a drift moves one build against another by at most %.1f %%, under the %g %% a change point needs, so it is not refused",
+				b, 100*(d.Ratio-1), 100*(d.Lo-1), 100*(d.Hi-1), d.From, d.To, d.P, l.interleaving(), 100*math.Expm1(l.driftBound(d)), 100*judge.DefaultChangeConfig(m.Better).MinEffect))
 		case errors.Is(err, judge.ErrNotComparable):
 			out.Drift = append(out.Drift, fmt.Sprintf("control %s: %v", b, err))
 			if out.Refused == "" {
@@ -511,6 +516,67 @@ func (l *Line) metric(m judge.Metric, seed uint64) *Metric {
 }
 
 func ratio(x float64) string { return fmt.Sprintf("%.3f", x) }
+
+// driftBound is the largest log step a control's drift d can make between
+// two builds of the line: the drift's farthest plausible size (its
+// interval's far end) times how far apart in time the builds ran.
+func (l *Line) driftBound(d judge.Drift) float64 {
+	far := math.Abs(math.Log(d.Ratio))
+	for _, x := range []float64{d.Lo, d.Hi} {
+		if x > 0 {
+			far = max(far, math.Abs(math.Log(x)))
+		}
+	}
+	return far * l.interleaving()
+}
+
+// interleaving is how far apart in time the line's builds were measured:
+// the largest Kolmogorov distance between two builds' record start times
+// (records that started together count as one moment). 0: every build ran
+// at the same moments (one compare's rounds); 1: one build wholly before
+// another (sessions on different days). A step in the machine's speed at
+// any moment moves one build's mean against another's by at most this
+// share of the step, and a drift that builds share makes no change point.
+func (l *Line) interleaving() float64 {
+	n := map[string]int{}
+	type event struct {
+		at    time.Time
+		build string
+	}
+	var evs []event
+	for _, r := range l.Records {
+		at, err := time.Parse(time.RFC3339, r.Started)
+		if err != nil {
+			return 1 // no time to go by: assume the worst
+		}
+		b := Label(r)
+		n[b]++
+		evs = append(evs, event{at, b})
+	}
+	slices.SortStableFunc(evs, func(a, b event) int { return a.at.Compare(b.at) })
+	worst := 0.0
+	for _, a := range l.Builds {
+		for _, b := range l.Builds {
+			if a >= b || n[a] == 0 || n[b] == 0 {
+				continue
+			}
+			seenA, seenB := 0, 0
+			for i, e := range evs {
+				switch e.build {
+				case a:
+					seenA++
+				case b:
+					seenB++
+				}
+				if i+1 < len(evs) && evs[i+1].at.Equal(e.at) {
+					continue // a tie is one moment
+				}
+				worst = max(worst, math.Abs(float64(seenA)/float64(n[a])-float64(seenB)/float64(n[b])))
+			}
+		}
+	}
+	return worst
+}
 
 // controlAtOneRate is a control build's counted values per session. Where
 // the values carry a QA pair's overload rate, only the rate most sessions

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchnet/benchnet/internal/history"
 	_ "github.com/benchnet/benchnet/internal/kinds/kindtest" // the metric tables
@@ -207,6 +208,70 @@ func TestViewDrift(t *testing.T) {
 			}
 			if m.Refused != "" || !m.Tested || !strings.Contains(m.Drift[0], "no drift") {
 				t.Errorf("refused %q, tested %v, drift %q", m.Refused, m.Tested, m.Drift)
+			}
+		})
+	}
+}
+
+// TestViewDriftInterleaved: three builds recorded one run a session, the
+// machine 15 % slower from halfway on. Measured round-robin (ABC CBA …)
+// every build meets the drift alike: each control's own sessions show it,
+// but the interleaving bounds the step it can make below the 5 % a change
+// point needs, so nothing is refused and no step is marked. Measured one
+// build after another, the same drift falls between builds and refuses the
+// metric (bench/history/aa.sh on real nodes: a -6 % control "drift" at
+// p = 0.085 refused both latencies of an interleaved series).
+func TestViewDriftInterleaved(t *testing.T) {
+	builds := []string{"cometbft@v1.0.1", "cometbft@v1.0.2", "cometbft@v1.0.3"}
+	for _, tc := range []struct {
+		name        string
+		interleaved bool
+	}{{"round-robin", true}, {"one build after another", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 5))
+			t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+			var recs []*history.Record
+			for i := range 30 {
+				b := i / 10 // one build after another
+				if tc.interleaved {
+					round, k := i/3, i%3
+					if round%2 == 1 {
+						k = 2 - k
+					}
+					b = k
+				}
+				f := 1.0
+				if i >= 15 {
+					f = 0.85
+				}
+				at := t0.Add(time.Duration(i) * time.Minute)
+				recs = append(recs, rec(fmt.Sprintf("/runs/%s-quickstart", at.Format("20060102-150405")), "run", builds[b], at.Format(time.RFC3339),
+					map[string][]float64{"tps": noise(rng, 1, 500*f, 0.02)}))
+			}
+			s, got := store(t, recs...)
+			v, err := Build(context.Background(), s, got, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := metricOf(t, v, 0, "tps")
+			k := v.Lines[0].interleaving()
+			if tc.interleaved {
+				if !(k > 0 && k <= 0.15) {
+					t.Errorf("interleaving %.3f, want at most 0.15 for 10 alternating rounds", k)
+				}
+				if m.Refused != "" || !m.Tested || len(m.ChangePoints) != 0 {
+					t.Errorf("refused %q, tested %v, change points %+v", m.Refused, m.Tested, m.ChangePoints)
+				}
+				if !slices.ContainsFunc(m.Drift, func(d string) bool { return strings.Contains(d, "measured interleaved") && strings.Contains(d, "not refused") }) {
+					t.Errorf("no control's drift was reported as shared: %q", m.Drift)
+				}
+				return
+			}
+			if k != 1 {
+				t.Errorf("interleaving %.3f, want 1 (builds measured apart)", k)
+			}
+			if !strings.HasPrefix(m.Refused, "not comparable: control cometbft@v1.0.2: machine drifted by -") || m.Tested {
+				t.Errorf("refused %q, tested %v", m.Refused, m.Tested)
 			}
 		})
 	}
