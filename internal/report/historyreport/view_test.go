@@ -262,7 +262,9 @@ func TestViewDriftInterleaved(t *testing.T) {
 				if m.Refused != "" || !m.Tested || len(m.ChangePoints) != 0 {
 					t.Errorf("refused %q, tested %v, change points %+v", m.Refused, m.Tested, m.ChangePoints)
 				}
-				if !slices.ContainsFunc(m.Drift, func(d string) bool { return strings.Contains(d, "measured interleaved") && strings.Contains(d, "not refused") }) {
+				if !slices.ContainsFunc(m.Drift, func(d string) bool {
+					return strings.Contains(d, "measured interleaved") && strings.Contains(d, "not refused")
+				}) {
 					t.Errorf("no control's drift was reported as shared: %q", m.Drift)
 				}
 				return

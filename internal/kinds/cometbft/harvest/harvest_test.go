@@ -27,19 +27,19 @@ import (
 // in testdata (captured from `cometbft start --proxy_app=kvstore`) with the
 // height, time, txs and results swapped in, so the shape stays the real one.
 type fakeChain struct {
-	t       *testing.T
-	mu      sync.Mutex
-	t0      time.Time
-	blocks  map[int64][][]byte // height → txs
-	codes   map[string]uint32  // tx → exec code
-	height  int64              // latest height (status)
+	t      *testing.T
+	mu     sync.Mutex
+	t0     time.Time
+	blocks map[int64][][]byte // height → txs
+	codes  map[string]uint32  // tx → exec code
+	height int64              // latest height (status)
 	// executed, when set, is the last height whose results are stored:
 	// above it the node has the block but is still executing it.
 	executed int64
-	mempool func() int         // num_unconfirmed_txs answer
-	appPool func() int         // abci_query "/pool" answer (an app-side mempool)
-	fail    atomic.Bool        // answer 500 to everything
-	calls   atomic.Int64
+	mempool  func() int  // num_unconfirmed_txs answer
+	appPool  func() int  // abci_query "/pool" answer (an app-side mempool)
+	fail     atomic.Bool // answer 500 to everything
+	calls    atomic.Int64
 }
 
 func (f *fakeChain) blockTime(h int64) time.Time { return f.t0.Add(time.Duration(h) * time.Second) }
