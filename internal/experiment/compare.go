@@ -338,6 +338,8 @@ func CompareResult(root string, idx *rundir.CompareIndex) Result {
 		res.Verdict, res.Why = Fail, "regression in "+strings.Join(idx.Regressions, ", ")
 	case TestbedReason(idx) != "":
 		res.Verdict, res.Why = Inconclusive, TestbedReason(idx)
+	case len(Unmeasured(idx)) > 0:
+		res.Verdict, res.Why = Inconclusive, "not judged: no finished run of "+strings.Join(Unmeasured(idx), ", ")
 	case idx.ExitCode == judge.ExitInconclusive:
 		res.Verdict, res.Why = Inconclusive, fmt.Sprintf("not shown equivalent within ±%g %%: a judged metric is inconclusive", idx.Config.Threshold)
 	case idx.Complete && idx.Config.Equivalence:

@@ -97,7 +97,24 @@ func JudgeCompare(root string, idx *rundir.CompareIndex) error {
 		}
 	}
 	idx.ExitCode = judge.ExitCode(all, idx.Config.FailOn, idx.Config.Equivalence)
+	if un := Unmeasured(idx); len(un) > 0 {
+		// A build none of whose runs finished was not compared: "no
+		// regression" would pass it unseen (CompareResult: Inconclusive).
+		idx.Warnings = appendOnce(idx.Warnings, fmt.Sprintf("%s: no finished run, not judged", strings.Join(un, ", ")))
+	}
 	return nil
+}
+
+// Unmeasured are the variants without one finished, readable run (from
+// Summary, which JudgeCompare fills).
+func Unmeasured(idx *rundir.CompareIndex) []string {
+	var out []string
+	for _, s := range idx.Summary {
+		if s.Runs == 0 {
+			out = append(out, s.Variant)
+		}
+	}
+	return out
 }
 
 // testbedShort says why base against variant cannot be judged when the

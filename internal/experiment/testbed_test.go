@@ -127,3 +127,37 @@ func TestFiguresTestbed(t *testing.T) {
 		t.Errorf("Decide = %s: %s", d, why)
 	}
 }
+
+// TestCompareUnmeasured: a variant none of whose runs finished (a build
+// that failed to start, say) is not judged, and the comparison is not
+// passed as "no regression" without it.
+func TestCompareUnmeasured(t *testing.T) {
+	m, _ := manifest.Parse("cmp.toml", []byte(cmpManifest))
+	fast, _ := m.Variant("fast")
+	root := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var base []string
+	for i := range 3 {
+		b := filepath.Join(root, "b"+string(rune('0'+i)))
+		fakeRun(t, b, fast.Raw, 1000, 200, rng)
+		base = append(base, b)
+	}
+	idx := &rundir.CompareIndex{Kind: "compare", Base: "base", Variants: []string{"base", "cand"}, Complete: true,
+		Config: rundir.CompareConfig{Repeats: 3, Threshold: 10}}
+	for i, b := range base {
+		idx.Runs = append(idx.Runs, rundir.CompareRun{Order: 2*i + 1, Variant: "base", Repeat: i + 1, Status: rundir.RunDone, RunDir: b},
+			rundir.CompareRun{Order: 2*i + 2, Variant: "cand", Repeat: i + 1, Status: "failed", Error: "start: no such binary"})
+	}
+	if err := JudgeCompare(root, idx); err != nil {
+		t.Fatal(err)
+	}
+	if got := Unmeasured(idx); !slices.Equal(got, []string{"cand"}) {
+		t.Errorf("unmeasured %v, want [cand]", got)
+	}
+	if !slices.ContainsFunc(idx.Warnings, func(w string) bool { return strings.HasPrefix(w, "cand: no finished run") }) {
+		t.Errorf("warnings %q do not name cand", idx.Warnings)
+	}
+	if res := CompareResult(root, idx); res.Verdict != Inconclusive || res.Why != "not judged: no finished run of cand" {
+		t.Errorf("verdict %s: %s, want Inconclusive: not judged", res.Verdict, res.Why)
+	}
+}
