@@ -220,6 +220,11 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.Relea
 	if err != nil {
 		return "", err
 	}
+	// Resolved first: the variants share m's resolved releases (a tree's
+	// build is found only there), and a copy made before has none.
+	if err := primeReleases(ctx, []*manifest.Manifest{m}, st.Refs...); err != nil {
+		return "", err
+	}
 	vm, _ := experiment.WithReleases(m, st.Refs, st.Control)
 	vm.Load.Rate, vm.Load.Connections = st.Rate, q.Connections
 	vm.Load.Duration, vm.Load.Count = q.Duration, 0
@@ -229,9 +234,6 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.Relea
 			return "", err
 		}
 		vm.Load.Duration = rundir.Duration{Duration: d}
-	}
-	if err := primeReleases(ctx, []*manifest.Manifest{m}, st.Refs...); err != nil {
-		return "", err
 	}
 	if err := needRoot(); err != nil {
 		return "", err
@@ -256,6 +258,13 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.Relea
 	})
 	if root == "" {
 		return "", runErr
+	}
+	if idx != nil {
+		// The line measures; a build judged worse than the control is a
+		// finding, not a failure. A build never measured is one.
+		if un := experiment.Unmeasured(idx); len(un) > 0 && runErr == nil {
+			runErr = fmt.Errorf("steady: no finished run of %s (the runs' errors: %s)", strings.Join(un, ", "), rundir.CompareRecord.Path(root))
+		}
 	}
 	files, rerr := report.RenderDir(root, "")
 	if idx != nil {
