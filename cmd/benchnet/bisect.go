@@ -276,6 +276,13 @@ func runBisect(cmd *cobra.Command, args []string, f *bisectFlags) error {
 	}
 	culprit := st.Commits[first]
 	st.FirstBad = culprit.SHA
+	if (st.Confirm == nil || st.Confirm.QA == "") && first == 1 && culprit.QA != "" && culprit.Mark == bisect.Bad {
+		// Its parent is the good revision, which its decision already
+		// measured it against, pairs and all: the same question again
+		// would only repeat it.
+		st.Confirm = &bisect.Confirmation{Commit: culprit.SHA, Parent: st.Commits[0].SHA, QA: culprit.QA, Mark: culprit.Mark, Why: culprit.Why,
+			Ratio: culprit.Ratio, Lo: culprit.Lo, Hi: culprit.Hi, Confirmed: true}
+	}
 	if st.Confirm == nil || st.Confirm.QA == "" {
 		cf, err := againstParent("confirm", first)
 		if err != nil {
@@ -335,7 +342,11 @@ func bisectSummary(dir string, st *bisect.State) string {
 		}
 		fmt.Fprintf(&b, "  %s against its parent %s: capacity ratio %.3f%s (%s)\n", state, bisect.Short(cf.Parent), cf.Ratio, iv, cf.Why)
 	}
-	fmt.Fprintf(&b, "  %d decisions for %d commits (at most %d without skips)\n", st.Decisions, len(st.Commits)-1, bisect.MaxDecisions(len(st.Commits)-1))
+	noun := "decisions"
+	if st.Decisions == 1 {
+		noun = "decision"
+	}
+	fmt.Fprintf(&b, "  %d %s for %d commits (at most %d without skips)\n", st.Decisions, noun, len(st.Commits)-1, bisect.MaxDecisions(len(st.Commits)-1))
 	for _, w := range st.Warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", w)
 	}

@@ -15,28 +15,28 @@ import (
 )
 
 // TestBisectLocalHistory is the CI-sized synthetic regression history: a
-// git repository of CometBFT v1.0.1 with a harmless commit and then one
-// whose kvstore spins 100 µs per CheckTx. `benchnet bisect` names the
-// second, in at most MaxDecisions (one bisection step and the
-// confirmation against its parent, which reuses the good build's
-// operating point), and removes its worktrees. The 16-commit history of
-// the issue is the same command on a longer range (docs/history.md).
+// git repository of CometBFT v1.0.1, then a commit whose kvstore spins
+// 100 µs per CheckTx, then a harmless one on top (the known-bad tip).
+// `benchnet bisect` decides the one commit between against the good
+// revision, its parent (so that decision confirms it), names it, and
+// removes its worktrees. The 16-commit history of the
+// issue is the same command on a longer range (docs/bisect.md); the skip of
+// an undecided commit is bisect's unit tests' (a harmless midpoint cost CI
+// a third QA here: 0.982 [0.794, 1.215] after 3 pairs, skipped).
 func TestBisectLocalHistory(t *testing.T) {
-	testenv.NeedRoot(t) // QAs on real nodes: about 8 minutes
+	testenv.NeedRoot(t) // a QA on real nodes: about 3 minutes
 	tree := copyCometBFTTree(t, t.TempDir())
 	good := commitTree(t, tree)
+	patchCheckTxSpin(t, tree, 100*time.Microsecond)
+	spin := gitCommitAll(t, tree, "kvstore: spin 100 µs in CheckTx")
 	f, err := os.OpenFile(filepath.Join(tree, "README.md"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.WriteString("\n<!-- a harmless change -->\n")
 	f.Close()
-	harmless := gitCommitAll(t, tree, "docs: a harmless change")
-	patchCheckTxSpin(t, tree, 100*time.Microsecond)
-	bad := gitCommitAll(t, tree, "kvstore: spin 100 µs in CheckTx")
-	// Three pairs at most: the spin reads ~0.35 and decides at three; the
-	// harmless commit cannot decide "same" at 4 either (0.982 [0.794,
-	// 1.215], CI 2026-11-30), so it is skipped after 3.
+	bad := gitCommitAll(t, tree, "docs: a harmless change")
+	// Three pairs at most: the spin reads ~0.35 and decides at three.
 	m := qaTestManifests(t, "10.213.252.0/24", "10.213.253.0/24", "rotate = \"\"\nmax_pairs = 3\n")
 	out := testenv.OutputDir(t)
 
@@ -55,7 +55,7 @@ func TestBisectLocalHistory(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bisect failed: %v", err)
 	}
-	if !strings.Contains(string(b), "first bad commit: "+bad+" kvstore: spin 100 µs in CheckTx") || !strings.Contains(string(b), "confirmed against its parent "+bisect.Short(harmless)) {
+	if !strings.Contains(string(b), "first bad commit: "+spin+" kvstore: spin 100 µs in CheckTx") || !strings.Contains(string(b), "confirmed against its parent "+bisect.Short(good)) {
 		t.Errorf("the output does not name the spinning commit, confirmed against its parent")
 	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-bisect-*"))
@@ -66,11 +66,13 @@ func TestBisectLocalHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.FirstBad != bad || st.Commits[1].Mark == bisect.Bad || st.Confirm == nil || !st.Confirm.Confirmed || !(st.Confirm.Hi < 0.9) {
-		t.Errorf("bisect.json: first bad %s, harmless %s, confirmation %+v", st.FirstBad, st.Commits[1].Mark, st.Confirm)
+	if st.FirstBad != spin || len(st.Commits) != 3 || st.Commits[1].Mark != bisect.Bad || st.Commits[1].Given || st.Confirm == nil || !st.Confirm.Confirmed || !(st.Confirm.Hi < 0.9) {
+		t.Errorf("bisect.json: first bad %s, commits %+v, confirmation %+v", st.FirstBad, st.Commits, st.Confirm)
 	}
-	if st.Decisions > bisect.MaxDecisions(2) {
-		t.Errorf("%d decisions, at most %d", st.Decisions, bisect.MaxDecisions(2))
+	// One QA: the culprit's parent is the good revision, so its decision
+	// is its confirmation.
+	if st.Decisions != 1 || st.Confirm.QA != st.Commits[1].QA {
+		t.Errorf("%d decisions (confirmation %s, decision %s), want 1: the decision against the good parent confirms", st.Decisions, st.Confirm.QA, st.Commits[1].QA)
 	}
 	if wt, _ := exec.Command("git", "-C", tree, "worktree", "list").Output(); strings.Count(strings.TrimSpace(string(wt)), "\n") != 0 {
 		t.Errorf("worktrees left:\n%s", wt)
