@@ -12,17 +12,10 @@ cd "$(dirname "$0")/../.."
 work=${1:-/tmp/benchnet-bisect-history}
 spin_at=${SPIN_AT:-11}
 spin_us=${SPIN_US:-30}
-go mod download github.com/cometbft/cometbft@v1.0.1
-src="$(go env GOMODCACHE)/github.com/cometbft/cometbft@v1.0.1"
+. bench/lib/v101tree.sh
 rm -rf "$work"
-mkdir -p "$work"
-cp -r "$src" "$work/cometbft"
-chmod -R u+w "$work/cometbft"
 tree="$work/cometbft"
-g() { git -C "$tree" -c user.name=benchnet -c user.email=bisect@benchnet -c commit.gpgsign=false "$@"; }
-g init -q
-g add -A
-g commit -q -m "CometBFT v1.0.1 from the module zip"
+v101_tree "$tree"
 good=$(g rev-parse HEAD)
 kv="$tree/abci/example/kvstore/kvstore.go"
 harmless=(README.md CHANGELOG.md UPGRADING.md docs/README.md version/version.go types/block.go

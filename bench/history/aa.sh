@@ -28,16 +28,9 @@ if [ -z "$bn" ]; then
   CGO_ENABLED=0 go build -o "$work.bin" ./cmd/benchnet
   bn="$work.bin"
 fi
-go mod download github.com/cometbft/cometbft@v1.0.1
-src="$(go env GOMODCACHE)/github.com/cometbft/cometbft@v1.0.1"
+. bench/lib/v101tree.sh
 rm -rf "$work"
-mkdir -p "$work"
-cp -r "$src" "$work/step"
-chmod -R u+w "$work/step"
-g() { git -C "$work/step" -c user.name=benchnet -c user.email=history@benchnet -c commit.gpgsign=false "$@"; }
-g init -q
-g add -A
-g commit -q -m "CometBFT v1.0.1 from the module zip"
+v101_tree "$work/step"
 base=$(g rev-parse HEAD)
 kv="$work/step/abci/example/kvstore/kvstore.go"
 sig='^func (app \*Application) FinalizeBlock(_ context.Context, req \*types.FinalizeBlockRequest) (\*types.FinalizeBlockResponse, error) {$'

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,22 +38,11 @@ func TestBisectLocalHistory(t *testing.T) {
 	m := qaTestManifests(t, "10.213.252.0/24", "10.213.253.0/24", "rotate = \"\"\nmax_pairs = 3\n")
 	out := testenv.OutputDir(t)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*qaTestBudget)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, benchnetBinary(t), "bisect", tree, "--good", good, "--bad", bad, m, "-o", out, "--budget", qaTestBudget.String())
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 90 * time.Second
-	b, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatal(err)
-	}
-	t.Logf("benchnet bisect: %v after %s\n%s", err, time.Since(start).Round(time.Second), tail(string(b), 30))
+	b, _, err := runLong(t, 3*qaTestBudget, "bisect", tree, "--good", good, "--bad", bad, m, "-o", out, "--budget", qaTestBudget.String())
 	if err != nil {
 		t.Fatalf("bisect failed: %v", err)
 	}
-	if !strings.Contains(string(b), "first bad commit: "+spin+" kvstore: spin 100 µs in CheckTx") || !strings.Contains(string(b), "confirmed against its parent "+bisect.Short(good)) {
+	if !strings.Contains(b, "first bad commit: "+spin+" kvstore: spin 100 µs in CheckTx") || !strings.Contains(b, "confirmed against its parent "+bisect.Short(good)) {
 		t.Errorf("the output does not name the spinning commit, confirmed against its parent")
 	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-bisect-*"))

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -435,4 +437,27 @@ func TestRunnerFlagEveryCommand(t *testing.T) {
 			checkNothingStarted(t, dir)
 		})
 	}
+}
+
+// runLong runs the benchnet binary with args, sends it Ctrl-C past timeout
+// (the command keeps what it finished and tears its testnets down, where a
+// test timeout would orphan them), logs its last lines, and returns its
+// combined output, its wall time and its error: an *exec.ExitError for a
+// non-zero exit, anything else fails the test.
+func runLong(t *testing.T, timeout time.Duration, args ...string) (string, time.Duration, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, benchnetBinary(t), args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 90 * time.Second
+	b, err := cmd.CombinedOutput()
+	wall := time.Since(start)
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	t.Logf("benchnet %s: %v after %s\n%s", args[0], err, wall.Round(time.Second), tail(string(b), 40))
+	return string(b), wall, err
 }

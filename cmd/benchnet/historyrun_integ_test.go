@@ -1,10 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,19 +28,8 @@ func TestHistoryRunLocalTree(t *testing.T) {
 	out := testenv.OutputDir(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*qaTestBudget)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, benchnetBinary(t), "history", "run", tree, "cometbft@v1.0.1", m,
+	b, _, err := runLong(t, 3*qaTestBudget, "history", "run", tree, "cometbft@v1.0.1", m,
 		"--repeats", "2", "--duration", "6s", "-o", out, "--history", db, "--budget", qaTestBudget.String())
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 90 * time.Second
-	b, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatal(err)
-	}
-	t.Logf("benchnet history run: %v after %s\n%s", err, time.Since(start).Round(time.Second), tail(string(b), 30))
 	// The line measures: a build worse than the control is a finding, so
 	// the exit is 0 once every stage measured every build.
 	if code := exitOf(err); code != exitOK {
@@ -61,7 +46,7 @@ func TestHistoryRunLocalTree(t *testing.T) {
 	if st.Finished == "" || st.Control != "cometbft@v1.0.1" || st.ControlQA == "" || !(st.Rate > 0) || st.Steady == "" || st.BuildQAs[tree] == "" {
 		t.Fatalf("release-line.json is not a finished line: %+v", st)
 	}
-	if !strings.Contains(string(b), "release line: 2 builds, control cometbft@v1.0.1") {
+	if !strings.Contains(b, "release line: 2 builds, control cometbft@v1.0.1") {
 		t.Error("the summary was not printed")
 	}
 

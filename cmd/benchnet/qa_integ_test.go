@@ -2,12 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -101,24 +98,8 @@ func retryStolen(t *testing.T, run func(attempt int) (output string, ok bool)) {
 
 func runQABinary(t *testing.T, out string, args ...string) (int, string, *rundir.QAIndex, time.Duration) {
 	t.Helper()
-	start := time.Now()
-	// Past the budget and a minute, Ctrl-C: the QA keeps its finished
-	// steps and tears its testnet down (a test timeout would orphan it).
-	ctx, cancel := context.WithTimeout(context.Background(), qaTestBudget+time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, benchnetBinary(t), append([]string{"qa", "-o", out}, args...)...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 90 * time.Second
-	b, err := cmd.CombinedOutput()
-	wall := time.Since(start)
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("benchnet qa: exit %d after %s\n%s", code, wall.Round(time.Second), tail(string(b), 40))
+	b, wall, err := runLong(t, qaTestBudget+time.Minute, append([]string{"qa", "-o", out}, args...)...)
+	code := exitOf(err)
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-qa"))
 	if len(dirs) != 1 {
 		t.Fatalf("want one QA directory in %s, got %v", out, dirs)
@@ -127,7 +108,7 @@ func runQABinary(t *testing.T, out string, args ...string) (int, string, *rundir
 	if err != nil {
 		t.Fatal(err)
 	}
-	return code, string(b), x, wall
+	return code, b, x, wall
 }
 
 func tail(s string, n int) string {
