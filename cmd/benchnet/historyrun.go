@@ -259,12 +259,10 @@ func releaseLineSteady(ctx context.Context, cmd *cobra.Command, st *rundir.Relea
 	if root == "" {
 		return "", runErr
 	}
-	if idx != nil {
-		// The line measures; a build judged worse than the control is a
-		// finding, not a failure. A build never measured is one.
-		if un := experiment.Unmeasured(idx); len(un) > 0 && runErr == nil {
-			runErr = fmt.Errorf("steady: no finished run of %s (the runs' errors: %s)", strings.Join(un, ", "), rundir.CompareRecord.Path(root))
-		}
+	// The line measures: a build judged worse than the control is a
+	// finding, not a failure; a build never measured is one.
+	if un := experiment.Unmeasured(idx); len(un) > 0 && runErr == nil {
+		runErr = fmt.Errorf("steady: no finished run of %s (the runs' errors: %s)", strings.Join(un, ", "), rundir.CompareRecord.Path(root))
 	}
 	files, rerr := report.RenderDir(root, "")
 	if idx != nil {

@@ -331,6 +331,7 @@ func (x *compareExec) result() Result {
 // regressed; else Pass once complete.
 func CompareResult(root string, idx *rundir.CompareIndex) Result {
 	res := Result{Kind: "compare", Dir: root, Complete: idx.Complete}
+	unmeasured := Unmeasured(idx)
 	switch {
 	case idx.ExitCode == judge.ExitRegression && idx.Config.Equivalence:
 		res.Verdict, res.Why = Fail, "not equivalent: "+strings.Join(idx.Regressions, ", ")
@@ -338,8 +339,8 @@ func CompareResult(root string, idx *rundir.CompareIndex) Result {
 		res.Verdict, res.Why = Fail, "regression in "+strings.Join(idx.Regressions, ", ")
 	case TestbedReason(idx) != "":
 		res.Verdict, res.Why = Inconclusive, TestbedReason(idx)
-	case len(Unmeasured(idx)) > 0:
-		res.Verdict, res.Why = Inconclusive, "not judged: no finished run of "+strings.Join(Unmeasured(idx), ", ")
+	case len(unmeasured) > 0:
+		res.Verdict, res.Why = Inconclusive, "not judged: no finished run of "+strings.Join(unmeasured, ", ")
 	case idx.ExitCode == judge.ExitInconclusive:
 		res.Verdict, res.Why = Inconclusive, fmt.Sprintf("not shown equivalent within ±%g %%: a judged metric is inconclusive", idx.Config.Threshold)
 	case idx.Complete && idx.Config.Equivalence:

@@ -106,8 +106,11 @@ func JudgeCompare(root string, idx *rundir.CompareIndex) error {
 }
 
 // Unmeasured are the variants without one finished, readable run (from
-// Summary, which JudgeCompare fills).
+// Summary, which JudgeCompare fills); none of a nil index.
 func Unmeasured(idx *rundir.CompareIndex) []string {
+	if idx == nil {
+		return nil
+	}
 	var out []string
 	for _, s := range idx.Summary {
 		if s.Runs == 0 {

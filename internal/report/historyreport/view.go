@@ -470,7 +470,9 @@ func (l *Line) metric(m judge.Metric, seed uint64) *Metric {
 	}
 	// A build recorded in several sessions is the control: its own change
 	// between them is the machine's drift, and a step measured across
-	// them is not comparable.
+	// them is not comparable, unless the builds shared it (interleaved).
+	apart := -1.0 // l.interleaving(), once a control drifted
+	minEffect := judge.DefaultChangeConfig(m.Better).MinEffect
 	for _, b := range l.Builds {
 		ss := l.sessions(b)
 		if len(ss) < 2 {
@@ -484,12 +486,19 @@ func (l *Line) metric(m judge.Metric, seed uint64) *Metric {
 			continue
 		}
 		d, err := judge.CheckDrift(control, judge.DefaultDriftConfig(), rngFor(seed, l.Title, m.Key, "drift", b))
+		bound := 0.0
+		if d.Drifted {
+			if apart < 0 {
+				apart = l.interleaving()
+			}
+			bound = driftBound(d, apart)
+		}
 		switch {
-		case errors.Is(err, judge.ErrNotComparable) && d.Drifted && l.driftBound(d) <= math.Log1p(judge.DefaultChangeConfig(m.Better).MinEffect):
+		case errors.Is(err, judge.ErrNotComparable) && d.Drifted && bound <= math.Log1p(minEffect):
 			// Interleaved builds share the drift: it cannot make the
 			// smallest step the test marks.
 			out.Drift = append(out.Drift, fmt.Sprintf("control %s moved %+.1f %% [%+.1f %%, %+.1f %%] between %s and %s (p = %.3g), but the builds were measured interleaved (their run times %.2f apart, as a Kolmogorov distance): a drift moves one build against another by at most %.1f %%, under the %g %% a change point needs, so it is not refused",
-				b, 100*(d.Ratio-1), 100*(d.Lo-1), 100*(d.Hi-1), d.From, d.To, d.P, l.interleaving(), 100*math.Expm1(l.driftBound(d)), 100*judge.DefaultChangeConfig(m.Better).MinEffect))
+				b, 100*(d.Ratio-1), 100*(d.Lo-1), 100*(d.Hi-1), d.From, d.To, d.P, apart, 100*math.Expm1(bound), 100*minEffect))
 		case errors.Is(err, judge.ErrNotComparable):
 			out.Drift = append(out.Drift, fmt.Sprintf("control %s: %v", b, err))
 			if out.Refused == "" {
@@ -518,16 +527,17 @@ func (l *Line) metric(m judge.Metric, seed uint64) *Metric {
 func ratio(x float64) string { return fmt.Sprintf("%.3f", x) }
 
 // driftBound is the largest log step a control's drift d can make between
-// two builds of the line: the drift's farthest plausible size (its
-// interval's far end) times how far apart in time the builds ran.
-func (l *Line) driftBound(d judge.Drift) float64 {
+// two builds of a line: the drift's farthest plausible size (its
+// interval's far end) times how far apart in time the builds ran (apart,
+// Line.interleaving).
+func driftBound(d judge.Drift, apart float64) float64 {
 	far := math.Abs(math.Log(d.Ratio))
 	for _, x := range []float64{d.Lo, d.Hi} {
 		if x > 0 {
 			far = max(far, math.Abs(math.Log(x)))
 		}
 	}
-	return far * l.interleaving()
+	return far * apart
 }
 
 // interleaving is how far apart in time the line's builds were measured:
