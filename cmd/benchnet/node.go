@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchnet/benchnet/internal/app/accounts"
+	"github.com/benchnet/benchnet/internal/collect"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub"
 )
 
@@ -29,7 +30,7 @@ func newNodeCmd() *cobra.Command {
 	}
 	g.Flags().StringVar(&config, "config", "", "host config (JSON, written by the testnet)")
 	_ = g.MarkFlagRequired("config")
-	c.AddCommand(g, newAccountsAppCmd())
+	c.AddCommand(g, newAccountsAppCmd(), newMachineExporterCmd())
 	return c
 }
 
@@ -53,5 +54,22 @@ func newAccountsAppCmd() *cobra.Command {
 	c.Flags().BoolVar(&cfg.ABCIMempool, "abci-mempool", false, "keep the mempool in the app (cometbft v0.40's [mempool] type = \"app\": InsertTx, ReapTxs; implies --app-mempool's nonce queue)")
 	_ = c.MarkFlagRequired("addr")
 	_ = c.MarkFlagRequired("dir")
+	return c
+}
+
+// newMachineExporterCmd is the hidden `benchnet node machine-exporter`: the
+// swarm runner starts one on every machine of the swarm, so that each
+// machine's load and CPU are collected as its own series.
+func newMachineExporterCmd() *cobra.Command {
+	var listen string
+	c := &cobra.Command{
+		Use:   "machine-exporter --listen ADDR",
+		Short: "Serve this machine's load and CPU time under node_exporter's names",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return collect.ServeMachine(cmd.Context(), listen)
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", ":9100", "address of /metrics")
 	return c
 }

@@ -205,7 +205,7 @@ drain, harvest, accounting and report, into a new run directory of its own
 			notStarted := func(node string) bool { return absent[node] }
 			pids := proctable.NodePIDs(src.Join(rundir.State))
 			stopCollector := scenario.StartCollector(ctx, dir, p, func(node string) int { return pids[node] },
-				func(node string) bool { return !absent[node] }, scrape, os.Stderr)
+				func(node string) bool { return !absent[node] }, nil, scrape, os.Stderr)
 			res, merr := scenario.MeasureRunning(ctx, dir, p, p.Load, testnet.NewRunID(), os.Stderr, os.Stderr, notStarted)
 			stopCollector()
 			if res != nil {

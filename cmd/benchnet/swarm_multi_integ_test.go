@@ -6,10 +6,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -208,6 +210,9 @@ func TestSwarmMultiEngine(t *testing.T) {
 				t.Errorf("log of %s: %v", n, err)
 			}
 		}
+		// Each of the 3 machines (engines) is its own load series, from
+		// its exporter (issue 32 item 7), rows every second of the run.
+		checkMachines(t, dir, 3)
 		// No shared filesystem needed: every node ran on a copy of its home
 		// in a volume of its engine, so none wrote its stores into the run
 		// directory's homes (a bound home would hold data/blockstore.db).
@@ -472,4 +477,28 @@ func procNodes(t *testing.T, dir string) (local, remote map[string]bool) {
 		}
 	}
 	return local, remote
+}
+
+// checkMachines asserts that metrics/machines.csv holds want machines,
+// each with several rows of a whole machine (CPUs, rising CPU time).
+func checkMachines(t *testing.T, dir string, want int) {
+	t.Helper()
+	rows, _, err := rundir.MachinesCSV.ReadFile(filepath.Join(dir, rundir.MachinesCSV.Name))
+	if err != nil {
+		t.Fatalf("machines.csv: %v", err)
+	}
+	by := map[string][]rundir.MachineLoad{}
+	for _, r := range rows {
+		by[r.Machine] = append(by[r.Machine], r)
+	}
+	if len(by) != want {
+		t.Fatalf("machines.csv has %d machines (%v), want %d", len(by), slices.Sorted(maps.Keys(by)), want)
+	}
+	for m, rs := range by {
+		first, last := rs[0], rs[len(rs)-1]
+		if len(rs) < 5 || first.CPUs < 1 || last.CPUTotalSeconds <= first.CPUTotalSeconds || last.Load1 < 0 {
+			t.Errorf("machine %s: %d rows, first %+v, last %+v", m, len(rs), first, last)
+		}
+	}
+	t.Logf("machines.csv: %d machines, %d rows", len(by), len(rows))
 }

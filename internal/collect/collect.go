@@ -7,7 +7,8 @@
 // times are unix nanoseconds): samples.csv.gz (rundir.SamplesCSV: one row
 // per series per scrape, gzip sync-flushed, so a cut file reads up to its
 // last flush), proc.csv (rundir.ProcCSV: per node process and the harness
-// itself, node "benchnet"), host.csv (rundir.HostCSV), scrape_errors.csv
+// itself, node "benchnet"), host.csv (rundir.HostCSV), machines.csv
+// (rundir.MachinesCSV: each machine of a cluster runner), scrape_errors.csv
 // (rundir.ScrapeErrorsCSV: every failed scrape or /proc read) and
 // machine.json (rundir.Machine).
 package collect
@@ -57,11 +58,15 @@ type Collector struct {
 
 	// FlushEvery is how often buffered rows reach the files (default 1 s).
 	FlushEvery time.Duration
+	// Machines are the machines of a cluster runner, each scraped into
+	// metrics/machines.csv (none: no such file).
+	Machines []MachineTarget
 
 	mu       sync.Mutex // guards the writers below
 	samples  *rundir.Writer[rundir.Sample]
 	proc     *rundir.Writer[rundir.Proc]
 	host     *rundir.Writer[rundir.Host]
+	machines *rundir.Writer[rundir.MachineLoad] // nil without Machines
 	errs     *rundir.Writer[rundir.ScrapeError]
 	failing  map[string]bool // node/source currently failing, for transition events
 	scrapes  atomic.Int64
@@ -122,6 +127,13 @@ func (c *Collector) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			c.scrapeLoop(ctx, t, phase(c.interval, k, len(scraped)))
+		}()
+	}
+	for k, m := range c.Machines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.machineLoop(ctx, m, phase(c.interval, k, len(c.Machines)))
 		}()
 	}
 	wg.Add(1)
@@ -366,6 +378,11 @@ func (c *Collector) open() error {
 	if c.errs, err = rundir.ScrapeErrorsCSV.Create(rundir.ScrapeErrorsCSV.Path(c.dir)); err != nil {
 		return fmt.Errorf("collect: %w", err)
 	}
+	if len(c.Machines) > 0 {
+		if c.machines, err = rundir.MachinesCSV.Create(rundir.MachinesCSV.Path(c.dir)); err != nil {
+			return fmt.Errorf("collect: %w", err)
+		}
+	}
 	// The headers reach the files at once: a run killed in its first
 	// second still leaves readable files.
 	for _, f := range c.files() {
@@ -382,7 +399,13 @@ type flusher interface {
 	Close() error
 }
 
-func (c *Collector) files() []flusher { return []flusher{c.samples, c.proc, c.host, c.errs} }
+func (c *Collector) files() []flusher {
+	fs := []flusher{c.samples, c.proc, c.host, c.errs}
+	if c.machines != nil {
+		fs = append(fs, c.machines)
+	}
+	return fs
+}
 
 func (c *Collector) flush() error {
 	c.mu.Lock()

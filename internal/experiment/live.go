@@ -102,7 +102,8 @@ func (e *liveEnv) Measure(ctx context.Context, dir *rundir.Dir, l manifest.Load)
 	if log == nil {
 		log = io.Discard
 	}
-	stop := scenario.StartCollector(ctx, dir, &p, func(node string) int { return e.tn.PIDs()[node] }, e.tn.Running, scrape, log)
+	stop := scenario.StartCollector(ctx, dir, &p, func(node string) int { return e.tn.PIDs()[node] }, e.tn.Running,
+		scenario.Machines(ctx, e.tn, log), scrape, log)
 	res, err := scenario.MeasureRunning(ctx, dir, &p, l, testnet.NewRunID(), log, e.lv.Progress, e.tn.NotStarted)
 	stop()
 	return res, err

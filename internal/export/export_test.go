@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -281,5 +283,64 @@ func TestLoadtime(t *testing.T) {
 	}
 	if len(rates) != 2 {
 		t.Errorf("a sweep of 2 cells gave experiments %v", rates)
+	}
+}
+
+// TestOpenMetricsMachines: a swarm run's machines.csv exports each machine
+// as its own instance beside the harness's, under node_exporter's names.
+func TestOpenMetricsMachines(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(historytest.Run1())); err != nil {
+		t.Fatal(err)
+	}
+	d := &rundir.Dir{Path: dir}
+	host, _, err := rundir.HostCSV.ReadFile(rundir.HostCSV.Path(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := host[0].TimeNs
+	rows := []rundir.MachineLoad{
+		{Machine: "m1", Host: rundir.Host{TimeNs: t0, Load1: 0.25, CPUBusySeconds: 10, CPUTotalSeconds: 40, CPUs: 4}},
+		{Machine: "m2", Host: rundir.Host{TimeNs: t0, Load1: 3.5, CPUBusySeconds: 5, CPUTotalSeconds: 20, CPUs: 2}},
+		{Machine: "m1", Host: rundir.Host{TimeNs: t0 + 1e9, Load1: 0.5, CPUBusySeconds: 12, CPUTotalSeconds: 44, CPUs: 4}},
+	}
+	if err := rundir.MachinesCSV.WriteFile(rundir.MachinesCSV.Path(d), rows); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := OpenMetrics(&buf, dir); err != nil {
+		t.Fatal(err)
+	}
+	load := map[string][]float64{}
+	cpus := map[string]map[string]bool{}
+	for _, l := range parseOM(t, buf.String()) {
+		inst := regexp.MustCompile(`instance="([^"]*)"`).FindStringSubmatch(l.labels)
+		if inst == nil || !strings.Contains(l.labels, `job="`+HarnessJob+`"`) {
+			continue
+		}
+		switch l.family {
+		case "node_load1":
+			load[inst[1]] = append(load[inst[1]], l.value)
+		case "node_cpu_seconds_total":
+			if cpus[inst[1]] == nil {
+				cpus[inst[1]] = map[string]bool{}
+			}
+			cpus[inst[1]][regexp.MustCompile(`cpu="(\d+)"`).FindStringSubmatch(l.labels)[1]] = true
+		}
+	}
+	if fmt.Sprint(load["m1"]) != "[0.25 0.5]" || fmt.Sprint(load["m2"]) != "[3.5]" {
+		t.Errorf("node_load1 of the machines: %v", load)
+	}
+	if len(cpus["m1"]) != 4 || len(cpus["m2"]) != 2 {
+		t.Errorf("CPUs per machine: m1 %d, m2 %d; want 4, 2", len(cpus["m1"]), len(cpus["m2"]))
+	}
+	harness := 0
+	for inst, v := range load {
+		if inst != "m1" && inst != "m2" {
+			harness += len(v)
+		}
+	}
+	if harness != len(host) {
+		t.Errorf("the harness's node_load1: %d samples, host.csv has %d", harness, len(host))
 	}
 }

@@ -84,7 +84,8 @@ func (f families) add(metric, labels string, ns int64, v float64) {
 // --prometheus run's live scrape has it), role and zone,
 // and the harness's series under node_exporter's and process-exporter's
 // names (job="benchnet"): node_load1/5/15 and node_cpu_seconds_total from
-// metrics/host.csv, node_memory_MemTotal_bytes from machine.json,
+// metrics/host.csv (and each swarm machine's from metrics/machines.csv,
+// instance = the machine), node_memory_MemTotal_bytes from machine.json,
 // namedprocess_namegroup_cpu_seconds_total and
 // namedprocess_namegroup_memory_bytes per node process from
 // metrics/proc.csv.
@@ -141,18 +142,55 @@ func harness(d *rundir.Dir, fam families) error {
 		inst = m.Hostname
 	}
 	base := []label{{"job", HarnessJob}, {"instance", inst}}
-	machine := render(base)
 
 	host, _, err := rundir.HostCSV.ReadFile(rundir.HostCSV.Path(d))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", rundir.HostCSV.Name, err)
 	}
+	var mem int64
+	if m != nil {
+		mem = m.MemoryBytes
+	}
+	hostFamilies(fam, base, host, mem)
+	// A swarm run's machines, each its own instance (machines.csv).
+	machines, _, err := rundir.MachinesCSV.ReadFile(rundir.MachinesCSV.Path(d))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", rundir.MachinesCSV.Name, err)
+	}
+	byMachine := map[string][]rundir.Host{}
+	for _, ml := range machines {
+		byMachine[ml.Machine] = append(byMachine[ml.Machine], ml.Host)
+	}
+	for name, hs := range byMachine {
+		hostFamilies(fam, []label{{"job", HarnessJob}, {"instance", name}}, hs, 0)
+	}
+
+	procs, _, err := rundir.ProcCSV.ReadFile(rundir.ProcCSV.Path(d))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", rundir.ProcCSV.Name, err)
+	}
+	for _, p := range procs {
+		if p.PID <= 0 {
+			continue // a remote node's row, read from its own metrics
+		}
+		g := append(slices.Clone(base), label{"groupname", p.Node}, label{"node", p.Node})
+		// process-exporter splits user and system; proc.csv has their sum.
+		fam.add("namedprocess_namegroup_cpu_seconds_total", render(append(slices.Clone(g), label{"mode", "user+system"})), p.TimeNs, p.CPUSeconds)
+		fam.add("namedprocess_namegroup_memory_bytes", render(append(g, label{"memtype", "resident"})), p.TimeNs, float64(p.RSSBytes))
+	}
+	return nil
+}
+
+// hostFamilies adds one machine's load and CPU rows under node_exporter's
+// names, with base as its target labels; mem > 0 adds its memory.
+func hostFamilies(fam families, base []label, host []rundir.Host, mem int64) {
+	machine := render(base)
 	for _, h := range host {
 		fam.add("node_load1", machine, h.TimeNs, h.Load1)
 		fam.add("node_load5", machine, h.TimeNs, h.Load5)
 		fam.add("node_load15", machine, h.TimeNs, h.Load15)
-		if m != nil && m.MemoryBytes > 0 {
-			fam.add("node_memory_MemTotal_bytes", machine, h.TimeNs, float64(m.MemoryBytes))
+		if mem > 0 {
+			fam.add("node_memory_MemTotal_bytes", machine, h.TimeNs, float64(mem))
 		}
 		// host.csv sums all CPUs; node_exporter has one series per CPU and
 		// mode. The sums are split evenly over the CPUs, so every stock
@@ -177,21 +215,6 @@ func harness(d *rundir.Dir, fam families) error {
 			}
 		}
 	}
-
-	procs, _, err := rundir.ProcCSV.ReadFile(rundir.ProcCSV.Path(d))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", rundir.ProcCSV.Name, err)
-	}
-	for _, p := range procs {
-		if p.PID <= 0 {
-			continue // a remote node's row, read from its own metrics
-		}
-		g := append(slices.Clone(base), label{"groupname", p.Node}, label{"node", p.Node})
-		// process-exporter splits user and system; proc.csv has their sum.
-		fam.add("namedprocess_namegroup_cpu_seconds_total", render(append(slices.Clone(g), label{"mode", "user+system"})), p.TimeNs, p.CPUSeconds)
-		fam.add("namedprocess_namegroup_memory_bytes", render(append(g, label{"memtype", "resident"})), p.TimeNs, float64(p.RSSBytes))
-	}
-	return nil
 }
 
 // writeFamilies writes every family, sorted by name, each series sorted by

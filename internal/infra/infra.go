@@ -93,6 +93,21 @@ type Runner interface {
 	Cleanup(ctx context.Context) error
 }
 
+// MachineWatcher is implemented by runners whose nodes run on several
+// machines (swarm): each machine serves its load and CPU time under
+// node_exporter's names (collect's machine exporter) at URL, which the
+// collector scrapes into metrics/machines.csv. A machine whose exporter
+// does not run is left out, and named in the error beside the others.
+type MachineWatcher interface {
+	MachineMetrics(ctx context.Context) ([]MachineMetrics, error)
+}
+
+// MachineMetrics is where one machine's exporter answers.
+type MachineMetrics struct {
+	Name string // the cluster's name for the machine
+	URL  string // its /metrics
+}
+
 // HomeCopier is implemented by runners that may run a node on a copy of
 // its home (a volume on another machine's engine) rather than on the run
 // directory's: after the testnet resets a node's home there (a rotating
@@ -131,6 +146,9 @@ type Config struct {
 	// one (DOCKER_HOST values or docker context names; the swarm runner's
 	// machines).
 	Engines []string
+	// Executable is the benchnet binary a runner runs beside the nodes
+	// (swarm's machine exporters; empty: none).
+	Executable string
 }
 
 // Kind is one runner implementation: how to build it, and how to take a run

@@ -77,26 +77,56 @@ type Host struct {
 	CPUIRQSeconds float64
 }
 
+var hostColumns = []string{"time_ns", "load1", "load5", "load15", "cpu_busy_seconds", "cpu_total_seconds", "cpus", "cpu_steal_seconds", "cpu_irq_seconds"}
+
 // HostCSV is metrics/host.csv.
 var HostCSV = &CSV[Host]{
 	Name:     Metrics + "/host.csv",
-	Header:   []string{"time_ns", "load1", "load5", "load15", "cpu_busy_seconds", "cpu_total_seconds", "cpus", "cpu_steal_seconds", "cpu_irq_seconds"},
+	Header:   hostColumns,
 	Optional: []string{"cpu_steal_seconds", "cpu_irq_seconds"},
-	encode: func(h *Host, f []string) {
-		f[0], f[1], f[2], f[3] = i64(h.TimeNs), f64(h.Load1), f64(h.Load5), f64(h.Load15)
-		f[4], f[5], f[6], f[7] = f64(h.CPUBusySeconds), f64(h.CPUTotalSeconds), strconv.Itoa(h.CPUs), f64(h.CPUStealSeconds)
-		f[8] = f64(h.CPUIRQSeconds)
+	encode:   encodeHost,
+	decode:   func(h *Host, f *fields) { decodeHost(h, f, 0) },
+}
+
+func encodeHost(h *Host, f []string) {
+	f[0], f[1], f[2], f[3] = i64(h.TimeNs), f64(h.Load1), f64(h.Load5), f64(h.Load15)
+	f[4], f[5], f[6], f[7] = f64(h.CPUBusySeconds), f64(h.CPUTotalSeconds), strconv.Itoa(h.CPUs), f64(h.CPUStealSeconds)
+	f[8] = f64(h.CPUIRQSeconds)
+}
+
+// decodeHost reads a Host from the columns starting at o.
+func decodeHost(h *Host, f *fields, o int) {
+	h.TimeNs = f.Int64(o)
+	h.Load1, _ = f.Float(o + 1)
+	h.Load5, _ = f.Float(o + 2)
+	h.Load15, _ = f.Float(o + 3)
+	h.CPUBusySeconds, _ = f.Float(o + 4)
+	h.CPUTotalSeconds, _ = f.Float(o + 5)
+	h.CPUs = f.Int(o + 6)
+	h.CPUStealSeconds, _ = f.Float(o + 7)
+	h.CPUIRQSeconds, _ = f.Float(o + 8)
+}
+
+// MachineLoad is one row of metrics/machines.csv: one machine's load and
+// CPU time as its exporter reported it, on a runner whose nodes run on
+// several machines (swarm). host.csv stays the harness's own machine, which
+// the testbed checks read; these rows are each machine's own series.
+type MachineLoad struct {
+	Machine string // the cluster's name for it (a swarm node's hostname)
+	Host
+}
+
+// MachinesCSV is metrics/machines.csv.
+var MachinesCSV = &CSV[MachineLoad]{
+	Name:   Metrics + "/machines.csv",
+	Header: append([]string{"machine"}, hostColumns...),
+	encode: func(m *MachineLoad, f []string) {
+		f[0] = m.Machine
+		encodeHost(&m.Host, f[1:])
 	},
-	decode: func(h *Host, f *fields) {
-		h.TimeNs = f.Int64(0)
-		h.Load1, _ = f.Float(1)
-		h.Load5, _ = f.Float(2)
-		h.Load15, _ = f.Float(3)
-		h.CPUBusySeconds, _ = f.Float(4)
-		h.CPUTotalSeconds, _ = f.Float(5)
-		h.CPUs = f.Int(6)
-		h.CPUStealSeconds, _ = f.Float(7)
-		h.CPUIRQSeconds, _ = f.Float(8)
+	decode: func(m *MachineLoad, f *fields) {
+		m.Machine = f.Sym(0)
+		decodeHost(&m.Host, f, 1)
 	},
 }
 

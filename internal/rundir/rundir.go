@@ -29,6 +29,7 @@
 //	faults.json        each perturbation's effect and each rotate cycle (analyze.FaultEffects) [FaultResults]
 //	metrics/           (collect) samples.csv.gz [Sample, SamplesCSV], proc.csv [Proc, ProcCSV],
 //	                   host.csv [Host, HostCSV], scrape_errors.csv [ScrapeError, ScrapeErrorsCSV],
+//	                   machines.csv [MachineLoad, MachinesCSV] (each machine of a swarm run),
 //	                   machine.json [Machine]
 //	linkem/            link emulation (testnet): linkem.json, matrix.csv, the userspace switch's
 //	                   lateness.jsonl [LinkemLatenessSample, LinkemLatenessSeries] and counters.prom

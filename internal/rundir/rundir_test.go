@@ -97,6 +97,10 @@ func TestRoundTrips(t *testing.T) {
 	roundTrip(t, SamplesCSV, []Sample{{TimeNs: 1, Node: "v0", Metric: "m", Labels: `{a="b,c"}`, Value: 0.25}})
 	roundTrip(t, ProcCSV, []Proc{{TimeNs: 1, Node: HarnessNode, PID: 7, RSSBytes: 1 << 20, CPUSeconds: 1.5}})
 	roundTrip(t, HostCSV, []Host{{TimeNs: 1, Load1: 0.5, Load5: 1, Load15: 2, CPUBusySeconds: 3, CPUTotalSeconds: 4, CPUs: 2, CPUStealSeconds: 0.5, CPUIRQSeconds: 0.25}})
+	roundTrip(t, MachinesCSV, []MachineLoad{
+		{Machine: "m1", Host: Host{TimeNs: 1, Load1: 0.5, Load5: 1, Load15: 2, CPUBusySeconds: 3, CPUTotalSeconds: 4, CPUs: 2, CPUStealSeconds: 0.5, CPUIRQSeconds: 0.25}},
+		{Machine: "m2", Host: Host{TimeNs: 1, Load1: 1.5, CPUBusySeconds: 7, CPUTotalSeconds: 9, CPUs: 8}},
+	})
 	roundTrip(t, ScrapeErrorsCSV, []ScrapeError{{TimeNs: 1, Node: "v0", Source: "metrics", Error: "dial: refused"}})
 	roundTrip(t, PublishedCSV, []Published{
 		{Seq: 0, MsgID: "m0", Publisher: "host3", Intended: 1, SentAt: 2, Ack: 3, Result: ResultOK},

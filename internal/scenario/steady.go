@@ -133,7 +133,8 @@ func whileUp(ctx context.Context, tn *testnet.Testnet, opts Options, downNote st
 	watchDone := watchExits(tn, opts.Log)
 	defer watchDone()
 
-	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, tn.Running, opts.ScrapeInterval, opts.Log)
+	stopCollector := StartCollector(ctx, tn.Dir, tn.Plan, func(node string) int { return tn.PIDs()[node] }, tn.Running,
+		Machines(ctx, tn, opts.Log), opts.ScrapeInterval, opts.Log)
 	defer stopCollector()
 
 	return body(stopCollector)

@@ -109,6 +109,10 @@ type Testnet struct {
 	linksMu     sync.Mutex
 	applied     linkem.Conditions
 	everApplied bool
+
+	machinesOnce sync.Once
+	machines     []infra.MachineMetrics
+	machinesErr  error
 }
 
 // Up resolves m, prepares everything and starts the testnet. On error it
@@ -661,6 +665,18 @@ func unreachableByOthers(path string) string {
 			return ""
 		}
 	}
+}
+
+// Machines are the machines the runner placed the testnet on, where it
+// watches them (infra.MachineWatcher); none on a runner of one machine.
+// Asked once: every measurement of one testnet scrapes the same exporters.
+func (t *Testnet) Machines(ctx context.Context) ([]infra.MachineMetrics, error) {
+	w, ok := t.Runner.(infra.MachineWatcher)
+	if !ok {
+		return nil, nil
+	}
+	t.machinesOnce.Do(func() { t.machines, t.machinesErr = w.MachineMetrics(ctx) })
+	return t.machines, t.machinesErr
 }
 
 // PIDs returns the node processes' pids by node name.

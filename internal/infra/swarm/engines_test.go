@@ -146,3 +146,23 @@ func TestOnThisMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestMachineNames: a machine is its hostname, with its short id where
+// hostnames repeat (several engines of one machine) or are empty.
+func TestMachineNames(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes []swarmNode
+		want  map[string]string
+	}{
+		{"distinct", []swarmNode{{ID: "aaaaaaaaaaaaaaaa1", Hostname: "eu-1"}, {ID: "bbbbbbbbbbbbbbbb2", Hostname: "us-1"}},
+			map[string]string{"aaaaaaaaaaaaaaaa1": "eu-1", "bbbbbbbbbbbbbbbb2": "us-1"}},
+		{"repeated", []swarmNode{{ID: "aaaaaaaaaaaaaaaa1", Hostname: "box"}, {ID: "bbbbbbbbbbbbbbbb2", Hostname: "box"}, {ID: "c3", Hostname: "other"}},
+			map[string]string{"aaaaaaaaaaaaaaaa1": "box-aaaaaaaaaaaa", "bbbbbbbbbbbbbbbb2": "box-bbbbbbbbbbbb", "c3": "other"}},
+		{"empty", []swarmNode{{ID: "d4"}}, map[string]string{"d4": "d4"}},
+	} {
+		if got := machineNames(tc.nodes); !maps.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -100,10 +100,13 @@ type Runner struct {
 	// bound from the run directory (which would need NFS).
 	copyHomes bool
 	stackMu   sync.Mutex // one writeStack at a time (concurrent starts)
-	closing   bool
-	starting  sync.WaitGroup
-	stopWatch context.CancelFunc
-	watchDone chan struct{}
+	// exporterErr: the machine exporters could not be started (Setup
+	// goes on without them; MachineMetrics reports it).
+	exporterErr error
+	closing     bool
+	starting    sync.WaitGroup
+	stopWatch   context.CancelFunc
+	watchDone   chan struct{}
 }
 
 var _ infra.Runner = (*Runner)(nil)
@@ -245,6 +248,11 @@ func (r *Runner) Setup(ctx context.Context, p *plan.Testnet) error {
 		if err := r.state.SetEndpoints(n.Name, s.endpoints); err != nil {
 			return err
 		}
+	}
+	if err := r.startExporters(ctx, nw); err != nil {
+		r.mu.Lock()
+		r.exporterErr = err
+		r.mu.Unlock()
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.stopWatch, r.watchDone = cancel, make(chan struct{})

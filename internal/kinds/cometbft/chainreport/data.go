@@ -33,6 +33,7 @@ type run struct {
 	nss        []string                   // namespaces(), computed once
 	proc       []procRow
 	host       []hostRow
+	machines   map[string][]hostRow // machines.csv by machine (swarm runs)
 	problems   []string
 	// t0 is the origin of every time axis (unix ns); t0From says what it is.
 	t0     int64
@@ -184,6 +185,7 @@ func load(path string) (*run, error) {
 	r.note(r.loadSamples())
 	r.note(r.loadProc())
 	r.note(r.loadHost())
+	r.note(r.loadMachines())
 	r.origin()
 	return r, nil
 }
@@ -321,6 +323,16 @@ func (r *run) loadProc() error {
 func (r *run) loadHost() error {
 	return readCSV(r, rundir.HostCSV, func(h *rundir.Host) {
 		r.host = append(r.host, hostRow{h.TimeNs, h.Load1, h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUs})
+	})
+}
+
+func (r *run) loadMachines() error {
+	return readCSV(r, rundir.MachinesCSV, func(m *rundir.MachineLoad) {
+		if r.machines == nil {
+			r.machines = map[string][]hostRow{}
+		}
+		h := m.Host
+		r.machines[m.Machine] = append(r.machines[m.Machine], hostRow{h.TimeNs, h.Load1, h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUs})
 	})
 }
 

@@ -3,8 +3,10 @@ package chainreport
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -429,12 +431,31 @@ func plotLoad1(r *run) (*plot.Plot, string) {
 		xy[i] = plotter.XY{X: r.sec(h.timeNs), Y: h.load1}
 		cpus = max(cpus, h.cpus)
 	}
-	p := page.NewPlot("Host load1 (host.csv)", timeAxis, "load average, 1 min (runnable tasks)")
+	title, legend := "Host load1 (host.csv)", "load1"
+	if len(r.machines) > 0 {
+		// A swarm run: the harness's machine and each machine of the
+		// swarm, as its exporter reported it (issue 32 item 7).
+		title, legend = "Load1 per machine (host.csv, machines.csv)", "load1 harness"
+	}
+	p := page.NewPlot(title, timeAxis, "load average, 1 min (runnable tasks)")
 	l, _ := plotter.NewLine(xy)
 	l.Color = plotutil.Color(0)
 	l.Width = vg.Points(1.5)
 	p.Add(l)
-	page.AddLegend(p, "load1", l)
+	page.AddLegend(p, legend, l)
+	for k, name := range slices.Sorted(maps.Keys(r.machines)) {
+		rows := r.machines[name]
+		mxy := make(plotter.XYs, len(rows))
+		for i, h := range rows {
+			mxy[i] = plotter.XY{X: r.sec(h.timeNs), Y: h.load1}
+			cpus = max(cpus, h.cpus)
+		}
+		ml, _ := plotter.NewLine(mxy)
+		ml.Color = plotutil.Color(k + 1)
+		ml.Width = vg.Points(1)
+		p.Add(ml)
+		page.AddLegend(p, "load1 "+name, ml)
+	}
 	if cpus > 0 {
 		c, _ := plotter.NewLine(plotter.XYs{{X: xy[0].X, Y: float64(cpus)}, {X: xy[len(xy)-1].X, Y: float64(cpus)}})
 		c.Color = color.Gray{Y: 96}
