@@ -48,13 +48,27 @@ func TestRulesArgv(t *testing.T) {
 	r := Rules{Queue: 3, Prefixes: []netip.Prefix{
 		netip.MustParsePrefix("10.0.0.2/32"), netip.MustParsePrefix("10.0.1.7/24"), netip.MustParsePrefix("fd00::/64"),
 	}}
-	got := r.Argv()
+	got := r.NftArgv()
 	want := [][]string{
 		{"nft", "add", "table", "inet", "benchnet_linkem"},
 		{"nft", "add", "chain", "inet", "benchnet_linkem", "output", "{", "type", "filter", "hook", "output", "priority", "0", ";", "policy", "accept", ";", "}"},
 		{"nft", "add", "rule", "inet", "benchnet_linkem", "output", "ip", "daddr", "{", "10.0.0.2/32, 10.0.1.0/24", "}", "queue", "num", "3", "bypass"},
 		{"nft", "add", "rule", "inet", "benchnet_linkem", "output", "ip6", "daddr", "{", "fd00::/64", "}", "queue", "num", "3", "bypass"},
 	}
+	sameArgv(t, got, want)
+	sameArgv(t, r.IptablesArgv(), [][]string{
+		{"iptables", "-w", "-N", "BENCHNET_LINKEM"},
+		{"iptables", "-w", "-A", "BENCHNET_LINKEM", "-d", "10.0.0.2/32", "-j", "NFQUEUE", "--queue-num", "3", "--queue-bypass"},
+		{"iptables", "-w", "-A", "BENCHNET_LINKEM", "-d", "10.0.1.0/24", "-j", "NFQUEUE", "--queue-num", "3", "--queue-bypass"},
+		{"iptables", "-w", "-I", "OUTPUT", "1", "-j", "BENCHNET_LINKEM"},
+		{"ip6tables", "-w", "-N", "BENCHNET_LINKEM"},
+		{"ip6tables", "-w", "-A", "BENCHNET_LINKEM", "-d", "fd00::/64", "-j", "NFQUEUE", "--queue-num", "3", "--queue-bypass"},
+		{"ip6tables", "-w", "-I", "OUTPUT", "1", "-j", "BENCHNET_LINKEM"},
+	})
+}
+
+func sameArgv(t *testing.T, got, want [][]string) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d commands %q, want %d", len(got), got, len(want))
 	}
