@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -95,6 +96,14 @@ type held struct {
 	size int32
 	l    *link
 }
+
+// Procs is the GOMAXPROCS an agent process runs with: more Ps than the
+// threads that ever run Go code at once, so the verdict thread, woken from
+// its ppoll, always finds an idle P and never waits behind the receiver or
+// the GC for the runtime's 10 ms time slice (the OS, where it runs
+// real-time, decides instead). Measured: with GOMAXPROCS 2 beside a busy
+// receiver, p99 lateness was 13.5 ms at 5000 pkt/s.
+func Procs() int { return max(8, 2*runtime.NumCPU()) }
 
 // Start binds the queue and starts the agent's two threads: the receiver,
 // which classifies each packet and schedules its verdict, and the verdict

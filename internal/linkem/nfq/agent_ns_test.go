@@ -2,18 +2,19 @@ package nfq_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
-		"runtime"
+	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,67 +324,95 @@ func inNetns(t *testing.T, ns string, fn func()) {
 
 // TestAgentCapacity floods a 50 ms link with UDP at rising rates and logs,
 // per step, what the agent carried and how late it was: the packets/s one
-// agent carries on this machine within its lateness bound. It fails only
-// when the lowest step already breaks the bound.
+// agent carries on this machine within its lateness bound. The load comes
+// from another process (this test binary re-run as floodHelper in the
+// agent's namespace), so the agent's process holds only the agent, as in a
+// task. It is a measurement: it logs the machine's load beside it and fails
+// only on its own setup, since a shared machine's contention moves it.
 func TestAgentCapacity(t *testing.T) {
 	needNFQ(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(nfq.Procs())) // as the agent's command runs
 	l := newLab(t)
 	a := startAgent(t, l.a, []nfq.Link{{Name: "b", Prefix: netip.MustParsePrefix(addrB + "/32"), Delay: 50 * time.Millisecond}})
 	bound := linkem.LatenessBound(a.MinDelay())
-
-	var sink net.PacketConn
-	var src net.Conn
-	var err error
-	inNetns(t, l.b, func() { sink, err = net.ListenPacket("udp4", addrB+":9999") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	inNetns(t, l.a, func() { src, err = net.Dial("udp4", addrB+":9999") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	var got atomic.Uint64
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := sink.ReadFrom(buf); err != nil {
-				return
-			}
-			got.Add(1)
-		}
-	}()
-	payload := make([]byte, 200)
+	// b drops the flood at its input (no port unreachable back) after its
+	// interface counted it.
+	run(t, "ip", "netns", "exec", l.b, "iptables", "-w", "-A", "INPUT", "-p", "udp", "--dport", "9999", "-j", "DROP")
 	const step = 2 * time.Second
 	best := 0
-	for i, rate := range []int{2000, 5000, 10000, 20000, 40000, 80000} {
-		before, got0, q0 := a.Lateness(), got.Load(), queueDrops(t, l.a)
-		start := time.Now()
-		sent := 0
-		for tick := time.Now(); time.Since(start) < step; tick = tick.Add(time.Millisecond) {
-			want := int(float64(rate) * time.Since(start).Seconds())
-			for ; sent < want; sent++ {
-				_, _ = src.Write(payload)
-			}
-			time.Sleep(time.Until(tick.Add(time.Millisecond)))
+	for _, rate := range []int{2000, 5000, 10000, 20000, 40000, 80000} {
+		before, rx0, q0 := a.Lateness(), rxPackets(t, l.b), queueDrops(t, l.a)
+		load, _ := os.ReadFile("/proc/loadavg")
+		cmd := exec.Command("ip", "netns", "exec", l.a, os.Args[0], "-test.run=^TestFloodHelper$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("NFQ_FLOOD=%s:9999,%d,%s", addrB, rate, step))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("flood: %v: %s", err, out)
 		}
-		time.Sleep(150 * time.Millisecond) // the last ones' delay
+		var sent int
+		if _, err := fmt.Sscanf(lastLine(string(out), "sent "), "sent %d", &sent); err != nil {
+			t.Fatalf("flood output: %q", out)
+		}
+		time.Sleep(200 * time.Millisecond) // the last ones' delay
 		w := a.Lateness().Sub(before)
-		recv, drops := got.Load()-got0, queueDrops(t, l.a)-q0
+		recv, drops := rxPackets(t, l.b)-rx0, queueDrops(t, l.a)-q0
 		p99 := w.Quantile(0.99)
 		ok := p99 <= bound && drops == 0 && float64(recv) >= 0.99*float64(sent)
-		t.Logf("offered %6d pkt/s: sent %6d, received %6d (%.1f %%), kernel drops %d, lateness p50 %v p99 %v max %v (bound %v) → %s",
-			rate, sent, recv, 100*float64(recv)/float64(max(sent, 1)), drops, w.Quantile(0.5), p99, w.Max, bound, map[bool]string{true: "carried", false: "BROKEN"}[ok])
+		t.Logf("offered %6d pkt/s: sent %6d (%.0f/s), b received %6d (%.1f %%), kernel drops %d, lateness p50 %v p99 %v (bound %v) → %s; loadavg %s",
+			rate, sent, float64(sent)/step.Seconds(), recv, 100*float64(recv)/float64(max(sent, 1)), drops, w.Quantile(0.5), p99, bound,
+			map[bool]string{true: "carried", false: "BROKEN"}[ok], strings.Join(strings.Fields(string(load))[:3], " "))
 		if !ok {
-			if i == 0 {
-				t.Errorf("the agent broke its lateness bound at %d pkt/s", rate)
-			}
 			break
 		}
 		best = rate
 	}
-	t.Logf("one agent carried %d pkt/s within its lateness bound (%d cores)", best, runtime.NumCPU())
+	t.Logf("one agent carried %d pkt/s within its lateness bound (%d cores, agent GOMAXPROCS %d)", best, runtime.NumCPU(), nfq.Procs())
+}
+
+func lastLine(out, prefix string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestFloodHelper is TestAgentCapacity's load in a process of its own:
+// NFQ_FLOOD=ADDR:PORT,RATE,DURATION sends 200-byte UDP datagrams at RATE
+// per second for DURATION and prints how many it sent.
+func TestFloodHelper(t *testing.T) {
+	spec := os.Getenv("NFQ_FLOOD")
+	if spec == "" {
+		t.Skip("TestAgentCapacity's flood process (NFQ_FLOOD unset)")
+	}
+	f := strings.Split(spec, ",")
+	rate, _ := strconv.Atoi(f[1])
+	dur, _ := time.ParseDuration(f[2])
+	c, err := net.Dial("udp4", f[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	payload := make([]byte, 200)
+	start, sent := time.Now(), 0
+	for tick := start; time.Since(start) < dur; tick = tick.Add(time.Millisecond) {
+		for want := int(float64(rate) * time.Since(start).Seconds()); sent < want; sent++ {
+			_, _ = c.Write(payload)
+		}
+		time.Sleep(time.Until(tick.Add(time.Millisecond)))
+	}
+	fmt.Printf("sent %d\n", sent)
+}
+
+// rxPackets is what b's interface received.
+func rxPackets(t *testing.T, ns string) uint64 {
+	out := run(t, "ip", "netns", "exec", ns, "cat", "/sys/class/net/va/statistics/rx_packets")
+	v, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		t.Fatalf("rx_packets of %s: %q", ns, out)
+	}
+	return v
 }
 
 // queueDrops is the kernel's drop counters of queue 0 in ns (queue full
@@ -401,4 +430,3 @@ func queueDrops(t *testing.T, ns string) uint64 {
 	t.Fatalf("queue 0 not bound in %s: %q", ns, out)
 	return 0
 }
-
