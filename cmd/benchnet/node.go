@@ -29,7 +29,7 @@ func newNodeCmd() *cobra.Command {
 	}
 	g.Flags().StringVar(&config, "config", "", "host config (JSON, written by the testnet)")
 	_ = g.MarkFlagRequired("config")
-	c.AddCommand(g, newAccountsAppCmd())
+	c.AddCommand(g, newAccountsAppCmd(), newLinkemAgentCmd())
 	return c
 }
 
