@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,8 +120,8 @@ func startAgent(t *testing.T, ns string, links []nfq.Link) *nfq.Agent {
 }
 
 type probeResult struct {
-	sent, received int
-	min, avg, max  time.Duration
+	sent, received     int
+	min, avg, med, max time.Duration
 }
 
 // echo serves UDP echo on addr:7007 in namespace ns until the test ends.
@@ -183,7 +184,9 @@ func probe(t *testing.T, ns, dst string, n int, every time.Duration) probeResult
 	_ = c.SetReadDeadline(time.Now().Add(time.Second))
 	r := probeResult{sent: n}
 	var sum time.Duration
+	var all []time.Duration
 	for d := range rtts {
+		all = append(all, d)
 		if r.received == 0 || d < r.min {
 			r.min = d
 		}
@@ -193,6 +196,8 @@ func probe(t *testing.T, ns, dst string, n int, every time.Duration) probeResult
 	}
 	if r.received > 0 {
 		r.avg = sum / time.Duration(r.received)
+		slices.Sort(all)
+		r.med = all[len(all)/2]
 	}
 	return r
 }
@@ -225,8 +230,8 @@ func TestAgentEmulates(t *testing.T) {
 	const n = 1000
 	rl := probe(t, l.a, addrC3, n, time.Millisecond)
 	t.Logf("no agent: a→c rtt min %v avg %v max %v", base.min, base.avg, base.max)
-	t.Logf("a→b (50 ms): %d/%d, rtt min %v avg %v max %v", rb.received, rb.sent, rb.min, rb.avg, rb.max)
-	t.Logf("a→c (0 ms):  %d/%d, rtt min %v avg %v max %v", rc.received, rc.sent, rc.min, rc.avg, rc.max)
+	t.Logf("a→b (50 ms): %d/%d, rtt min %v median %v avg %v max %v", rb.received, rb.sent, rb.min, rb.med, rb.avg, rb.max)
+	t.Logf("a→c (0 ms):  %d/%d, rtt min %v median %v avg %v max %v", rc.received, rc.sent, rc.min, rc.med, rc.avg, rc.max)
 	t.Logf("agent lateness over a→b: p50 %v p99 %v max %v (bound %v), verdict thread %s",
 		lateB.Quantile(0.5), lateB.Quantile(0.99), lateB.Max, bound, a.Sched())
 
@@ -238,8 +243,10 @@ func TestAgentEmulates(t *testing.T) {
 	if rb.min < delay {
 		t.Errorf("a→b min RTT %v < the link's delay %v", rb.min, delay)
 	}
-	if extra := rb.avg - delay - rc.avg; extra > bound {
-		t.Errorf("a→b avg RTT %v exceeds delay %v + a→c RTT %v by %v > lateness bound %v", rb.avg, delay, rc.avg, extra, bound)
+	// The median, not the mean: on a loaded machine a few echoes wait for
+	// the CPU outside the agent's record (its receiver, the echo server).
+	if extra := rb.med - delay - rc.med; extra > bound {
+		t.Errorf("a→b median RTT %v exceeds delay %v + a→c RTT %v by %v > lateness bound %v", rb.med, delay, rc.med, extra, bound)
 	}
 	if p99 := lateB.Quantile(0.99); p99 > bound {
 		t.Errorf("agent p99 lateness %v > bound %v", p99, bound)
