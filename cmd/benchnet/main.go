@@ -92,7 +92,10 @@ func exitCode(ctx context.Context, err error) int {
 	var uerr usageError
 	var xerr *experiment.UsageError
 	verdict, isVerdict := experiment.ExitCodeOf(err)
+	var cexit childExit
 	switch {
+	case errors.As(err, &cexit): // node linkem-agent: the node's own status
+		return cexit.code
 	case errors.Is(context.Cause(ctx), errInterrupted):
 		return exitInterrupted
 	case errors.As(err, &merrs), errors.As(err, &uerr), errors.As(err, &xerr):

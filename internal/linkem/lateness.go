@@ -49,9 +49,10 @@ func LatUpper(i int) int64 {
 	return (int64(1) << (e - 2)) * (5 + m)
 }
 
-// latHist is the switch's live histogram. One goroutine writes (the delivery
-// loop); any goroutine may read, hence the atomics.
-type latHist struct {
+// LatHist is a live lateness histogram (the switch's, the NFQUEUE agent's).
+// One goroutine writes (the delivery loop); any goroutine may read, hence
+// the atomics. The zero value is ready.
+type LatHist struct {
 	counts   [LatBuckets]atomic.Uint64
 	frames   atomic.Uint64
 	sum      atomic.Uint64 // ns
@@ -59,7 +60,8 @@ type latHist struct {
 	interval atomic.Int64  // ns, max since the recorder last took it
 }
 
-func (h *latHist) observe(late int64) {
+// Observe records one lateness in ns (negative counts as 0).
+func (h *LatHist) Observe(late int64) {
 	late = max(late, 0)
 	h.counts[latBucket(late)].Add(1)
 	h.frames.Add(1)
@@ -77,10 +79,10 @@ func (h *latHist) observe(late int64) {
 	}
 }
 
-// snapshot copies the histogram. Counters are read one by one while frames
+// Snapshot copies the histogram. Counters are read one by one while frames
 // are recorded, so Frames may differ from the sum of Counts by the few frames
 // recorded meanwhile; quantiles use Counts only.
-func (h *latHist) snapshot() Lateness {
+func (h *LatHist) Snapshot() Lateness {
 	l := Lateness{Counts: make([]uint64, LatBuckets)}
 	l.Frames = h.frames.Load()
 	for i := range h.counts {
@@ -104,7 +106,7 @@ type Lateness struct {
 
 // Lateness returns how late the switch has delivered delayed frames since it
 // started.
-func (u *Userspace) Lateness() Lateness { return u.late.snapshot() }
+func (u *Userspace) Lateness() Lateness { return u.late.Snapshot() }
 
 // Sub is the histogram of the frames recorded after earlier (a snapshot of
 // the same switch). Max cannot be subtracted: it stays the later one's, an

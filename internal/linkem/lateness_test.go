@@ -62,16 +62,16 @@ func TestLatenessQuantile(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var h latHist
+			var h LatHist
 			r := rand.New(rand.NewPCG(3, 4))
 			var xs []int64
 			for range 20000 {
 				v := tc.gen(r)
 				xs = append(xs, v)
-				h.observe(v)
+				h.Observe(v)
 			}
 			slices.Sort(xs)
-			l := h.snapshot()
+			l := h.Snapshot()
 			if l.Frames != uint64(len(xs)) || l.Max != time.Duration(xs[len(xs)-1]) {
 				t.Fatalf("frames %d max %v, want %d %v", l.Frames, l.Max, len(xs), time.Duration(xs[len(xs)-1]))
 			}
@@ -91,19 +91,19 @@ func TestLatenessQuantile(t *testing.T) {
 
 // Recording a frame allocates nothing: it runs for every delayed frame.
 func TestLatenessObserveNoAlloc(t *testing.T) {
-	var h latHist
+	var h LatHist
 	v := int64(0)
-	if n := testing.AllocsPerRun(1000, func() { v += 777; h.observe(v) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { v += 777; h.Observe(v) }); n != 0 {
 		t.Errorf("observe allocates %v times per frame", n)
 	}
 }
 
 func sample(sec int, minDelay time.Duration, maxNs int64, lat ...time.Duration) rundir.LinkemLatenessSample {
-	var h latHist
+	var h LatHist
 	for _, d := range lat {
-		h.observe(int64(d))
+		h.Observe(int64(d))
 	}
-	l := h.snapshot()
+	l := h.Snapshot()
 	return rundir.LinkemLatenessSample{Time: time.Unix(1000+int64(sec), 0).UTC(), Frames: l.Frames, SumNs: int64(l.Sum), MaxNs: maxNs, MinDelayNs: int64(minDelay), Counts: l.Counts}
 }
 
@@ -209,12 +209,12 @@ func TestReadLatenessSeries(t *testing.T) {
 }
 
 func TestLatenessMetricsGolden(t *testing.T) {
-	var h latHist
+	var h LatHist
 	for _, d := range []time.Duration{500, 3 * time.Microsecond, 40 * time.Microsecond, 40 * time.Microsecond, 2 * time.Millisecond, 30 * time.Second} {
-		h.observe(int64(d))
+		h.Observe(int64(d))
 	}
 	var b bytes.Buffer
-	if err := WriteLatenessMetrics(&b, h.snapshot()); err != nil {
+	if err := WriteLatenessMetrics(&b, h.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "lateness.golden", b.String())
@@ -255,7 +255,7 @@ func TestUserspaceRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.late.observe(int64(3 * time.Millisecond)) // as the delivery loop would
+	u.late.Observe(int64(3 * time.Millisecond)) // as the delivery loop would
 	time.Sleep(70 * time.Millisecond)
 	if err := u.Close(); err != nil {
 		t.Fatal(err)
@@ -293,8 +293,8 @@ func TestUserspaceRecords(t *testing.T) {
 
 // BenchmarkLatenessObserve is the cost added to every delayed frame.
 func BenchmarkLatenessObserve(b *testing.B) {
-	var h latHist
+	var h LatHist
 	for i := range b.N {
-		h.observe(int64(i&0xffff) * 37)
+		h.Observe(int64(i&0xffff) * 37)
 	}
 }

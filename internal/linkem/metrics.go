@@ -37,8 +37,14 @@ func (u *Userspace) Stats() []PortStats {
 // Counters is the switch's counters.prom record (rundir.LinkemCounters):
 // every port's counters and the lateness histogram.
 func (u *Userspace) Counters() *rundir.LinkemCounters {
-	l := u.Lateness()
-	return &rundir.LinkemCounters{Ports: portCounters(u.Stats()), Lateness: latenessHist(l)}
+	return CountersOf(u.Stats(), u.Lateness())
+}
+
+// CountersOf is counters.prom's record of port counters and a lateness
+// histogram: the switch's, or the NFQUEUE agent's (one port per
+// destination link).
+func CountersOf(stats []PortStats, l Lateness) *rundir.LinkemCounters {
+	return &rundir.LinkemCounters{Ports: portCounters(stats), Lateness: latenessHist(l)}
 }
 
 // WriteMetrics writes the counters and the lateness histogram in the

@@ -64,7 +64,7 @@ func (u *Userspace) startRecorder() error {
 // record appends a lateness line and rewrites counters.prom.
 func (u *Userspace) record() {
 	r := u.rec
-	l := u.late.snapshot()
+	l := u.late.Snapshot()
 	n := len(l.Counts)
 	for n > 0 && l.Counts[n-1] == 0 {
 		n--

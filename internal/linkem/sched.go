@@ -1,66 +1,98 @@
 package linkem
 
-import (
-	"container/heap"
-	"sync"
-)
+import "sync"
 
-// item is one frame copy waiting for its delivery time.
-type item struct {
-	at       int64 // ns since the switch's epoch
-	seq      uint64
-	src, dst *port
-	data     []byte
+// Scheduler is a min-heap of values ordered by due time (FIFO among equal
+// times), serviced by one goroutine: O(log n) per value, no timer per packet
+// and no allocation once the heap has grown. The userspace switch holds its
+// delayed frame copies in one; the NFQUEUE agent (linkem/nfq) its held
+// verdicts.
+type Scheduler[T any] struct {
+	mu  sync.Mutex
+	h   []Due[T]
+	seq uint64
+	// Wake wakes the servicing goroutine: Push calls it when the new value
+	// is the earliest, since that goroutine may sleep until a later time.
+	Wake func()
 }
 
-// scheduler is a min-heap of delayed frames ordered by delivery time (FIFO
-// among equal times), serviced by one goroutine: O(log n) per frame and no
-// timer per packet.
-type scheduler struct {
-	mu   sync.Mutex
-	h    itemHeap
-	seq  uint64
-	wake func() // wakes the delivery goroutine
+// Due is one scheduled value.
+type Due[T any] struct {
+	At  int64 // due time, ns on the owner's clock
+	seq uint64
+	V   T
 }
 
-func (s *scheduler) push(it item) {
+// Push schedules v at at.
+func (s *Scheduler[T]) Push(at int64, v T) {
 	s.mu.Lock()
 	s.seq++
-	it.seq = s.seq
-	heap.Push(&s.h, it)
-	first := s.h[0].seq == it.seq
+	s.h = append(s.h, Due[T]{At: at, seq: s.seq, V: v})
+	s.up(len(s.h) - 1)
+	first := s.h[0].seq == s.seq
 	s.mu.Unlock()
-	if first { // the delivery goroutine may be sleeping until a later time
-		s.wake()
+	if first && s.Wake != nil {
+		s.Wake()
 	}
 }
 
-// popDue appends every item due at now to out and returns the time of the
-// next one (ok false when none is left).
-func (s *scheduler) popDue(now int64, out []item) (due []item, next int64, ok bool) {
+// Len is the number of values waiting.
+func (s *Scheduler[T]) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.h) > 0 && s.h[0].at <= now {
-		out = append(out, heap.Pop(&s.h).(item))
+	return len(s.h)
+}
+
+// PopDue appends every value due at now to out and returns the time of the
+// next one (ok false when none is left).
+func (s *Scheduler[T]) PopDue(now int64, out []Due[T]) (due []Due[T], next int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.h) > 0 && s.h[0].At <= now {
+		out = append(out, s.h[0])
+		n := len(s.h) - 1
+		s.h[0] = s.h[n]
+		s.h[n] = Due[T]{} // drop the reference for the GC
+		s.h = s.h[:n]
+		s.down(0)
 	}
 	if len(s.h) > 0 {
-		return out, s.h[0].at, true
+		return out, s.h[0].At, true
 	}
 	return out, 0, false
 }
 
-type itemHeap []item
-
-func (h itemHeap) Len() int { return len(h) }
-func (h itemHeap) Less(i, j int) bool {
-	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
+func (s *Scheduler[T]) less(i, j int) bool {
+	a, b := &s.h[i], &s.h[j]
+	return a.At < b.At || a.At == b.At && a.seq < b.seq
 }
-func (h itemHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *itemHeap) Push(x any)   { *h = append(*h, x.(item)) }
-func (h *itemHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	old[len(old)-1] = item{}
-	*h = old[:len(old)-1]
-	return it
+
+func (s *Scheduler[T]) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !s.less(j, i) {
+			return
+		}
+		s.h[i], s.h[j] = s.h[j], s.h[i]
+		j = i
+	}
+}
+
+func (s *Scheduler[T]) down(i int) {
+	n := len(s.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && s.less(r, l) {
+			j = r
+		}
+		if !s.less(j, i) {
+			return
+		}
+		s.h[i], s.h[j] = s.h[j], s.h[i]
+		i = j
+	}
 }

@@ -20,16 +20,16 @@ func TestSchedulerOrder(t *testing.T) {
 		{"ties keep FIFO", []int64{10, 10, 5, 10}, 10, []int64{5, 10, 10, 10}, 0},
 		{"nothing due", []int64{50}, 10, nil, 50},
 	} {
-		var s scheduler
+		var s Scheduler[frameCopy]
 		wakes := 0
-		s.wake = func() { wakes++ }
+		s.Wake = func() { wakes++ }
 		for i, at := range tc.at {
-			s.push(item{at: at, data: []byte{byte(i)}})
+			s.Push(at, frameCopy{data: []byte{byte(i)}})
 		}
-		due, next, ok := s.popDue(tc.now, nil)
+		due, next, ok := s.PopDue(tc.now, nil)
 		var got []int64
 		for _, it := range due {
-			got = append(got, it.at)
+			got = append(got, it.At)
 		}
 		if !equalInts(got, tc.want) {
 			t.Errorf("%s: due %v, want %v", tc.name, got, tc.want)
@@ -38,7 +38,7 @@ func TestSchedulerOrder(t *testing.T) {
 			t.Errorf("%s: next %d %v, want %d", tc.name, next, ok, tc.next)
 		}
 		if tc.name == "ties keep FIFO" {
-			if order := []byte{due[1].data[0], due[2].data[0], due[3].data[0]}; !bytes.Equal(order, []byte{0, 1, 3}) {
+			if order := []byte{due[1].V.data[0], due[2].V.data[0], due[3].V.data[0]}; !bytes.Equal(order, []byte{0, 1, 3}) {
 				t.Errorf("equal times popped in push order %v, want [0 1 3]", order)
 			}
 		}

@@ -49,10 +49,10 @@ type Userspace struct {
 
 	snap  atomic.Pointer[Snapshot]
 	fdb   sync.Map // MAC [6]byte → *port
-	sched scheduler
-	wait  *waiter
+	sched Scheduler[frameCopy]
+	wait  *Waiter
 
-	late     latHist      // written by the delivery goroutine only
+	late     LatHist      // written by the delivery goroutine only
 	minDelay atomic.Int64 // smallest nonzero configured delay, ns
 	tid      atomic.Int32 // the delivery goroutine's OS thread
 	rec      *recorder
@@ -60,6 +60,12 @@ type Userspace struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+}
+
+// frameCopy is one frame copy waiting in the scheduler for its delivery time.
+type frameCopy struct {
+	src, dst *port
+	data     []byte
 }
 
 type port struct {
@@ -91,15 +97,15 @@ func NewUserspace(cfg UserspaceConfig) (*Userspace, error) {
 	u := &Userspace{cfg: cfg, epoch: time.Now()}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.ports.Store(&[]*port{})
-	w, err := newWaiter()
+	w, err := NewWaiter()
 	if err != nil {
 		return nil, fmt.Errorf("linkem userspace: %w", err)
 	}
-	u.wait, u.sched.wake = w, w.wake
+	u.wait, u.sched.Wake = w, w.Wake
 	if cfg.RecordDir != "" {
 		if err := u.startRecorder(); err != nil {
 			u.cancel()
-			_ = w.close()
+			_ = w.Close()
 			return nil, fmt.Errorf("linkem userspace: %w", err)
 		}
 	}
@@ -176,7 +182,7 @@ func (u *Userspace) Close() error {
 	u.closed = true
 	u.mu.Unlock()
 	u.cancel()
-	u.wait.wake()
+	u.wait.Wake()
 	var errs []error
 	for _, p := range *u.ports.Load() {
 		if err := p.f.Close(); err != nil {
@@ -187,7 +193,7 @@ func (u *Userspace) Close() error {
 	if err := u.stopRecorder(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := u.wait.close(); err != nil {
+	if err := u.wait.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("linkem userspace: close eventfd: %w", err))
 	}
 	return errors.Join(errs...)
@@ -279,7 +285,7 @@ func (u *Userspace) forward(p *port, frame []byte, dsts []*port) {
 		if data == nil {
 			data = append([]byte(nil), frame...) // shared read-only by all copies
 		}
-		u.sched.push(item{at: at, src: p, dst: q, data: data})
+		u.sched.Push(at, frameCopy{src: p, dst: q, data: data})
 	}
 }
 
@@ -312,18 +318,18 @@ func (u *Userspace) deliverLoop() {
 	u.tid.Store(int32(gettid()))
 	defer u.tid.Store(0) // the thread dies with the loop; its id may be reused
 	var (
-		due  []item
+		due  []Due[frameCopy]
 		next int64
 		ok   bool
 	)
 	for {
-		due, next, ok = u.sched.popDue(u.now(), due[:0])
+		due, next, ok = u.sched.PopDue(u.now(), due[:0])
 		for i, it := range due {
 			// Lateness at the hand-off: a frame behind others in the same
 			// batch waits for their writes too, and that counts.
-			u.late.observe(u.now() - it.at)
-			u.write(it.src, it.dst, it.data)
-			due[i] = item{}
+			u.late.Observe(u.now() - it.At)
+			u.write(it.V.src, it.V.dst, it.V.data)
+			due[i] = Due[frameCopy]{}
 		}
 		if len(due) > 0 {
 			continue
@@ -335,6 +341,6 @@ func (u *Userspace) deliverLoop() {
 		if ok {
 			d = max(time.Duration(next-u.now()), 0)
 		}
-		u.wait.wait(d)
+		u.wait.Wait(d)
 	}
 }

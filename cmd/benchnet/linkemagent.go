@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchnet/benchnet/internal/linkem/nfq"
+)
+
+// childExit carries a child's exit status out of `node linkem-agent`.
+type childExit struct{ code int }
+
+func (e childExit) Error() string { return fmt.Sprintf("node exited with status %d", e.code) }
+
+// newLinkemAgentCmd is the hidden `benchnet node linkem-agent`: the egress
+// NFQUEUE agent (internal/linkem/nfq) for runners whose nodes run apart. It
+// runs in the node's network namespace (needs NET_ADMIN), emulates the
+// node's links to each destination, serves its counters and lateness
+// histogram as Prometheus text on --metrics, and runs the node's own argv
+// (after --) as its child, whose exit status it returns.
+func newLinkemAgentCmd() *cobra.Command {
+	var (
+		links    []string
+		metrics  string
+		queue    uint16
+		seed     uint64
+		rate     string
+		tool     string
+		realtime bool
+	)
+	c := &cobra.Command{
+		Use:   "linkem-agent --link [NAME=]DST,delay=D[,jitter=J][,loss=P%][,rate=R]... [--metrics ADDR] [-- NODE ARGV...]",
+		Short: "Emulate this namespace's egress links with an NFQUEUE agent, around the node's own process",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				return usageError{fmt.Errorf("linkem-agent: the node's argv goes after --, not %q", args[0])}
+			}
+			cfg := nfq.Config{Queue: queue, Seed: seed, Realtime: realtime}
+			for _, s := range links {
+				l, err := nfq.ParseLink(s)
+				if err != nil {
+					return usageError{err}
+				}
+				cfg.Links = append(cfg.Links, l)
+			}
+			if rate != "" {
+				var err error
+				if cfg.Rate, err = parseAgentRate(rate); err != nil {
+					return usageError{err}
+				}
+			}
+			return runLinkemAgent(cmd.Context(), cfg, tool, metrics, args)
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVar(&links, "link", nil, "a destination's link: [NAME=]ADDR|CIDR[,delay=50ms][,jitter=2ms][,loss=1%][,rate=10mbit][,queue=BYTES] (repeat)")
+	f.StringVar(&metrics, "metrics", "", "serve counters and the lateness histogram as Prometheus text on this address (/metrics)")
+	f.Uint16Var(&queue, "queue", 0, "NFQUEUE number")
+	f.Uint64Var(&seed, "seed", 1, "seed of the loss and jitter draws")
+	f.StringVar(&rate, "rate", "", "the node's egress rate over all emulated links (\"100mbit\"; default unlimited)")
+	f.StringVar(&tool, "rules", "", "rule tool: nft or iptables (default: nft, else iptables)")
+	f.BoolVar(&realtime, "realtime", true, "run the verdict thread SCHED_FIFO when privileged")
+	return c
+}
+
+func parseAgentRate(s string) (uint64, error) {
+	l, err := nfq.ParseLink("0.0.0.0/0,rate=" + s)
+	if err != nil {
+		return 0, fmt.Errorf("--rate: %w", err)
+	}
+	return l.Rate, nil
+}
+
+func runLinkemAgent(ctx context.Context, cfg nfq.Config, tool, metrics string, argv []string) (err error) {
+	if len(cfg.Links) == 0 {
+		return usageError{errors.New("linkem-agent: no --link")}
+	}
+	runtime.GOMAXPROCS(nfq.Procs())
+	a, err := nfq.Start(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, a.Close()) }()
+	rules, err := nfq.Rules{Tool: tool, Queue: cfg.Queue, Prefixes: a.Prefixes()}.Install(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rules.Remove(context.WithoutCancel(ctx))) }() // before the agent's Close
+	fmt.Fprintf(os.Stderr, "linkem-agent: queue %d, %d links, rules by %s, verdict thread %s\n", cfg.Queue, len(cfg.Links), rules.Tool, a.Sched())
+	if metrics != "" {
+		ln, err := net.Listen("tcp", metrics)
+		if err != nil {
+			return fmt.Errorf("linkem-agent: metrics: %w", err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_ = a.WriteMetrics(w)
+		}), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+	}
+	if len(argv) == 0 {
+		return a.Wait(ctx)
+	}
+	child := exec.Command(argv[0], argv[1:]...)
+	child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := child.Start(); err != nil {
+		return fmt.Errorf("linkem-agent: start the node: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- child.Wait() }()
+	select {
+	case werr := <-done:
+		return childStatus(werr)
+	case <-ctx.Done(): // SIGTERM/SIGINT to us: pass it on, wait for the node
+		_ = child.Process.Signal(syscall.SIGTERM)
+		select {
+		case werr := <-done:
+			return childStatus(werr)
+		case <-time.After(30 * time.Second):
+			_ = child.Process.Kill()
+			return childStatus(<-done)
+		}
+	case err := <-a.Err():
+		_ = child.Process.Signal(syscall.SIGTERM)
+		<-done
+		return err
+	}
+}
+
+// childStatus maps the node's exit onto the agent's: 0 is nil, a status is
+// childExit (exitCode returns it as is), a signal 128+n.
+func childStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return childExit{128 + int(ws.Signal())}
+		}
+		return childExit{ee.ExitCode()}
+	}
+	return err
+}

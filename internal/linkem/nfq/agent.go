@@ -1,0 +1,486 @@
+package nfq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/benchnet/benchnet/internal/linkem"
+	"github.com/benchnet/benchnet/internal/osched"
+	"github.com/benchnet/benchnet/internal/rundir"
+)
+
+// Link is the emulation of the node's traffic to one destination (an
+// address or a subnet): what netem on the sender's egress would do.
+type Link struct {
+	// Name labels the link's counters (the port label of counters.prom,
+	// e.g. the destination node); default the prefix.
+	Name   string
+	Prefix netip.Prefix
+	Delay  time.Duration // one-way
+	Jitter time.Duration // standard deviation of a normal term added to Delay
+	Loss   float64       // probability, 0..1
+	// Rate paces the link in bits/s (0: unlimited) through a drop-tail
+	// queue of QueueBytes (default linkem.QueueBytesFor(Rate)).
+	Rate       uint64
+	QueueBytes int
+}
+
+// Config configures an agent.
+type Config struct {
+	Queue uint16
+	Links []Link
+	// Rate, if set, paces all the node's emulated traffic in bits/s before
+	// the links do (the model's Endpoint.Rate: a node's egress), through a
+	// drop-tail queue of QueueBytes (default linkem.QueueBytesFor(Rate)).
+	Rate       uint64
+	QueueBytes int
+	// Seed seeds the loss and jitter draws.
+	Seed uint64
+	// Realtime runs the verdict thread under SCHED_FIFO (lowest real-time
+	// priority) when privileged, as the userspace switch's delivery thread.
+	Realtime bool
+	// Conn is how the queue is bound (ConnConfig.Queue is Queue).
+	Conn ConnConfig
+}
+
+// Agent holds the verdicts of one queue. Packets whose destination no link
+// covers are accepted at once and counted under the port "other".
+type Agent struct {
+	cfg   Config
+	conn  *Conn
+	epoch time.Time
+	links []*link // longest prefix first; the last is "other"
+
+	sched linkem.Scheduler[held]
+	wait  *linkem.Waiter
+	late  linkem.LatHist
+	tid   atomic.Int32
+
+	// Owned by the receiver.
+	rng      *rand.Rand
+	nextFree int64 // egress virtual clock, ns since epoch
+
+	recvErrors, enobufs, verdictErrors, sendErrors atomic.Uint64
+
+	stop    atomic.Bool
+	wg      sync.WaitGroup
+	closeMu sync.Mutex
+	closed  bool
+	errc    chan error
+}
+
+type link struct {
+	Link
+	nextFree int64 // owned by the receiver
+	sent, sentBytes,
+	fwd, fwdBytes,
+	lossDrops, queueDrops atomic.Uint64
+}
+
+// held is a packet whose verdict waits for its time.
+type held struct {
+	id   uint32
+	size int32
+	l    *link
+}
+
+// Procs is the GOMAXPROCS an agent process runs with: more Ps than the
+// threads that ever run Go code at once, so the verdict thread, woken from
+// its ppoll, always finds an idle P and never waits behind the receiver or
+// the GC for the runtime's 10 ms time slice (the OS, where it runs
+// real-time, decides instead). Measured: with GOMAXPROCS 2 beside a busy
+// receiver, p99 lateness was 13.5 ms at 5000 pkt/s.
+func Procs() int { return max(8, 2*runtime.NumCPU()) }
+
+// Start binds the queue and starts the agent's two threads: the receiver,
+// which classifies each packet and schedules its verdict, and the verdict
+// thread, which sends verdicts when they are due. Install the rules that
+// feed the queue after Start (InstallRules); Close the agent.
+func Start(cfg Config) (*Agent, error) {
+	a := &Agent{cfg: cfg, epoch: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e6671)), errc: make(chan error, 1)} // "nfq"
+	for _, l := range cfg.Links {
+		if !l.Prefix.IsValid() {
+			return nil, fmt.Errorf("nfq: link %q has no destination", l.Name)
+		}
+		if l.Loss < 0 || l.Loss > 1 || l.Delay < 0 || l.Jitter < 0 {
+			return nil, fmt.Errorf("nfq: link %s: delay, jitter and loss must not be negative, loss at most 1", l.Prefix)
+		}
+		l.Prefix = l.Prefix.Masked()
+		if l.Name == "" {
+			l.Name = l.Prefix.String()
+		}
+		if l.Rate > 0 && l.QueueBytes == 0 {
+			l.QueueBytes = linkem.QueueBytesFor(l.Rate)
+		}
+		a.links = append(a.links, &link{Link: l})
+	}
+	sort.SliceStable(a.links, func(i, j int) bool { return a.links[i].Prefix.Bits() > a.links[j].Prefix.Bits() })
+	a.links = append(a.links, &link{Link: Link{Name: "other"}})
+	if cfg.Rate > 0 && a.cfg.QueueBytes == 0 {
+		a.cfg.QueueBytes = linkem.QueueBytesFor(cfg.Rate)
+	}
+	w, err := linkem.NewWaiter()
+	if err != nil {
+		return nil, fmt.Errorf("nfq: %w", err)
+	}
+	a.wait, a.sched.Wake = w, w.Wake
+	cc := cfg.Conn
+	cc.Queue = cfg.Queue
+	if a.conn, err = Open(cc); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	a.wg.Add(2)
+	go func() { defer a.wg.Done(); a.receive() }()
+	go func() { defer a.wg.Done(); a.deliver() }()
+	return a, nil
+}
+
+func (a *Agent) now() int64 { return int64(time.Since(a.epoch)) }
+
+// Err returns a channel that receives the error that stopped the receiver
+// (a socket failure), if one does.
+func (a *Agent) Err() <-chan error { return a.errc }
+
+// Prefixes are the links' destinations: what the rules must queue.
+func (a *Agent) Prefixes() []netip.Prefix {
+	var out []netip.Prefix
+	for _, l := range a.links[:len(a.links)-1] {
+		out = append(out, l.Prefix)
+	}
+	return out
+}
+
+// classify returns the link of the packet's destination (the "other" link
+// for none or an unreadable header).
+func (a *Agent) classify(p []byte) *link {
+	var dst netip.Addr
+	switch {
+	case len(p) >= 20 && p[0]>>4 == 4:
+		dst = netip.AddrFrom4([4]byte(p[16:20]))
+	case len(p) >= 40 && p[0]>>4 == 6:
+		dst = netip.AddrFrom16([16]byte(p[24:40]))
+	default:
+		return a.links[len(a.links)-1]
+	}
+	for _, l := range a.links[:len(a.links)-1] {
+		if l.Prefix.Contains(dst) {
+			return l
+		}
+	}
+	return a.links[len(a.links)-1]
+}
+
+// pace passes a packet of n bytes through a drop-tail queue served at rate
+// bits/s whose virtual clock is *next: the departure time, or false for a
+// drop.
+func pace(now, at int64, next *int64, rate uint64, limit, n int) (int64, bool) {
+	if rate == 0 {
+		return at, true
+	}
+	start := max(at, *next)
+	backlog := float64(start-now) * float64(rate) / 8e9 // bytes still queued
+	if int(backlog)+n > limit {
+		return at, false
+	}
+	*next = start + int64(float64(n)*8e9/float64(rate))
+	return *next, true
+}
+
+// receive reads queued packets and decides each one's verdict and time. It
+// sends at once what is due at once, in one datagram per receive.
+func (a *Agent) receive() {
+	buf := make([]byte, 1<<20) // a datagram holds many packet messages
+	var now []byte
+	for !a.stop.Load() {
+		now = now[:0]
+		err := a.conn.Recv(buf, func(m *Message) error {
+			if m.IsAck {
+				if m.Errno != 0 {
+					a.verdictErrors.Add(1) // e.g. ENOENT: a verdict for a packet the kernel no longer holds
+				}
+				return nil
+			}
+			p := m.Packet
+			if p == nil {
+				return nil
+			}
+			l := a.classify(p.Payload)
+			l.sent.Add(1)
+			l.sentBytes.Add(uint64(p.Len))
+			t := a.now()
+			at, ok := pace(t, t, &a.nextFree, a.cfg.Rate, a.cfg.QueueBytes, p.Len)
+			if ok {
+				at, ok = pace(t, at, &l.nextFree, l.Rate, l.QueueBytes, p.Len)
+			}
+			if !ok {
+				l.queueDrops.Add(1)
+				now = AppendVerdict(now, a.cfg.Queue, p.ID, Drop)
+				return nil
+			}
+			if l.Loss > 0 && a.rng.Float64() < l.Loss {
+				l.lossDrops.Add(1)
+				now = AppendVerdict(now, a.cfg.Queue, p.ID, Drop)
+				return nil
+			}
+			d := l.Delay
+			if l.Jitter > 0 {
+				d += time.Duration(a.rng.NormFloat64() * float64(l.Jitter))
+			}
+			at += int64(max(d, 0))
+			if at <= t {
+				l.fwd.Add(1)
+				l.fwdBytes.Add(uint64(p.Len))
+				now = AppendVerdict(now, a.cfg.Queue, p.ID, Accept)
+				return nil
+			}
+			a.sched.Push(at, held{id: p.ID, size: int32(p.Len), l: l})
+			return nil
+		})
+		if len(now) > 0 {
+			a.send(now)
+		}
+		switch {
+		case err == nil, errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+		case errors.Is(err, unix.ENOBUFS):
+			a.enobufs.Add(1) // the kernel dropped packets it could not hand us
+		case errors.Is(err, ErrTruncated):
+			a.recvErrors.Add(1)
+		default:
+			a.recvErrors.Add(1)
+			if !a.stop.Load() {
+				select {
+				case a.errc <- fmt.Errorf("nfq: receive: %w", err):
+				default:
+				}
+			}
+			return
+		}
+	}
+}
+
+func (a *Agent) send(b []byte) {
+	if err := a.conn.Send(b); err != nil {
+		a.sendErrors.Add(1)
+	}
+}
+
+// verdictChunk is how many verdicts go in one send: a send runs the
+// accepted packets' transmission in the kernel before it returns, so the
+// chunk bounds how long the last verdict of a due batch waits for the
+// first ones' packets.
+const verdictChunk = 32
+
+// deliver sends verdicts when they are due and records how late each was.
+// It owns its OS thread (precise sleeps, real-time policy), never unlocked.
+func (a *Agent) deliver() {
+	osched.LockThread()
+	if a.cfg.Realtime {
+		_ = osched.SetRealtime() // best effort: Sched says which policy is in force
+	}
+	a.tid.Store(int32(osched.Gettid()))
+	defer a.tid.Store(0)
+	var (
+		due  []linkem.Due[held]
+		next int64
+		ok   bool
+		buf  = make([]byte, 0, verdictChunk*VerdictLen)
+	)
+	for {
+		due, next, ok = a.sched.PopDue(a.now(), due[:0])
+		for i := 0; i < len(due); i += verdictChunk {
+			chunk := due[i:min(i+verdictChunk, len(due))]
+			buf = buf[:0]
+			// Lateness at the hand-off, as the switch's: a verdict behind
+			// earlier chunks waits for their sends, and that counts.
+			t := a.now()
+			for _, it := range chunk {
+				a.late.Observe(t - it.At)
+				buf = AppendVerdict(buf, a.cfg.Queue, it.V.id, Accept)
+				it.V.l.fwd.Add(1)
+				it.V.l.fwdBytes.Add(uint64(it.V.size))
+			}
+			a.send(buf)
+		}
+		clear(due)
+		if len(due) > 0 {
+			continue
+		}
+		if a.stop.Load() {
+			return
+		}
+		d := time.Duration(-1)
+		if ok {
+			d = max(time.Duration(next-a.now()), 0)
+		}
+		a.wait.Wait(d)
+	}
+}
+
+// DeliveryThread is the verdict thread's OS thread id (0 until it runs).
+func (a *Agent) DeliveryThread() int { return int(a.tid.Load()) }
+
+// Sched is the verdict thread's scheduling policy, as the switch's record
+// says it ("SCHED_FIFO 1", "SCHED_OTHER nice 0").
+func (a *Agent) Sched() string {
+	if tid := a.DeliveryThread(); tid > 0 {
+		return osched.ThreadSched(tid)
+	}
+	return ""
+}
+
+// Held is the number of packets whose verdict waits.
+func (a *Agent) Held() int { return a.sched.Len() }
+
+// Lateness is how late the agent sent delayed packets' verdicts.
+func (a *Agent) Lateness() linkem.Lateness { return a.late.Snapshot() }
+
+// MinDelay is the smallest nonzero configured delay (the lateness bound's
+// argument, linkem.LatenessBound).
+func (a *Agent) MinDelay() time.Duration {
+	var d time.Duration
+	for _, l := range a.links {
+		if l.Delay > 0 && (d == 0 || l.Delay < d) {
+			d = l.Delay
+		}
+	}
+	return d
+}
+
+// Stats are the per-destination counters in the switch's terms, one port
+// per link (configured order, then "other"): Sent what the node sent to
+// it, Forwarded what the agent let through, the drops; Received stays 0
+// (the agent sees egress only).
+func (a *Agent) Stats() []linkem.PortStats {
+	byName := map[*link]bool{}
+	var out []linkem.PortStats
+	add := func(l *link) {
+		if byName[l] {
+			return
+		}
+		byName[l] = true
+		out = append(out, linkem.PortStats{
+			Port: l.Name, SentPackets: l.sent.Load(), SentBytes: l.sentBytes.Load(),
+			ForwardedPackets: l.fwd.Load(), ForwardedBytes: l.fwdBytes.Load(),
+			DroppedLoss: l.lossDrops.Load(), DroppedQueue: l.queueDrops.Load(),
+			ReadErrors: 0, WriteErrors: 0,
+		})
+	}
+	for _, cl := range a.cfg.Links { // configured order
+		for _, l := range a.links {
+			if l.Prefix == cl.Prefix.Masked() && !byName[l] {
+				add(l)
+				break
+			}
+		}
+	}
+	add(a.links[len(a.links)-1])
+	out[len(out)-1].ReadErrors = a.recvErrors.Load() + a.enobufs.Load()
+	out[len(out)-1].WriteErrors = a.sendErrors.Load() + a.verdictErrors.Load()
+	return out
+}
+
+// Counters is the agent's counters.prom record.
+func (a *Agent) Counters() *rundir.LinkemCounters { return linkem.CountersOf(a.Stats(), a.Lateness()) }
+
+// WriteMetrics writes the counters and the lateness histogram in the
+// Prometheus text format the switch's counters.prom has, then the kernel
+// queue's own counters (families the counters.prom reader skips).
+func (a *Agent) WriteMetrics(w io.Writer) error {
+	if err := rundir.EncodeLinkemCounters(w, a.Counters()); err != nil {
+		return err
+	}
+	q, err := ReadQueueStats(a.cfg.Queue)
+	if err != nil {
+		return nil // not in the agent's namespace (a test's in-process agent)
+	}
+	_, err = fmt.Fprintf(w, "# HELP benchnet_linkem_agent_queue_dropped_packets_total Packets the kernel dropped: its queue full.\n"+
+		"# TYPE benchnet_linkem_agent_queue_dropped_packets_total counter\nbenchnet_linkem_agent_queue_dropped_packets_total %d\n"+
+		"# HELP benchnet_linkem_agent_user_dropped_packets_total Packets the kernel dropped: the agent's socket buffer full.\n"+
+		"# TYPE benchnet_linkem_agent_user_dropped_packets_total counter\nbenchnet_linkem_agent_user_dropped_packets_total %d\n"+
+		"# HELP benchnet_linkem_agent_held_packets Packets whose verdict waits.\n"+
+		"# TYPE benchnet_linkem_agent_held_packets gauge\nbenchnet_linkem_agent_held_packets %d\n",
+		q.QueueDropped, q.UserDropped, a.Held())
+	return err
+}
+
+// Close stops the threads, accepts every held packet (the node's traffic
+// is not cut off by the agent's end) and unbinds the queue. Remove the
+// rules first, or packets queued meanwhile are dropped by the kernel (or
+// pass, with bypass).
+func (a *Agent) Close() error {
+	a.closeMu.Lock()
+	defer a.closeMu.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	a.stop.Store(true)
+	a.wait.Wake()
+	a.wg.Wait() // the receiver notices within its 100 ms receive timeout
+	due, _, _ := a.sched.PopDue(1<<62, nil)
+	var buf []byte
+	for i, it := range due {
+		buf = AppendVerdict(buf, a.cfg.Queue, it.V.id, Accept)
+		if (i+1)%verdictChunk == 0 {
+			a.send(buf)
+			buf = buf[:0]
+		}
+	}
+	if len(buf) > 0 {
+		a.send(buf)
+	}
+	return errors.Join(a.conn.Close(), a.wait.Close())
+}
+
+// QueueStats is a queue's line of /proc/net/netfilter/nfnetlink_queue (in
+// the reader's network namespace).
+type QueueStats struct {
+	Queue, PortID, Total        uint32
+	QueueDropped, UserDropped   uint32
+	IDSequence                  uint32
+	CopyMode, CopyRange, Unused uint32
+}
+
+// ReadQueueStats reads queue's kernel counters.
+func ReadQueueStats(queue uint16) (QueueStats, error) {
+	data, err := os.ReadFile("/proc/net/netfilter/nfnetlink_queue")
+	if err != nil {
+		return QueueStats{}, err
+	}
+	return parseQueueStats(data, queue)
+}
+
+func parseQueueStats(data []byte, queue uint16) (QueueStats, error) {
+	for line := range strings.Lines(string(data)) {
+		var q QueueStats
+		n, _ := fmt.Sscan(line, &q.Queue, &q.PortID, &q.Total, &q.CopyMode, &q.CopyRange, &q.QueueDropped, &q.UserDropped, &q.IDSequence, &q.Unused)
+		if n >= 8 && q.Queue == uint32(queue) {
+			return q, nil
+		}
+	}
+	return QueueStats{}, fmt.Errorf("nfq: queue %d not bound in this namespace", queue)
+}
+
+// Wait blocks until ctx ends or the receiver fails.
+func (a *Agent) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-a.errc:
+		return err
+	}
+}

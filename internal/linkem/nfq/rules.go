@@ -1,0 +1,176 @@
+package nfq
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// Rules are the netfilter rules that queue the node's emulated egress:
+// packets to Prefixes, in the output hook, go to queue Queue with bypass
+// (while no agent listens, before Start or after a crash, they pass
+// unemulated rather than being dropped).
+//
+// Two tools can install them. nft needs the kernel's nft_queue
+// (CONFIG_NFT_QUEUE), which this lab's kernel lacks ("Could not process
+// rule: No such file or directory"); iptables' NFQUEUE target
+// (xt_NFQUEUE, also through iptables-nft) works there. Tool "" tries nft,
+// then iptables.
+type Rules struct {
+	Tool     string // "nft", "iptables" or "" (either)
+	Table    string // nft table / iptables chain; default "benchnet_linkem"
+	Queue    uint16
+	Prefixes []netip.Prefix
+	// Netns, if set, runs the tool in that named namespace (ip netns exec)
+	// instead of the caller's.
+	Netns string
+}
+
+func (r Rules) name() string {
+	if r.Table == "" {
+		return "benchnet_linkem"
+	}
+	return r.Table
+}
+
+// families splits the prefixes by address family.
+func (r Rules) families() (v4, v6 []string) {
+	for _, p := range r.Prefixes {
+		if p.Addr().Is4() {
+			v4 = append(v4, p.Masked().String())
+		} else {
+			v6 = append(v6, p.Masked().String())
+		}
+	}
+	return v4, v6
+}
+
+// NftArgv is the nft commands (argument lists, no shell) that install r:
+// one table (inet) with an output chain and a rule per address family,
+// `ip daddr { prefixes } queue num N bypass`.
+func (r Rules) NftArgv() [][]string {
+	t := r.name()
+	out := [][]string{
+		{"nft", "add", "table", "inet", t},
+		{"nft", "add", "chain", "inet", t, "output", "{", "type", "filter", "hook", "output", "priority", "0", ";", "policy", "accept", ";", "}"},
+	}
+	v4, v6 := r.families()
+	for _, f := range []struct {
+		kw  string
+		set []string
+	}{{"ip", v4}, {"ip6", v6}} {
+		if len(f.set) > 0 {
+			out = append(out, []string{"nft", "add", "rule", "inet", t, "output", f.kw, "daddr", "{", strings.Join(f.set, ", "), "}",
+				"queue", "num", strconv.Itoa(int(r.Queue)), "bypass"})
+		}
+	}
+	return out
+}
+
+// IptablesArgv is the iptables (ip6tables) commands that install r: a
+// chain of NFQUEUE rules, one per prefix, jumped to first from OUTPUT.
+func (r Rules) IptablesArgv() [][]string {
+	c := r.chain()
+	var out [][]string
+	v4, v6 := r.families()
+	for _, f := range []struct {
+		tool string
+		set  []string
+	}{{"iptables", v4}, {"ip6tables", v6}} {
+		if len(f.set) == 0 {
+			continue
+		}
+		out = append(out, []string{f.tool, "-w", "-N", c})
+		for _, p := range f.set {
+			out = append(out, []string{f.tool, "-w", "-A", c, "-d", p, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(r.Queue)), "--queue-bypass"})
+		}
+		out = append(out, []string{f.tool, "-w", "-I", "OUTPUT", "1", "-j", c})
+	}
+	return out
+}
+
+// chain is the iptables chain: upper case, at most 28 characters.
+func (r Rules) chain() string {
+	c := strings.ToUpper(r.name())
+	return c[:min(len(c), 28)]
+}
+
+func (r Rules) run(ctx context.Context, argv []string) error {
+	if r.Netns != "" {
+		argv = append([]string{"ip", "netns", "exec", r.Netns}, argv...)
+	}
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// Install installs the rules (after removing stale ones of an agent that
+// died) with r.Tool, or nft then iptables, and returns the rules as
+// installed (Tool set): Remove those. On error nothing is left.
+func (r Rules) Install(ctx context.Context) (Rules, error) {
+	if len(r.Prefixes) == 0 {
+		return r, nil
+	}
+	tools := []string{r.Tool}
+	if r.Tool == "" {
+		tools = []string{"nft", "iptables"}
+	}
+	var errs []error
+	for _, tool := range tools {
+		r.Tool = tool
+		_ = r.Remove(ctx)
+		argv := r.NftArgv()
+		if tool == "iptables" {
+			argv = r.IptablesArgv()
+		} else if tool != "nft" {
+			return r, fmt.Errorf("nfq rules: unknown tool %q (nft, iptables)", tool)
+		}
+		err := func() error {
+			for _, a := range argv {
+				if err := r.run(ctx, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		if err == nil {
+			return r, nil
+		}
+		_ = r.Remove(context.WithoutCancel(ctx))
+		errs = append(errs, err)
+	}
+	return r, fmt.Errorf("nfq rules: %w", errors.Join(errs...))
+}
+
+// Remove deletes the rules r.Tool installed (an error when there are none).
+func (r Rules) Remove(ctx context.Context) error {
+	if r.Tool == "nft" {
+		return r.run(ctx, []string{"nft", "delete", "table", "inet", r.name()})
+	}
+	c := r.chain()
+	var errs []error
+	v4, v6 := r.families()
+	for _, f := range []struct {
+		tool string
+		set  []string
+	}{{"iptables", v4}, {"ip6tables", v6}} {
+		if len(f.set) == 0 {
+			continue
+		}
+		for _, a := range [][]string{{"-D", "OUTPUT", "-j", c}, {"-F", c}, {"-X", c}} {
+			if err := r.run(ctx, append([]string{f.tool, "-w"}, a...)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
