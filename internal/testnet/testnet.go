@@ -317,7 +317,33 @@ func startOrder(nodes []*plan.Node) []*plan.Node {
 // startNodes starts nodes (in start order: seeds first) at most k at a
 // time, the seeds all before the others, and returns the first failure
 // once the starts in progress ended. With k <= 1 it is one after another.
+// It starts no more once a start failed or a started node exited unasked
+// (the runner's Exited): at 200 nodes on a swarm that is tens of minutes
+// of starts for a testnet that can no longer be ready.
 func (t *Testnet) startNodes(ctx context.Context, nodes []*plan.Node, bins []node.Binary, env node.Env, k int) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go func() {
+		select {
+		case ex := <-t.Runner.Exited():
+			cancel(fmt.Errorf("%s %s exited while the testnet was starting: %s\n%s", ex.Node, ex.Name, ex.Status, t.tail(ex.Node, ex.Name)))
+		case <-watchDone:
+		}
+	}()
+	if err := t.startPhases(ctx, nodes, bins, env, k); err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return cause
+		}
+		return err
+	}
+	return nil
+}
+
+func (t *Testnet) startPhases(ctx context.Context, nodes []*plan.Node, bins []node.Binary, env node.Env, k int) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var seeds, rest []*plan.Node
 	for _, n := range nodes {
 		if n.Role == "seed" {
@@ -342,18 +368,35 @@ func (t *Testnet) startNodes(ctx context.Context, nodes []*plan.Node, bins []nod
 		errs := make([]error, len(phase))
 		var wg sync.WaitGroup
 		for i, n := range phase {
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				break
+			}
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				errs[i] = t.startNode(ctx, n, bins, env)
+				if errs[i] = t.startNode(ctx, n, bins, env); errs[i] != nil {
+					stop() // no more starts: the testnet cannot be whole
+				}
 			}()
 		}
 		wg.Wait()
+		// The failure, not the starts it cut short.
+		var first error
 		for _, err := range errs {
-			if err != nil {
+			if err != nil && !errors.Is(err, context.Canceled) {
 				return err
 			}
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return first
 		}
 	}
 	return nil

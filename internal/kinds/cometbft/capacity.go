@@ -41,7 +41,9 @@ const defaultMaxPEXPeers = 10
 
 // needConsensus is CometBFT's model: the block rate the machine sustains.
 func needConsensus(p *plan.Testnet, runner string) capacity.Estimate {
-	e := capacity.Estimate{Nodes: len(p.Nodes), Runner: runner, Unit: "blocks/s", Share: 1, MinRate: capacity.MinRate,
+	// A testnet in slow motion ([network] time_scale) is meant to be
+	// that much slower: its slowest acceptable chain is too.
+	e := capacity.Estimate{Nodes: len(p.Nodes), Runner: runner, Unit: "blocks/s", Share: 1, MinRate: capacity.MinRate / max(p.Network.TimeScale, 1),
 		NominalIs: "timeouts allow", Advice: `a sparser topology (topology = "seeds" or "random"), a container runner on more machines`}
 	seen := map[string]bool{}
 	links, degree := capacity.PeerLinks(p)

@@ -212,7 +212,7 @@ func GenerateHomes(ctx context.Context, p *plan.Testnet, bins map[release.Releas
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		scaled, err := ScaleTimeouts(cfg, set, p.Network.TimeScale)
+		scaled, err := ScaleConsensus(cfg, set, p.Network.TimeScale)
 		if err != nil {
 			return fmt.Errorf("node %s (%s): %w", n.Name, n.Release, err)
 		}

@@ -267,12 +267,15 @@ func quote(s string) string {
 	return b.String()
 }
 
-// ScaleTimeouts returns the settings that stretch every consensus timeout
-// of config (the release's own file: its keys and defaults, whatever the
-// release calls them) by scale, after set (the manifest's values win over
-// the file's, then are scaled). [network] time_scale runs a testnet too
-// large for its machines in slow motion.
-func ScaleTimeouts(config []byte, set []Setting, scale float64) ([]Setting, error) {
+// ScaleConsensus returns the settings that stretch every duration of
+// config's [consensus] section by scale: the timeouts, and the gossip
+// routines' sleeps, which poll every peer every 100 ms and so cost an idle
+// node CPU in proportion to its peers (the release's own file gives the
+// keys and defaults, whatever the release calls them; a zero stays zero).
+// The manifest's values (set) win over the file's, then are scaled.
+// [network] time_scale runs a testnet too large for its machines in slow
+// motion.
+func ScaleConsensus(config []byte, set []Setting, scale float64) ([]Setting, error) {
 	if scale <= 1 {
 		return nil, nil
 	}
@@ -288,17 +291,27 @@ func ScaleTimeouts(config []byte, set []Setting, scale float64) ([]Setting, erro
 			continue
 		}
 		m := keyRe.FindStringSubmatch(l)
-		if section != "consensus" || m == nil || !strings.HasPrefix(m[2], "timeout_") {
+		if section != "consensus" || m == nil {
 			continue
 		}
 		key := join(section, m[2])
-		raw := strings.Trim(strings.TrimSpace(strings.SplitN(l[len(m[0]):], "#", 2)[0]), `"`)
+		val := strings.TrimSpace(strings.SplitN(l[len(m[0]):], "#", 2)[0])
+		if !strings.HasPrefix(val, `"`) {
+			continue // a number or a bool
+		}
+		raw := strings.Trim(val, `"`)
 		if v, ok := given[key]; ok {
 			raw = fmt.Sprint(v)
 		}
 		d, err := time.ParseDuration(raw)
 		if err != nil {
-			return nil, fmt.Errorf("time_scale: %s = %q is not a duration", key, raw)
+			if strings.HasPrefix(m[2], "timeout_") {
+				return nil, fmt.Errorf("time_scale: %s = %q is not a duration", key, raw)
+			}
+			continue // a string that is no duration (wal_file)
+		}
+		if d == 0 {
+			continue
 		}
 		out = append(out, Setting{Key: key, Value: time.Duration(float64(d) * scale).String()})
 	}

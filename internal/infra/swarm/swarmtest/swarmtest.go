@@ -159,7 +159,12 @@ func build(ctx context.Context, t testing.TB, o Options, logf func(string, ...an
 	_, gwErr := docker(ctx, "", "network", "inspect", "docker_gwbridge")
 	hadGWBridge := gwErr == nil
 	logf("swarmtest: swarm init on the host's engine, advertising %s", gw)
-	if _, err := docker(ctx, "", "swarm", "init", "--advertise-addr", gw.String(), "--listen-addr", gw.String()+":2377"); err != nil {
+	// A worker's heartbeat every 30 s, not 5: all engines share this
+	// machine's 2 cores, and under a 200-node testnet (load ~90) the
+	// manager marked a worker Down after a few missed beats and shut its
+	// tasks down (BenchmarkSwarm200, 2026-11-30).
+	if _, err := docker(ctx, "", "swarm", "init", "--advertise-addr", gw.String(), "--listen-addr", gw.String()+":2377",
+		"--dispatcher-heartbeat", "30s"); err != nil {
 		return nil, err
 	}
 	t.Cleanup(func() {
