@@ -86,8 +86,8 @@ func (f *loadFlags) apply(cmd *cobra.Command, m *manifest.Manifest) error {
 	return revalidate(m, set, f.fields)
 }
 
-// publishFlags are the load flags a gossipsub testnet's [publish] table
-// takes (rate in msg/s network-wide); the others are the tx load's.
+// publishFlags are the load flags the [publish] table of a publishing
+// kind takes (rate in msg/s network-wide); the others are the tx load's.
 var publishFlags = map[string]string{"rate": "publish.rate", "duration": "publish.duration", "count": "publish.count",
 	"size": "publish.size", "warmup": "publish.warmup"}
 
@@ -104,7 +104,7 @@ func (f *loadFlags) applyPublish(set map[string]bool, m *manifest.Manifest) erro
 	}
 	if len(refused) > 0 {
 		sort.Strings(refused)
-		return usageError{fmt.Errorf("%s: not for a gossipsub testnet (its [publish] takes --rate, --duration, --count, --size and --warmup)", strings.Join(refused, ", "))}
+		return usageError{fmt.Errorf("%s: not for a %s testnet (its [publish] takes --rate, --duration, --count, --size and --warmup)", strings.Join(refused, ", "), m.Kind())}
 	}
 	p := &m.Publish
 	if set["rate"] {

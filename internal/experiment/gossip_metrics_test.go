@@ -13,6 +13,7 @@ import (
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis/gossiptest"
 	gossipmetrics "github.com/benchnet/benchnet/internal/kinds/gossipsub/metrics"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/topology"
@@ -55,7 +56,7 @@ func TestCompareDirsGossip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if idx.NodeKind != manifest.KindGossipsub {
+	if idx.NodeKind != spec.Name {
 		t.Fatalf("node kind %q, want gossipsub", idx.NodeKind)
 	}
 	if !strings.Contains(idx.Rule, "messages within each run") {
@@ -137,7 +138,7 @@ func TestCompareDirsRefusesMixedKinds(t *testing.T) {
 }
 
 func TestGossipVariantKeys(t *testing.T) {
-	nm, err := figures.For(manifest.KindGossipsub)
+	nm, err := figures.For(spec.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,8 @@ var kindWords = []string{"cometbft", "gossipsub"}
 // mistake or a flavour/tool name that belongs in this list.
 var kindWordFiles = map[string]string{
 	"internal/judge/kinds.go":                     "judge.DefaultKind: the one decision of the kind a record or group without one has",
-	"internal/manifest/gossip.go":                 "manifest.KindGossipsub and the [gossipsub] table's name: the gossip kind's schema still lives in the manifest (issue 35 item 2)",
 	"internal/manifest/transport.go":              "the release flavour whose v0.40+ has the go-libp2p transport",
-	"internal/plan/plan.go":                       "the metrics namespace CometBFT's flavour defaults to, and the gossipsub host's release",
+	"internal/plan/plan.go":                       "the metrics namespace CometBFT's flavour defaults to",
 	"internal/binaries/binaries.go":               "release flavours and their tools' Go packages",
 	"internal/binaries/wrapper.go":                "the flavour whose v0.34 builds through the wrapper module",
 	"internal/binaries/local.go":                  "the node tool, the only one a file: release has",

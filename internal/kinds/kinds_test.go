@@ -9,6 +9,7 @@ import (
 	"github.com/benchnet/benchnet/internal/figures"
 	"github.com/benchnet/benchnet/internal/judge"
 	_ "github.com/benchnet/benchnet/internal/kinds"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/kinds/kind"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
@@ -21,7 +22,7 @@ import (
 // itself refuses a descriptor with a part left out).
 func TestEveryKindWhole(t *testing.T) {
 	linked := kind.Names()
-	if want := []string{manifest.KindCometBFT, manifest.KindGossipsub}; !slices.Equal(linked, want) {
+	if want := []string{manifest.KindCometBFT, spec.Name}; !slices.Equal(linked, want) {
 		t.Fatalf("kind.Register linked %v, want %v", linked, want)
 	}
 	for _, reg := range []struct {
@@ -38,6 +39,30 @@ func TestEveryKindWhole(t *testing.T) {
 	} {
 		if !slices.Equal(reg.kinds, linked) {
 			t.Errorf("%s holds %v, kind.Register linked %v", reg.name, reg.kinds, linked)
+		}
+	}
+}
+
+// TestWorkloadIsACapability: a kind's manifest schema says it publishes
+// (its workload is [publish]) exactly when its driver is a node.Publisher,
+// and takes [load]'s txs exactly when it is a node.TxChain: the frame asks
+// for the capability, never for the kind's name.
+func TestWorkloadIsACapability(t *testing.T) {
+	for _, name := range kind.Names() {
+		d, err := node.New(name, node.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, publisher := d.(node.Publisher)
+		_, txChain := d.(node.TxChain)
+		s := manifest.SchemaOf(name)
+		if s.Publishes != publisher || s.Publishes == txChain {
+			t.Errorf("%s: schema publishes %v, driver is a node.Publisher %v, a node.TxChain %v", name, s.Publishes, publisher, txChain)
+		}
+		if s.NoChain {
+			if _, chain := d.(node.Chain); chain {
+				t.Errorf("%s: schema says no chain, driver is a node.Chain", name)
+			}
 		}
 	}
 }

@@ -107,7 +107,7 @@ func (m *Manifest) validateAccounts(add func(field, format string, args ...any))
 		if g.AppMempool && g.App != AppAccounts {
 			add(f+".app_mempool", "only the \"accounts\" app has an app-side mempool: set app = \"accounts\" or remove it")
 		}
-		if accountsLoad && g.Role != "seed" && g.App != AppAccounts && g.Kind != KindGossipsub {
+		if accountsLoad && g.Role != "seed" && g.App != AppAccounts && !SchemaOf(g.Kind).Publishes {
 			if m.pos.has(f + ".app") {
 				add(f+".app", "%q: the accounts workload needs app = \"accounts\" on every node it may reach", g.App)
 			} else {

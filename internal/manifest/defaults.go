@@ -95,7 +95,7 @@ func (m *Manifest) applyDefaults() {
 	if l.Grace.Duration == 0 && !m.pos.has("load.grace") {
 		l.Grace.Duration = DefaultGrace
 	}
-	m.applyGossipDefaults()
+	m.applyKindDefaults()
 }
 
 func setStr(p *string, def string) {

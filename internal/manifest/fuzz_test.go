@@ -34,6 +34,8 @@ var brokenSeeds = []string{
 	"seed = -1\n[network]\ntopology = \"random\"\n[node.validator]\ncount = 4\n[node.seed]\ncount = 1\n",
 	"[load]\nduration = \"-1s\"\nwarmup = \"9999h\"\nconnections = -1\ncount = -5\n",
 	"name = \"\\u0000\"\n[node.validator]\ncount = 1\nzones = [\"\", \" \"]\n",
+	"[node.g]\nkind = \"gossipsub\"\ncount = 2\n[gossipsub]\nd = 1\nfanout = 1\n[publish]\nsource = \"g9\"\n",
+	"[node.validator]\ncount = 1\n[gossipsub]\nd = \"x\"\n[publish]\nrate = 1\n",
 }
 
 // FuzzManifest: whatever the bytes, Parse does not panic; it returns either

@@ -115,8 +115,8 @@ func (m *Manifest) validateInfra(add func(field, format string, args ...any)) {
 	for _, name := range m.GroupNames() {
 		g := m.Node[name]
 		f := "node." + name
-		if !rc.GossipHosts && g.Kind == KindGossipsub {
-			add(f+".kind", "kind = \"gossipsub\" is not supported by runner %q yet: use infra.runner = %s", in.Runner, orList(quoteEach(caps.Where(func(r caps.Record) bool { return r.GossipHosts }))))
+		if s := SchemaOf(g.Kind); s.Runs != nil && !s.Runs(rc) {
+			add(f+".kind", "kind = %q is not supported by runner %q yet: use infra.runner = %s", g.Kind, in.Runner, orList(quoteEach(caps.Where(s.Runs))))
 		}
 		// The socket app and the accounts app each run beside the node.
 		if !rc.Sidecars && (g.App == "kvstore-socket" || g.App == AppAccounts) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -52,10 +53,10 @@ type Manifest struct {
 	HaltLimit rundir.Duration `toml:"halt_limit" json:"halt_limit"`
 	Perturb   []*Perturb      `toml:"perturb" json:"perturb,omitempty"`
 	Rotate    *Rotate         `toml:"rotate" json:"rotate,omitempty"`
-	// Publish and Gossipsub are a gossipsub testnet's workload and router
-	// parameters (gossip.go).
-	Publish   Publish   `toml:"publish,omitempty" json:"publish"`
-	Gossipsub Gossipsub `toml:"gossipsub,omitempty" json:"gossipsub"`
+	// Publish is the workload of a kind that publishes (publish.go;
+	// Schema.Publishes). The tables a kind owns are not fields: its
+	// schema decodes them (kinds.go, KindTables).
+	Publish Publish `toml:"publish,omitempty" json:"publish"`
 	// Thresholds maps a metric key to a condition ("latency_p99" = "< 2s")
 	// judged on every run after analysis; a failed one is exit 3
 	// (thresholds.go).
@@ -75,6 +76,8 @@ type Manifest struct {
 	ReleaseInfo map[string][]string        `toml:"-" json:"-"`
 
 	pos positions
+	// tables are the kind's own tables (Schema.NewTables), decoded.
+	tables Tables
 	// perturbPos has the lines of each [[perturb]] entry's keys.
 	perturbPos []positions
 	// zoneNames is the zone set of [network].zones, read at validation;
@@ -270,10 +273,29 @@ func (m *Manifest) decode(data []byte) (err error) {
 	}()
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(m); err != nil {
+	err = withoutClaimed(dec.Decode(m)) // a kind's own table is its schema's to decode
+	var strict *toml.StrictMissingError
+	if err != nil && !errors.As(err, &strict) {
 		return m.decodeError(err)
 	}
-	return nil
+	// Unknown keys only (or none): the rest was decoded, so the kind's
+	// own tables are decoded too and every unknown key is reported at once.
+	var errs Errors
+	if err != nil {
+		errs, _ = m.decodeError(err).(Errors)
+	}
+	if err := m.decodeKindTables(data); err != nil {
+		kerrs, ok := err.(Errors)
+		if !ok {
+			return err
+		}
+		errs = append(errs, kerrs...)
+		slices.SortStableFunc(errs, func(a, b *FieldError) int { return a.Line - b.Line })
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
 }
 
 // DecoderPanic starts the message of an error that was a panic of the TOML

@@ -80,10 +80,9 @@ const DefaultCatchUpTimeout = 5 * time.Minute
 func (m *Manifest) Faulty() bool { return len(m.Perturb) > 0 || m.Rotate != nil }
 
 func (m *Manifest) faultDefaults() {
-	// halt_limit is how long a chain may go without a block: a gossipsub
-	// testnet has no chain, so it gets no default (and validation refuses
-	// one).
-	if m.HaltLimit.Duration == 0 && m.Faulty() && m.Kind() != KindGossipsub {
+	// halt_limit is how long a chain may go without a block: a kind with
+	// no chain (gossipsub) gets no default (and validation refuses one).
+	if m.HaltLimit.Duration == 0 && m.Faulty() && !m.Schema().NoChain {
 		m.HaltLimit.Duration = DefaultHaltLimit
 	}
 	if r := m.Rotate; r != nil {
@@ -167,16 +166,18 @@ func (m *Manifest) validateFaults() Errors {
 	if m.HaltLimit.Duration < 0 || m.HaltLimit.Duration > MaxWait {
 		errs = append(errs, m.Errorf("halt_limit", "%s: want 0 to %s", m.HaltLimit.Duration, MaxWait))
 	}
-	// A gossipsub host keeps no chain state: there is no genesis to wipe
-	// it back to and no tip to block-sync to (its driver refuses Reset).
-	gossip := m.Kind() == KindGossipsub
-	if gossip && m.HaltLimit.Duration != 0 {
-		errs = append(errs, m.Errorf("halt_limit", "halt_limit ends a run whose chain stops making blocks: a gossipsub testnet has no chain (kind = \"gossipsub\")"))
+	// A kind without a chain (a gossipsub host) keeps no chain state:
+	// there is no genesis to wipe it back to and no tip to block-sync to
+	// (its driver refuses Reset).
+	kind := m.Kind()
+	noChain := m.Schema().NoChain
+	if noChain && m.HaltLimit.Duration != 0 {
+		errs = append(errs, m.Errorf("halt_limit", "halt_limit ends a run whose chain stops making blocks: a %s testnet has no chain (kind = %q)", kind, kind))
 	}
 	rotating := map[string]bool{}
 	switch {
-	case m.Rotate != nil && gossip:
-		errs = append(errs, m.Errorf("rotate", "[rotate] cycles full nodes that block-sync to the tip: a gossipsub testnet has no chain (kind = \"gossipsub\")"))
+	case m.Rotate != nil && noChain:
+		errs = append(errs, m.Errorf("rotate", "[rotate] cycles full nodes that block-sync to the tip: a %s testnet has no chain (kind = %q)", kind, kind))
 	case m.Rotate != nil:
 		rotating = m.validateRotate(&errs)
 	}
@@ -203,8 +204,8 @@ func (m *Manifest) validateFaults() Errors {
 		}
 		// The gossip scenario runs every other action during its publish
 		// window, as the steady run does during its load.
-		if p.Action == ActWipeRestart && gossip {
-			add("action", "wipe-restart resets a node's chain state to genesis: a gossipsub host keeps none (kind = \"gossipsub\")")
+		if p.Action == ActWipeRestart && noChain {
+			add("action", "wipe-restart resets a node's chain state to genesis: a %s host keeps none (kind = %q)", kind, kind)
 		}
 		if LinkAction(p.Action) && !linkemOK {
 			add("action", "%s changes links: set [network].linkem = \"netem\" or \"userspace\" (now %q)", p.Action, m.Network.Linkem)

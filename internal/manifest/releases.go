@@ -37,7 +37,7 @@ func (m *Manifest) releaseFields() []releaseField {
 	var out []releaseField
 	for _, name := range m.GroupNames() {
 		g := m.Node[name]
-		if g.Kind == KindGossipsub || m.Kind() == KindGossipsub {
+		if SchemaOf(g.Kind).Release != nil || m.Schema().Release != nil { // the kind runs one release of its own
 			continue
 		}
 		out = append(out, releaseField{"node." + name + ".release", g.Release, g.App})

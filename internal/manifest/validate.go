@@ -68,7 +68,7 @@ func (m *Manifest) Validate() Errors {
 		// host: a public range would hijack traffic to real hosts.
 		add("network.subnet", "%q is not a private range: want one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", nw.Subnet)
 	}
-	gossip := m.validateKinds(add)
+	kind := m.validateKinds(add)
 	if !slices.Contains([]string{"auto", "netem", "userspace", "none"}, nw.Linkem) {
 		add("network.linkem", "%q: want \"auto\", \"netem\", \"userspace\" or \"none\"", nw.Linkem)
 	}
@@ -134,7 +134,7 @@ func (m *Manifest) Validate() Errors {
 			}
 		}
 	}
-	if validators == 0 && !gossip {
+	if validators == 0 && !kind.NoChain {
 		add("node", "the testnet has 0 validators: add a [node.validator] group with count >= 1")
 	}
 	if total > MaxNodes && !overLimit {
@@ -164,7 +164,7 @@ func (m *Manifest) Validate() Errors {
 			add("network.peers", "%d: want 1 to %d (the other nodes), or 0 for min(%d, %d)", nw.Peers, others, DefaultPeers, others)
 		}
 	}
-	if !gossip {
+	if !kind.Publishes {
 		errs = append(errs, m.validateLoad(validators)...)
 		m.validateAccounts(add)  // accounts.go
 		m.validateTransport(add) // transport.go

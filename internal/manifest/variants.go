@@ -138,7 +138,11 @@ func (m *Manifest) variant(name string) (*Manifest, Errors) {
 	v := &Manifest{File: m.File, Dir: m.Dir, Releases: m.Releases, ReleaseInfo: m.ReleaseInfo, pos: pos}
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err = withoutClaimed(dec.Decode(v))
+	if s := v.Schema(); err == nil && s.NewTables != nil {
+		v.tables, err = decodeOwnTables(s, data)
+	}
+	if err != nil {
 		var strict *toml.StrictMissingError
 		if errors.As(err, &strict) {
 			for _, e := range strict.Errors {
@@ -249,6 +253,17 @@ func (m *Manifest) document() (map[string]any, error) {
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
+	if m.tables != nil { // the kind's own tables, under their names
+		data, err := toml.Marshal(m.tables)
+		if err != nil {
+			return nil, err
+		}
+		var tables map[string]any
+		if err := toml.Unmarshal(data, &tables); err != nil {
+			return nil, err
+		}
+		maps.Copy(doc, tables)
+	}
 	return doc, nil
 }
 
@@ -283,15 +298,17 @@ func (m *Manifest) render(header string) ([]byte, error) {
 	}
 	pruneZeros(doc)
 	groups, _ := doc["node"].(map[string]any)
-	if m.Kind() == KindGossipsub {
-		// The CometBFT defaults a gossipsub testnet does not take: left in,
-		// the rendered manifest would not parse back.
+	// The generic defaults a kind does not take ([load] for a publishing
+	// kind, the group keys it has no use for): left in, the rendered
+	// manifest would not parse back.
+	s := m.Schema()
+	if s.Publishes {
 		delete(doc, "load")
-		for _, g := range groups {
-			if g, ok := g.(map[string]any); ok {
-				for _, k := range gossipKeysNotFor {
-					delete(g, k)
-				}
+	}
+	for _, g := range groups {
+		if g, ok := g.(map[string]any); ok {
+			for _, k := range s.GroupKeysNotFor {
+				delete(g, k)
 			}
 		}
 	}

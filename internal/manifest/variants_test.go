@@ -173,7 +173,7 @@ network.m = 6
 	if err != nil {
 		t.Fatalf("variant's Raw does not parse: %v\n%s", err, v.Raw)
 	}
-	if back.Network.M != 6 || back.Kind() != KindGossipsub || back.Publish.Rate != 5 {
+	if back.Network.M != 6 || back.Kind() != "gossipsub" || back.Publish.Rate != 5 {
 		t.Errorf("round trip lost something:\n%s", v.Raw)
 	}
 }

@@ -76,18 +76,30 @@ type Settler interface {
 }
 
 // TxChain is implemented by the drivers of kinds whose load is txs that a
-// chain commits into blocks (CometBFT). A tx run's measured window goes
-// through it: the warm-up's wait, the watch during the load (mempools, the
+// chain commits into blocks (CometBFT). A tx run goes through it where the
+// chain decides: which nodes take the load, the warm-up (submitting its
+// txs and waiting for them), the watch during the load (mempools, the
 // progress line), the drain and the harvest of the window's blocks. The
-// load itself (what is sent, when, to whom) is the harness's.
+// load itself (what is sent, when, over which connections) and the frame
+// of the run are the harness's.
 type TxChain interface {
-	// WarmUp calls send (the harness sends its warm-up txs) and waits until
-	// every node of nodes that keeps the chain has committed them, at most
-	// limit; a kind may stretch the limit on a slow chain and says so in log.
-	WarmUp(ctx context.Context, p *plan.Testnet, nodes []string, send func(context.Context) (int, error), limit time.Duration, log io.Writer) error
+	// LoadNodes are the nodes a tx load of workload (manifest.Load's
+	// Workload) goes to, in p's order, running or not.
+	LoadNodes(p *plan.Testnet, workload string) []*plan.Node
+	// WarmUp submits txs (the harness's warm-up txs, each to its node,
+	// which must accept it) and waits until every node of nodes that keeps
+	// the chain has committed them, at most limit; a kind may stretch the
+	// limit on a slow chain and says so in log. limit 0 skips the warm-up.
+	WarmUp(ctx context.Context, p *plan.Testnet, nodes []string, txs []Tx, limit time.Duration, log io.Writer) error
 	// Open begins the measured window: what the chain commits from now on
 	// belongs to it. running names the nodes running at any moment.
 	Open(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, running func(string) bool) (TxWindow, error)
+}
+
+// Tx is one tx the harness made for node Node (a warm-up tx).
+type Tx struct {
+	Node string
+	Data []byte
 }
 
 // TxWindow is one measured window of a tx run, from Open to Close.

@@ -12,6 +12,7 @@ import (
 	_ "github.com/benchnet/benchnet/internal/kinds"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
@@ -35,7 +36,7 @@ func TestNew(t *testing.T) {
 			cd, ok := d.(*cometbft.Driver)
 			return ok && cd.ReadyHeight == 7 && cd.Executable == "/x/benchnet"
 		}},
-		{kind: manifest.KindGossipsub, check: func(d node.Driver) bool {
+		{kind: spec.Name, check: func(d node.Driver) bool {
 			gd, ok := d.(*gossipsub.Driver)
 			return ok && gd.Executable == "/x/benchnet"
 		}},
@@ -90,7 +91,7 @@ func TestProcessNames(t *testing.T) {
 			[]string{"node", "app"}, []string{"v1-app.log", "v1.log"}},
 		{"cometbft accounts app", &cometbft.Driver{}, &plan.Node{Name: "v2", Release: rel, App: cometbft.AccountsApp},
 			[]string{"node", "app"}, []string{"v2-app.log", "v2.log"}},
-		{"gossipsub host", &gossipsub.Driver{}, &plan.Node{Name: "g0", Release: plan.GossipRelease},
+		{"gossipsub host", &gossipsub.Driver{}, &plan.Node{Name: "g0", Release: spec.Release},
 			[]string{"node"}, []string{"g0.log"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

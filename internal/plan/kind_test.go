@@ -21,7 +21,7 @@ const thirdKind = "third-kind"
 // the default kind keeps its plans as they were (no kind field).
 func TestPlanRecordsRegisteredKind(t *testing.T) {
 	if !slices.Contains(manifest.Kinds(), thirdKind) {
-		manifest.RegisterKind(thirdKind)
+		manifest.RegisterKind(thirdKind, manifest.Schema{})
 	}
 	src := `name = "k"
 [network]

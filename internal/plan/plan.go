@@ -48,10 +48,14 @@ type Testnet struct {
 	// Kind is the nodes' kind (manifest.Kind*); "" is cometbft, so the
 	// plans of CometBFT testnets read as before.
 	Kind string `json:"kind,omitempty"`
-	// Publish and Gossipsub: a gossipsub testnet's workload and router
-	// parameters, every default filled in.
-	Publish   *manifest.Publish   `json:"publish,omitempty"`
-	Gossipsub *manifest.Gossipsub `json:"gossipsub,omitempty"`
+	// Publish is a publishing kind's workload (manifest.Schema.Publishes),
+	// every default filled in.
+	Publish *manifest.Publish `json:"publish,omitempty"`
+	// Tables are the kind's own manifest tables (manifest.KindTables),
+	// every default filled in, as JSON by table name: plan.json writes
+	// each under its name here, between publish and the fields below
+	// (tables.go). The kind reads them with KindTables.
+	Tables map[string]json.RawMessage `json:"-"`
 	// Edges is the undirected graph of a graph topology (line, ring,
 	// random-regular, barabasi-albert: internal/topology), node indices
 	// i < j, sorted; each edge is dialed by its lower node, which lists the
@@ -67,10 +71,6 @@ type Testnet struct {
 
 // NodeKind is the testnet's node kind, cometbft when unset.
 func (t *Testnet) NodeKind() string { return judge.NodeKind(t.Kind) }
-
-// GossipRelease is what a gossipsub node runs: benchnet's own host on the
-// pinned go-libp2p-pubsub.
-var GossipRelease = release.Release{Name: "gossipsub", Version: "v0.15.0"}
 
 // Node is one resolved node.
 type Node struct {
@@ -144,11 +144,8 @@ func metricsNamespace(rel release.Release, cfg map[string]any) string {
 	if s, ok := cfg[manifest.NamespaceKey].(string); ok && s != "" {
 		return s
 	}
-	switch rel.Name {
-	case "tendermint":
+	if rel.Name == "tendermint" {
 		return "tendermint"
-	case GossipRelease.Name:
-		return ""
 	}
 	return DefaultNamespace
 }
@@ -217,9 +214,13 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 	if k := m.Kind(); k != manifest.KindCometBFT {
 		t.Kind = k
 	}
-	if m.Publishes() {
-		pub, gs := m.Publish, m.Gossipsub
-		t.Publish, t.Gossipsub = &pub, &gs
+	schema := m.Schema()
+	if schema.Publishes {
+		pub := m.Publish
+		t.Publish = &pub
+	}
+	if err := t.SetKindTables(m.KindTables()); err != nil {
+		return nil, err
 	}
 	if p := m.ZonesPath(); p != "" {
 		// The emulator opens the CSV the manifest named, from wherever it runs.
@@ -234,8 +235,11 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 	addr := gw
 	for _, gname := range m.GroupNames() {
 		g := m.Node[gname]
-		rel, app, ref, transport, mempool := GossipRelease, "", "", "", ""
-		if t.Kind != manifest.KindGossipsub {
+		var rel release.Release
+		app, ref, transport, mempool, namespace := "", "", "", "", ""
+		if schema.Release != nil { // the kind runs one release of its own (no metrics namespace)
+			rel = *schema.Release
+		} else {
 			if manifest.TransportOf(g) == manifest.TransportLibp2p {
 				transport = manifest.TransportLibp2p
 			}
@@ -247,6 +251,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 				return nil, fmt.Errorf("resolve node.%s.release: %w", gname, err)
 			}
 			app, ref = g.App, g.Release
+			namespace = metricsNamespace(rel, g.Config)
 			if info := m.ReleaseInfo[g.Release]; len(info) > 0 {
 				if t.Sources == nil {
 					t.Sources = map[string][]string{}
@@ -281,7 +286,7 @@ func Resolve(m *manifest.Manifest) (*Testnet, error) {
 				Zone: zone, Release: rel, Ref: ref, App: app, AppMempool: g.AppMempool, Transport: transport, Mempool: mempool, Addr: addr,
 				P2PPort: P2PPort, RPCPort: RPCPort, ABCIPort: ABCIPort, PrometheusPort: PrometheusPort,
 				StartDelay: g.StartDelay.Duration, Config: g.Config,
-				MetricsNamespace: metricsNamespace(rel, g.Config),
+				MetricsNamespace: namespace,
 			})
 		}
 	}
@@ -484,8 +489,10 @@ func RunKind(dir string) (string, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", err
 	}
-	if _, err := os.Stat(filepath.Join(dir, rundir.PublishedCSV.Name)); err == nil {
-		return manifest.KindGossipsub, nil
+	if pub := manifest.PublishingKinds(); len(pub) == 1 {
+		if _, err := os.Stat(filepath.Join(dir, rundir.PublishedCSV.Name)); err == nil {
+			return pub[0], nil // the one kind that publishes (gossipsub)
+		}
 	}
 	return judge.DefaultKind, nil // a run from before plan.json recorded its kind
 }

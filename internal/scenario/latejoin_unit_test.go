@@ -38,9 +38,13 @@ workload = "accounts"
 	if err != nil {
 		t.Fatal(err)
 	}
+	chain, err := txChain(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	absent := map[string]bool{"full1": true, "eph0": true}
 	running := func(n string) bool { return !absent[n] }
-	targets, skipped := loadTargets(p, m.Load, running)
+	targets, skipped := loadTargets(chain, p, m.Load, running)
 	var names []string
 	for _, tg := range targets {
 		names = append(names, tg.Node)
@@ -58,7 +62,7 @@ workload = "accounts"
 	}
 	kv := m.Load
 	kv.Workload = manifest.WorkloadKV
-	targets, skipped = loadTargets(p, kv, running)
+	targets, skipped = loadTargets(chain, p, kv, running)
 	if len(targets) != 2 || len(skipped) != 0 {
 		t.Errorf("kv: targets %v, skipped %v: want the 2 validators", targets, skipped)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -72,7 +71,11 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 	cfg := load.FromManifest(l, runID)
 	cfg.Seed = p.Seed
 	running := func(name string) bool { return notStarted == nil || !notStarted(name) }
-	targets, skipped := loadTargets(p, l, running)
+	chain, err := txChain(p)
+	if err != nil {
+		return nil, err
+	}
+	targets, skipped := loadTargets(chain, p, l, running)
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("load: none of the load's nodes runs (%s)", skipList(skipped))
 	}
@@ -87,14 +90,13 @@ func measure(ctx context.Context, dir *rundir.Dir, p *plan.Testnet, l manifest.L
 		fmt.Fprintf(log, "load: %s skipped: %s\n", s.Node, s.Reason)
 		_ = dir.Event(rundir.EventLoadTargetSkipped, s.Node, s.Reason)
 	}
-	chain, err := txChain(p)
+
+	// The warm-up proves every node commits txs before the clock starts.
+	warm, err := warmupTxs(cfg, targets)
 	if err != nil {
 		return nil, err
 	}
-
-	// The warm-up proves every node commits txs before the clock starts.
-	send := func(ctx context.Context) (int, error) { return len(targets), sendWarmup(ctx, cfg, targets) }
-	if err := chain.WarmUp(ctx, p, runningNodes(p, running), send, l.Warmup.Duration, log); err != nil {
+	if err := chain.WarmUp(ctx, p, runningNodes(p, running), warm, l.Warmup.Duration, log); err != nil {
 		return nil, err
 	}
 	_ = dir.Event(rundir.EventWarmupDone, "", "")
@@ -197,15 +199,11 @@ func runningNodes(p *plan.Testnet, running func(string) bool) []string {
 	return out
 }
 
-// loadTargets is where the load goes: the validators (kv) or the
-// validators and full nodes (accounts), those running now; skipped are the
-// others, with the reason.
-func loadTargets(p *plan.Testnet, l manifest.Load, running func(string) bool) (targets []load.Target, skipped []rundir.LoadSkip) {
-	loadNodes := p.Validators()
-	if l.Workload == manifest.WorkloadAccounts { // validators and full nodes
-		loadNodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n *plan.Node) bool { return n.Role == "seed" })
-	}
-	for _, n := range loadNodes {
+// loadTargets is where the load goes: the chain's load nodes for the
+// workload (TxChain.LoadNodes), those running now; skipped are the others,
+// with the reason.
+func loadTargets(chain node.TxChain, p *plan.Testnet, l manifest.Load, running func(string) bool) (targets []load.Target, skipped []rundir.LoadSkip) {
+	for _, n := range chain.LoadNodes(p, l.Workload) {
 		if running(n.Name) {
 			targets = append(targets, load.Target{Node: n.Name, RPCURL: n.RPCURL(), URL: n.RPCURL})
 			continue
@@ -285,24 +283,20 @@ func (d drained) String() string {
 	return s
 }
 
-// sendWarmup sends one warm-up tx to every target. Warm-up txs carry their
-// own run tag and are not in sent.csv, so they are never counted.
-func sendWarmup(ctx context.Context, cfg load.Config, targets []load.Target) error {
+// warmupTxs are the warm-up's txs, one per target, which the chain
+// submits (TxChain.WarmUp). Warm-up txs carry their own run tag and are
+// not in sent.csv, so they are never counted.
+func warmupTxs(cfg load.Config, targets []load.Target) ([]node.Tx, error) {
 	wcfg := cfg
 	wcfg.RunID = cfg.RunID + "-warmup"
 	wcfg.Workload = manifest.WorkloadKV // every app takes kv txs; accounts txs need their order
 	codec, err := load.NewCodec(wcfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	txs := make([]node.Tx, len(targets))
 	for i, t := range targets {
-		code, msg, err := load.Broadcast(ctx, t.RPCURL, "broadcast_tx_sync", codec.Encode(uint64(i), time.Now()))
-		if err != nil {
-			return fmt.Errorf("warm-up: %s unreachable: %w", t.Node, err)
-		}
-		if code != 0 {
-			return fmt.Errorf("warm-up: %s rejected a tx (code %d): %s", t.Node, code, msg)
-		}
+		txs[i] = node.Tx{Node: t.Node, Data: codec.Encode(uint64(i), time.Now())}
 	}
-	return nil
+	return txs, nil
 }

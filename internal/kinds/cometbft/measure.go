@@ -10,6 +10,8 @@ import (
 
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/cometrpc"
 	"github.com/benchnet/benchnet/internal/kinds/cometbft/harvest"
+	"github.com/benchnet/benchnet/internal/load"
+	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -21,11 +23,21 @@ var _ node.TxChain = (*Driver)(nil)
 // (mempool.csv; the drain has its own interval).
 const mempoolInterval = 500 * time.Millisecond
 
-// WarmUp sends the harness's warm-up txs and waits until every node has
-// moved two blocks past the top height at the send with an empty mempool:
-// then each warm-up tx is committed on every node. Seeds are left out:
-// their height waits for their next crawl and no tx goes through them.
-func (d *Driver) WarmUp(ctx context.Context, p *plan.Testnet, names []string, send func(context.Context) (int, error), limit time.Duration, log io.Writer) error {
+// LoadNodes are the validators for the kv load, and the validators and
+// full nodes (every node that is not a seed) for the accounts workload.
+func (d *Driver) LoadNodes(p *plan.Testnet, workload string) []*plan.Node {
+	if workload == manifest.WorkloadAccounts {
+		return slices.DeleteFunc(slices.Clone(p.Nodes), func(n *plan.Node) bool { return n.Role == "seed" })
+	}
+	return p.Validators()
+}
+
+// WarmUp submits the harness's warm-up txs (broadcast_tx_sync, so a node
+// that rejects one says so at once) and waits until every node has moved
+// two blocks past the top height at the send with an empty mempool: then
+// each warm-up tx is committed on every node. Seeds are left out: their
+// height waits for their next crawl and no tx goes through them.
+func (d *Driver) WarmUp(ctx context.Context, p *plan.Testnet, names []string, txs []node.Tx, limit time.Duration, log io.Writer) error {
 	if limit <= 0 {
 		return nil
 	}
@@ -37,10 +49,10 @@ func (d *Driver) WarmUp(ctx context.Context, p *plan.Testnet, names []string, se
 	// ctx's outer bound is 10 times the limit.
 	ctx, cancel := context.WithTimeout(ctx, 10*limit)
 	defer cancel()
-	sent, err := send(ctx)
-	if err != nil {
+	if err := submitWarmup(ctx, p, txs); err != nil {
 		return err
 	}
+	sent := len(txs)
 	nodes := chainNodes(p, names)
 	var top int64
 	clients := make([]*cometrpc.Client, len(nodes))
@@ -97,6 +109,25 @@ func (d *Driver) WarmUp(ctx context.Context, p *plan.Testnet, names []string, se
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// submitWarmup sends every warm-up tx to its node, synchronously: the
+// node's CheckTx answer comes back, and a rejection fails the warm-up.
+func submitWarmup(ctx context.Context, p *plan.Testnet, txs []node.Tx) error {
+	for _, tx := range txs {
+		n := p.Node(tx.Node)
+		if n == nil {
+			return fmt.Errorf("warm-up: no node %q in the plan", tx.Node)
+		}
+		code, msg, err := load.Broadcast(ctx, n.RPCURL(), "broadcast_tx_sync", tx.Data)
+		if err != nil {
+			return fmt.Errorf("warm-up: %s unreachable: %w", tx.Node, err)
+		}
+		if code != 0 {
+			return fmt.Errorf("warm-up: %s rejected a tx (code %d): %s", tx.Node, code, msg)
+		}
+	}
+	return nil
 }
 
 // chainNodes are the named nodes of p that keep the chain at its pace

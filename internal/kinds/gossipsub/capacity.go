@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/benchnet/benchnet/internal/capacity"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/plan"
 )
 
@@ -35,7 +36,7 @@ func needGossip(p *plan.Testnet, runner string) capacity.Estimate {
 	e := capacity.Estimate{Nodes: len(p.Nodes), Runner: runner, Unit: "msg/s", Share: GossipShare,
 		NominalIs: "publish rate", Advice: "a lower publish rate (publish.rate, --rate)"}
 	links, degree := capacity.PeerLinks(p)
-	prof := capacity.Lookup(plan.GossipRelease.String())
+	prof := capacity.Lookup(spec.Release.String())
 	e.Sources = append(e.Sources, fmt.Sprintf("%s: %d MiB per host (%s)", prof.Release, prof.RSS>>20, map[bool]string{true: "default", false: "measured"}[prof.Measured.IsZero()]))
 	for _, n := range p.Nodes {
 		peers := degree[n.Name]

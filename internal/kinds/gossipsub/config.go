@@ -22,6 +22,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/manifest"
 )
 
@@ -49,8 +50,8 @@ type Config struct {
 	MetricsPort int    `json:"metrics_port"`
 	// Peers are the planned neighbours; Dial marks the ones this host dials
 	// (the other side dials the rest).
-	Peers  []Peer             `json:"peers"`
-	Params manifest.Gossipsub `json:"params"`
+	Peers  []Peer         `json:"peers"`
+	Params spec.Gossipsub `json:"params"`
 	// Trace is the path of the host's trace file (traces/<node>.csv).
 	Trace string `json:"trace"`
 	// TraceBuffer is the tracer's event buffer; events past it are counted

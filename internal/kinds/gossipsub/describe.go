@@ -3,6 +3,7 @@ package gossipsub
 import (
 	"fmt"
 
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 )
@@ -11,7 +12,9 @@ var _ node.Describer = (*Driver)(nil)
 
 // Describe says the hosts are this executable, and the router's parameters.
 func (d *Driver) Describe(p *plan.Testnet) []string {
-	g := p.Gossipsub
+	var tables spec.Tables
+	_ = p.KindTables(&tables) // a plan without the table: zeros, as written
+	g := tables.Gossipsub
 	return []string{
 		fmt.Sprintf("hosts: this benchnet executable (benchnet node gossipsub), %s", p.Nodes[0].Release),
 		fmt.Sprintf("gossipsub: D=%d Dlo=%d Dhi=%d Dlazy=%d heartbeat=%s flood_publish=%v outbound_queue=%d validate_queue=%d",

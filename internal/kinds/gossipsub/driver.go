@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchnet/benchnet/internal/infra"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/node"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
@@ -46,14 +47,14 @@ func (d *Driver) Binaries(ctx context.Context, p *plan.Testnet, log io.Writer) (
 			return nil, fmt.Errorf("gossipsub host: own executable: %w", err)
 		}
 	}
-	return []node.Binary{{Release: plan.GossipRelease, Program: Program, Path: exe}}, nil
+	return []node.Binary{{Release: spec.Release, Program: Program, Path: exe}}, nil
 }
 
 // Homes writes every host's config, copies the executable into the run
 // directory (so an unprivileged host can run it whatever the harness's own
 // path) and makes traces/ writable for the hosts.
 func (d *Driver) Homes(ctx context.Context, p *plan.Testnet, bins []node.Binary, env node.Env) error {
-	exe := node.Find(bins, plan.GossipRelease, Program)
+	exe := node.Find(bins, spec.Release, Program)
 	if err := copyFile(exe, binPath(env), 0o755); err != nil {
 		return fmt.Errorf("copy host executable: %w", err)
 	}
@@ -93,8 +94,9 @@ func HostConfig(p *plan.Testnet, n *plan.Node, trace string) *Config {
 		P2PPort: n.P2PPort, ControlPort: n.RPCPort, MetricsPort: n.PrometheusPort,
 		Peers: []Peer{}, Trace: trace, TraceBuffer: 1 << 16,
 	}
-	if p.Gossipsub != nil {
-		c.Params = *p.Gossipsub
+	var tables spec.Tables
+	if err := p.KindTables(&tables); err == nil {
+		c.Params = tables.Gossipsub
 	}
 	for _, name := range p.Neighbours(n.Name) {
 		o := p.Node(name)

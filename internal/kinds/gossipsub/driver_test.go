@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 )
@@ -25,12 +26,16 @@ func TestHostConfigPeersEveryLinkOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var tables spec.Tables
+			if err := p.KindTables(&tables); err != nil || tables.Gossipsub.D != spec.DefaultD {
+				t.Fatalf("the plan's [gossipsub] table: %+v, %v", tables, err)
+			}
 			type link struct{ a, b string }
 			dials := map[link]int{}
 			listed := map[link]bool{}
 			for _, n := range p.Nodes {
 				c := HostConfig(p, n, "/x/"+n.Name+".csv")
-				if c.Params != *p.Gossipsub || c.ControlPort != n.RPCPort || c.Addr != n.Addr.String() {
+				if c.Params != tables.Gossipsub || c.ControlPort != n.RPCPort || c.Addr != n.Addr.String() {
 					t.Errorf("%s: config %+v does not follow the plan", n.Name, c)
 				}
 				for _, peer := range c.Peers {

@@ -13,7 +13,7 @@ import (
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/benchnet/benchnet/internal/manifest"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
@@ -27,11 +27,11 @@ func TestDefaultsAreTheLibrarys(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"D", manifest.DefaultGossipD, p.D},
-		{"Dlo", manifest.DefaultGossipDlo, p.Dlo},
-		{"Dhi", manifest.DefaultGossipDhi, p.Dhi},
-		{"Dlazy", manifest.DefaultGossipDlazy, p.Dlazy},
-		{"heartbeat", manifest.DefaultGossipHeartbeat, p.HeartbeatInterval},
+		{"D", spec.DefaultD, p.D},
+		{"Dlo", spec.DefaultDlo, p.Dlo},
+		{"Dhi", spec.DefaultDhi, p.Dhi},
+		{"Dlazy", spec.DefaultDlazy, p.Dlazy},
+		{"heartbeat", spec.DefaultHeartbeat, p.HeartbeatInterval},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: manifest default %v, go-libp2p-pubsub %v", c.name, c.got, c.want)
@@ -57,7 +57,7 @@ func TestKeyIsFixedBySeedAndIndex(t *testing.T) {
 
 func TestParamsKeepLibraryInvariants(t *testing.T) {
 	for _, d := range []int{2, 3, 6, 12} {
-		c := &Config{Params: manifest.Gossipsub{D: d, Dlo: max(1, d-1), Dhi: 2 * d, Dlazy: 6}}
+		c := &Config{Params: spec.Gossipsub{D: d, Dlo: max(1, d-1), Dhi: 2 * d, Dlazy: 6}}
 		p := c.params()
 		if !(p.Dout < p.Dlo && p.Dout < p.D/2) || p.Dscore > p.Dhi {
 			t.Errorf("D=%d: Dout %d Dscore %d break the library's checks", d, p.Dout, p.Dscore)
@@ -78,8 +78,11 @@ func TestLineOfHostsOnLoopback(t *testing.T) {
 func lineOfHosts(t *testing.T, host string) {
 	dir := t.TempDir()
 	const n = 3
-	p := &plan.Testnet{Seed: 7, Topology: "line", Gossipsub: &manifest.Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6,
-		Heartbeat: rundir.Duration{Duration: 100 * time.Millisecond}, OutboundQueue: 32, ValidateQueue: 32}}
+	p := &plan.Testnet{Seed: 7, Topology: "line"}
+	if err := p.SetKindTables(&spec.Tables{Gossipsub: spec.Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6,
+		Heartbeat: rundir.Duration{Duration: 100 * time.Millisecond}, OutboundQueue: 32, ValidateQueue: 32}}); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < n; i++ {
 		p.Nodes = append(p.Nodes, &plan.Node{Name: fmt.Sprintf("g%d", i), Host: host, Index: i, Addr: netip.MustParseAddr("127.0.0.1"),
 			P2PPort: testenv.FreePort(t), RPCPort: testenv.FreePort(t), PrometheusPort: testenv.FreePort(t)})

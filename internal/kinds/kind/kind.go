@@ -26,6 +26,11 @@ import (
 type Kind struct {
 	// Name is what a manifest group's `kind` names.
 	Name string
+	// Manifest is what the kind takes of the manifest's generic tables and
+	// the tables it owns, with their strict decoder (manifest.SchemaOf).
+	// Optional: the zero Schema is a tx chain configured by the generic
+	// tables alone (CometBFT's).
+	Manifest manifest.Schema
 	// Driver makes the kind's node driver (node.New).
 	Driver func(node.Config) node.Driver
 	// Capacity is its cost model (plan's sizing, capacity.For).
@@ -78,7 +83,7 @@ func Register(k Kind) {
 		panic(fmt.Sprintf("kind.Register(%q): missing %s", k.Name, strings.Join(miss, ", ")))
 	}
 	linked.Register(k.Name, k)
-	manifest.RegisterKind(k.Name)
+	manifest.RegisterKind(k.Name, k.Manifest)
 	judge.RegisterKind(k.Name, k.Metrics)
 	node.Register(k.Name, k.Driver)
 	capacity.Register(k.Name, k.Capacity)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis/gossiptest"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/manifest"
 	"github.com/benchnet/benchnet/internal/plan"
 	"github.com/benchnet/benchnet/internal/report"
@@ -62,10 +63,12 @@ func describeGossipRun(t *testing.T, dir string, edges [][2]int) {
 	p.Seed, p.Edges = 42, edges
 	p.Publish = &manifest.Publish{Rate: 20, Size: 1000, Count: 60, Source: "random",
 		Warmup: rundir.Duration{Duration: 5 * time.Second}, Cooldown: rundir.Duration{Duration: 5 * time.Second}}
-	p.Gossipsub = &manifest.Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6, Heartbeat: rundir.Duration{Duration: time.Second},
-		OutboundQueue: 32, ValidateQueue: 32}
+	if err := p.SetKindTables(&spec.Tables{Gossipsub: spec.Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6, Heartbeat: rundir.Duration{Duration: time.Second},
+		OutboundQueue: 32, ValidateQueue: 32}}); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range p.Nodes {
-		n.Release = plan.GossipRelease
+		n.Release = spec.Release
 	}
 	if err := d.WriteJSON(rundir.Plan, &p); err != nil {
 		t.Fatal(err)

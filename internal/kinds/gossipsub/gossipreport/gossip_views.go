@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/benchnet/benchnet/internal/kinds/gossipsub/analysis"
+	"github.com/benchnet/benchnet/internal/kinds/gossipsub/spec"
 	"github.com/benchnet/benchnet/internal/report/page"
 	"github.com/benchnet/benchnet/internal/rundir"
 )
@@ -378,7 +379,9 @@ func (g *gossipRun) paramsSection() []page.Block {
 		rel += " on go-libp2p-pubsub " + t.Nodes[0].Release.Version
 	}
 	add("host", rel+": TCP, security and muxer left to go-libp2p's defaults (TLS 1.3 or Noise, yamux), no relay, no resource limits, no peer exchange, planned links protected from the connection manager")
-	if gs := t.Gossipsub; gs != nil {
+	var tables spec.Tables
+	if _, ok := t.Tables[spec.Table]; ok && t.KindTables(&tables) == nil {
+		gs := tables.Gossipsub
 		add("router D / Dlo / Dhi / Dlazy", fmt.Sprintf("%d / %d / %d / %d", gs.D, gs.Dlo, gs.Dhi, gs.Dlazy))
 		add("heartbeat", gs.Heartbeat.String())
 		add("flood publish", fmt.Sprint(gs.FloodPublish))

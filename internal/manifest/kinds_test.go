@@ -1,38 +1,6 @@
 package manifest
 
-import (
-	"testing"
-	"time"
-
-	"github.com/benchnet/benchnet/internal/rundir"
-)
-
-func TestGossipManifestDefaults(t *testing.T) {
-	m, err := Parse("g.toml", []byte("seed = 42\n[node.gossip]\ncount = 5\nkind = \"gossipsub\"\n[publish]\nrate = 50\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Kind() != KindGossipsub {
-		t.Fatalf("kind %q", m.Kind())
-	}
-	want := Publish{Rate: 50, Size: 1000, Duration: rundir.Duration{Duration: DefaultPublishDuration}, Source: "random",
-		Warmup: rundir.Duration{Duration: DefaultPublishWarmup}, Cooldown: rundir.Duration{Duration: DefaultPublishCooldown}}
-	if m.Publish != want {
-		t.Errorf("publish %+v\n want %+v", m.Publish, want)
-	}
-	wantG := Gossipsub{D: 6, Dlo: 5, Dhi: 12, Dlazy: 6, Heartbeat: rundir.Duration{Duration: time.Second}, OutboundQueue: 32, ValidateQueue: 32}
-	if m.Gossipsub != wantG {
-		t.Errorf("gossipsub %+v\n want %+v", m.Gossipsub, wantG)
-	}
-	// A CometBFT manifest keeps the tables empty (its plan does not change).
-	c, err := Parse("c.toml", []byte("[node.validator]\ncount = 1\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Kind() != KindCometBFT || c.Publish != (Publish{}) || c.Gossipsub != (Gossipsub{}) {
-		t.Errorf("cometbft manifest: kind %q publish %+v gossipsub %+v", c.Kind(), c.Publish, c.Gossipsub)
-	}
-}
+import "testing"
 
 func TestGossipManifestErrors(t *testing.T) {
 	const g = "[node.gossip]\ncount = 4\nkind = \"gossipsub\"\n"
