@@ -41,8 +41,10 @@ func (r *startRunner) Start(ctx context.Context, p infra.Process) (int, error) {
 	}
 	return 1, nil
 }
-func (r *startRunner) Endpoints(string) (statefile.Endpoints, error) { return statefile.Endpoints{}, nil }
-func (r *startRunner) Exited() <-chan infra.Exit                    { return r.exited }
+func (r *startRunner) Endpoints(string) (statefile.Endpoints, error) {
+	return statefile.Endpoints{}, nil
+}
+func (r *startRunner) Exited() <-chan infra.Exit { return r.exited }
 
 // TestStartsStopAtFirstFailure: once a start failed or a started node
 // exited unasked, no further start begins (a 200-node swarm went on
