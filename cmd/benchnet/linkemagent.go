@@ -68,7 +68,7 @@ func newLinkemAgentCmd() *cobra.Command {
 	f.Uint16Var(&queue, "queue", 0, "NFQUEUE number")
 	f.Uint64Var(&seed, "seed", 1, "seed of the loss and jitter draws")
 	f.StringVar(&rate, "rate", "", "the node's egress rate over all emulated links (\"100mbit\"; default unlimited)")
-	f.StringVar(&tool, "rules", "", "rule tool: nft or iptables (default: nft, else iptables)")
+	f.StringVar(&tool, "rules", "", "rule tool: netlink, nft or iptables (default: netlink, else nft, else iptables)")
 	f.BoolVar(&realtime, "realtime", true, "run the verdict thread SCHED_FIFO when privileged")
 	return c
 }
@@ -96,7 +96,7 @@ func runLinkemAgent(ctx context.Context, cfg nfq.Config, tool, metrics string, a
 		return err
 	}
 	defer func() { err = errors.Join(err, rules.Remove(context.WithoutCancel(ctx))) }() // before the agent's Close
-	fmt.Fprintf(os.Stderr, "linkem-agent: queue %d, %d links, rules by %s, verdict thread %s\n", cfg.Queue, len(cfg.Links), rules.Tool, a.Sched())
+	fmt.Fprintf(os.Stderr, "linkem-agent: queue %d, %d links, rules by %s, verdict thread %s\n", cfg.Queue, len(cfg.Links), rules.Describe(), a.Sched())
 	if metrics != "" {
 		ln, err := net.Listen("tcp", metrics)
 		if err != nil {

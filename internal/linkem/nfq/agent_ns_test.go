@@ -110,7 +110,12 @@ func startAgent(t testing.TB, ns string, links []nfq.Link) *nfq.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("rules installed with %s", r.Tool)
+	t.Logf("rules installed by %s", r.Describe())
+	if r.Tool != "netlink" {
+		// A task's image has no nft or iptables: the agent's own netlink
+		// path must work on every kernel the lab supports.
+		t.Errorf("rules installed by %s, want netlink (the agent's own)", r.Describe())
+	}
 	t.Cleanup(func() {
 		if err := r.Remove(context.Background()); err != nil {
 			t.Errorf("remove rules: %v", err)
@@ -364,6 +369,40 @@ func inNetns(t testing.TB, ns string, fn func()) {
 	}()
 	if err := <-done; err != nil {
 		t.Fatalf("netns %s: %v", ns, err)
+	}
+}
+
+// TestRulesNetlink installs the rules over netlink in a namespace, reads
+// them back with the tools (nft list ruleset; iptables-nft sees the
+// table too) and removes them, leaving no table.
+func TestRulesNetlink(t *testing.T) {
+	needNFQ(t)
+	testenv.NeedCommand(t, "nft", "nftables")
+	l := newLab(t)
+	r, err := nfq.Rules{Tool: "netlink", Queue: 3, Netns: l.a,
+		Prefixes: []netip.Prefix{netip.MustParsePrefix("10.77.1.2/32"), netip.MustParsePrefix("10.77.2.0/24")}}.Install(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("installed by %s", r.Describe())
+	set := run(t, "ip", "netns", "exec", l.a, "nft", "list", "ruleset")
+	t.Logf("nft list ruleset:\n%s", set)
+	for _, want := range []string{"table ip benchnet_linkem", "hook output", "10.77.1.2", "10.77.2.0/24"} {
+		if !strings.Contains(set, want) {
+			t.Errorf("ruleset has no %q", want)
+		}
+	}
+	if !strings.Contains(set, "queue") && !strings.Contains(set, "NFQUEUE") {
+		t.Errorf("ruleset queues nothing")
+	}
+	if ipt, err := exec.Command("ip", "netns", "exec", l.a, "iptables-save").CombinedOutput(); err == nil {
+		t.Logf("iptables-save:\n%s", ipt)
+	}
+	if err := r.Remove(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if set := run(t, "ip", "netns", "exec", l.a, "nft", "list", "ruleset"); strings.Contains(set, "benchnet_linkem") {
+		t.Errorf("table left after Remove:\n%s", set)
 	}
 }
 
