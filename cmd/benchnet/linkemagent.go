@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"runtime"
@@ -37,6 +39,7 @@ func newLinkemAgentCmd() *cobra.Command {
 		rate     string
 		tool     string
 		realtime bool
+		capture  []string
 	)
 	c := &cobra.Command{
 		Use:   "linkem-agent --link [NAME=]DST,delay=D[,jitter=J][,loss=P%][,rate=R]... [--metrics ADDR] [-- NODE ARGV...]",
@@ -46,6 +49,13 @@ func newLinkemAgentCmd() *cobra.Command {
 				return usageError{fmt.Errorf("linkem-agent: the node's argv goes after --, not %q", args[0])}
 			}
 			cfg := nfq.Config{Queue: queue, Seed: seed, Realtime: realtime}
+			for _, c := range capture {
+				p, err := netip.ParsePrefix(c)
+				if err != nil {
+					return usageError{fmt.Errorf("--capture %q: want a CIDR", c)}
+				}
+				cfg.Capture = append(cfg.Capture, p)
+			}
 			for _, s := range links {
 				l, err := nfq.ParseLink(s)
 				if err != nil {
@@ -63,7 +73,8 @@ func newLinkemAgentCmd() *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVar(&links, "link", nil, "a destination's link: [NAME=]ADDR|CIDR[,delay=50ms][,jitter=2ms][,loss=1%][,rate=10mbit][,queue=BYTES] (repeat)")
+	f.StringArrayVar(&links, "link", nil, "a destination's link: [NAME=]ADDR|CIDR|HOST[,delay=50ms][,jitter=2ms][,loss=1%][,rate=10mbit][,queue=BYTES] (repeat; a HOST is resolved by DNS and needs --capture)")
+	f.StringArrayVar(&capture, "capture", nil, "also queue packets to this CIDR (the network HOST links' addresses are in), repeat")
 	f.StringVar(&metrics, "metrics", "", "serve counters and the lateness histogram as Prometheus text on this address (/metrics)")
 	f.Uint16Var(&queue, "queue", 0, "NFQUEUE number")
 	f.Uint64Var(&seed, "seed", 1, "seed of the loss and jitter draws")
@@ -102,10 +113,19 @@ func runLinkemAgent(ctx context.Context, cfg nfq.Config, tool, metrics string, a
 		if err != nil {
 			return fmt.Errorf("linkem-agent: metrics: %w", err)
 		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			_ = a.WriteMetrics(w)
-		}), ReadHeaderTimeout: 5 * time.Second}
+		})
+		// The lateness histogram at full resolution, as a line of the run's
+		// linkem/lateness.jsonl (the harness merges every agent's).
+		mux.HandleFunc("/lateness", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			s := a.Sample()
+			_ = json.NewEncoder(w).Encode(&s)
+		})
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
