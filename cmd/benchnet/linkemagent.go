@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -172,4 +173,75 @@ func childStatus(err error) error {
 		return childExit{ee.ExitCode()}
 	}
 	return err
+}
+
+// newLinkemProbeCmd is the hidden `benchnet node linkem-probe`: from the
+// namespace it runs in (a node's task, by docker exec), it times TCP
+// connects to each HOST:PORT (SYN out through this node's agent, SYN-ACK
+// back through the destination's: the emulated round trip) and prints one
+// JSON object per destination: {"dst", "n", "ok", "min_ms", "median_ms",
+// "max_ms", "err"}. Tests measure the delay matrix back with it.
+func newLinkemProbeCmd() *cobra.Command {
+	var count int
+	c := &cobra.Command{
+		Use:   "linkem-probe [--count N] HOST:PORT...",
+		Short: "Time TCP connects to each destination (the emulated round trip)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			for _, dst := range args {
+				if err := enc.Encode(probeRTT(cmd.Context(), dst, count)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&count, "count", 10, "connects per destination")
+	return c
+}
+
+type probeResult struct {
+	Dst      string  `json:"dst"`
+	N        int     `json:"n"`
+	OK       int     `json:"ok"`
+	MinMs    float64 `json:"min_ms"`
+	MedianMs float64 `json:"median_ms"`
+	MaxMs    float64 `json:"max_ms"`
+	Err      string  `json:"err,omitempty"`
+}
+
+func probeRTT(ctx context.Context, dst string, n int) probeResult {
+	r := probeResult{Dst: dst, N: n}
+	host, port, err := net.SplitHostPort(dst)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	// Resolve once: the connect time is the round trip, not DNS.
+	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		r.Err = fmt.Sprintf("resolve %s: %v", host, err)
+		return r
+	}
+	target := net.JoinHostPort(addrs[0], port)
+	var rtts []time.Duration
+	for range n {
+		start := time.Now()
+		c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", target)
+		if err != nil {
+			r.Err = err.Error()
+			continue
+		}
+		rtts = append(rtts, time.Since(start))
+		_ = c.Close()
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.OK = len(rtts)
+	if len(rtts) > 0 {
+		slices.Sort(rtts)
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		r.MinMs, r.MedianMs, r.MaxMs = ms(rtts[0]), ms(rtts[len(rtts)/2]), ms(rtts[len(rtts)-1])
+	}
+	return r
 }
