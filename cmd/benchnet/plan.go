@@ -75,6 +75,9 @@ func printPlan(cmd *cobra.Command, t *plan.Testnet) error {
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "testnet %s (seed %d): %d nodes in %s, harness at %s, topology %s\n\n",
 		t.Name, t.Seed, len(t.Nodes), t.Subnet, t.Gateway, t.Topology)
+	if ts := t.Network.TimeScale; ts > 1 {
+		fmt.Fprintf(out, "slow motion: every consensus timeout ×%g ([network] time_scale)\n\n", ts)
+	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tROLE\tZONE\tADDRESS\tP2P/RPC/METRICS\tRELEASE\tAPP\tDELAY\tPEERS")
 	// In the random topology a node lists only the peers it dials; its

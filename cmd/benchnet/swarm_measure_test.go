@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/benchnet/benchnet/examples"
 	"github.com/benchnet/benchnet/internal/infra/swarm/swarmtest"
 	"github.com/benchnet/benchnet/internal/release"
+	"github.com/benchnet/benchnet/internal/rundir"
 	"github.com/benchnet/benchnet/internal/testenv"
 	"github.com/benchnet/benchnet/internal/testenv/testrel"
 )
@@ -155,4 +157,166 @@ func BenchmarkSwarmQAQuick(t *testing.B) {
 	t.ReportMetric(float64(code), "exit_code")
 	t.ReportMetric(took.Minutes(), "wall_min")
 	t.Logf("MEASURE qa --runner swarm --quick on 3 engines: exit %d after %s\n%s", code, took.Round(time.Second), lastLines(buf.String(), 30))
+}
+
+// BenchmarkSwarm200 is the 200-node dress rehearsal (issue 32 item 5):
+// examples/qa-200-slow.toml (175 validators, 20 full nodes, 5 seeds, in
+// slow motion) run on a 3-engine swarm of this machine. A measurement
+// (tens of minutes, root and docker), not a test:
+//
+//	BENCHNET_INTEGRATION=1 BENCHNET_TEST_KEEP=1 go test ./cmd/benchnet -run '^$' -bench Swarm200 -benchtime 1x -timeout 90m -v
+//
+// It reports time to ready, the manager's task rate (node starts per
+// second), the run's teardown time, RSS and peers per node (from the
+// run's own scrapes), and what is left on the engines after it.
+func BenchmarkSwarm200(t *testing.B) {
+	testrel.NeedTool(t, release.Release{Name: "cometbft", Version: "v1.0.1"}, "cometbft")
+	bin := benchnetBinary(t)
+	c := swarmtest.New(t, swarmtest.Options{Workers: 2, Zones: []string{"z0", "z1", "z2"}})
+	raw, err := examples.FS.ReadFile("qa-200-slow.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := make([]string, 0, 2)
+	for _, h := range c.Hosts() {
+		q = append(q, strconv.Quote(h))
+	}
+	m := strings.Replace(string(raw), "runner = \"swarm\"\n", "runner = \"swarm\"\nengines = ["+strings.Join(q, ", ")+"]\n", 1)
+	p := filepath.Join(t.TempDir(), "qa-200-slow.toml")
+	if err := os.WriteFile(p, []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := testenv.OutputDir(t)
+	logf, err := os.Create(filepath.Join(out, "run.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	var tail bytes.Buffer
+	start := time.Now()
+	cmd := exec.Command(bin, "run", p, "--output", out, "--ready-timeout", "45m", "--force", "--no-history", "--scrape-interval", "5s")
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(logf, &tail), io.MultiWriter(logf, &tail)
+	runErr := cmd.Run()
+	took := time.Since(start)
+	t.Logf("MEASURE run: %s, exit %v; log in %s", took.Round(time.Second), runErr, logf.Name())
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-qa-200-slow"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v\n%s", dirs, lastLines(tail.String(), 30))
+	}
+	dir := dirs[0]
+	swarm200Figures(t, dir, took)
+	for _, e := range c.Engines() {
+		args := []string{"ps", "-a", "--quiet", "--filter", "label=benchnet.run"}
+		ec := exec.Command("docker", args...)
+		if e.Host != "" {
+			ec.Env = append(os.Environ(), "DOCKER_HOST="+e.Host)
+		}
+		b, _ := ec.CombinedOutput()
+		t.Logf("MEASURE left on %s after the run: %d containers", e.Name, len(strings.Fields(string(b))))
+	}
+	if runErr != nil {
+		t.Errorf("run: %v\n%s", runErr, lastLines(tail.String(), 30))
+	}
+}
+
+// swarm200Figures reads the run directory's events, proc.csv and samples
+// for the bring-up's figures.
+func swarm200Figures(t *testing.B, dir string, took time.Duration) {
+	d := &rundir.Dir{Path: dir}
+	evs, err := d.ReadEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, lastStart, ready, loadDone, down time.Time
+	starts, failed := 0, 0
+	for _, e := range evs {
+		switch e.Kind {
+		case rundir.EventNetworkUp:
+			first = e.Time
+		case rundir.EventNodeStarted:
+			starts++
+			lastStart = e.Time
+		case rundir.EventNodeStartFailed:
+			failed++
+		case rundir.EventTestnetReady:
+			ready = e.Time
+		case rundir.EventDrained, rundir.EventLoadDone:
+			loadDone = e.Time
+		case rundir.EventTestnetDown:
+			down = e.Time
+		}
+	}
+	if !first.IsZero() && !lastStart.IsZero() {
+		span := lastStart.Sub(first)
+		t.ReportMetric(float64(starts)/span.Seconds(), "tasks/s")
+		t.Logf("MEASURE %d node starts (%d failed) in %s after the network: %.2f tasks/s", starts, failed, span.Round(time.Second), float64(starts)/span.Seconds())
+	}
+	if !ready.IsZero() {
+		t.ReportMetric(ready.Sub(first).Seconds(), "ready_s")
+		t.Logf("MEASURE ready %s after the network (%s after the last start)", ready.Sub(first).Round(time.Second), ready.Sub(lastStart).Round(time.Second))
+	}
+	if !down.IsZero() && !loadDone.IsZero() {
+		t.ReportMetric(down.Sub(loadDone).Seconds(), "down_s")
+		t.Logf("MEASURE down %s after the drain", down.Sub(loadDone).Round(time.Second))
+	}
+	t.ReportMetric(took.Seconds(), "run_s")
+
+	procs, _, err := rundir.ProcCSV.ReadFile(rundir.ProcCSV.Path(d))
+	if err != nil {
+		t.Errorf("proc.csv: %v", err)
+	}
+	rss := map[string]int64{}
+	for _, p := range procs {
+		if p.Node != rundir.HarnessNode {
+			rss[p.Node] = max(rss[p.Node], p.RSSBytes)
+		}
+	}
+	if v := sortedValues(rss); len(v) > 0 {
+		t.ReportMetric(float64(v[len(v)/2])/(1<<20), "MiB/node")
+		t.Logf("MEASURE peak RSS of %d nodes: median %d MiB, max %d MiB, sum %d MiB", len(v), v[len(v)/2]>>20, v[len(v)-1]>>20, sum(v)>>20)
+	}
+	samples, _, err := rundir.SamplesCSV.ReadFile(rundir.SamplesCSV.Path(d))
+	if err != nil {
+		t.Errorf("samples: %v", err)
+	}
+	peers := map[string]int64{}
+	for _, s := range samples {
+		if s.Metric == "cometbft_p2p_peers" {
+			peers[s.Node] = int64(s.Value) // the last scrape
+		}
+	}
+	seeds, others := map[string]int64{}, map[string]int64{}
+	for n, v := range peers {
+		if strings.HasPrefix(n, "seed") {
+			seeds[n] = v
+		} else {
+			others[n] = v
+		}
+	}
+	for _, g := range []struct {
+		name string
+		m    map[string]int64
+	}{{"seeds", seeds}, {"validators and full nodes", others}} {
+		if v := sortedValues(g.m); len(v) > 0 {
+			t.Logf("MEASURE peers of %s (%d scraped): min %d, median %d, max %d", g.name, len(v), v[0], v[len(v)/2], v[len(v)-1])
+		}
+	}
+	t.Logf("MEASURE scraped %d of 200 nodes", len(peers))
+}
+
+func sortedValues(m map[string]int64) []int64 {
+	v := make([]int64, 0, len(m))
+	for _, x := range m {
+		v = append(v, x)
+	}
+	slices.Sort(v)
+	return v
+}
+
+func sum(v []int64) int64 {
+	var s int64
+	for _, x := range v {
+		s += x
+	}
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -147,6 +148,11 @@ func HostOf(samples []promtext.Sample) (rundir.Host, error) {
 		return h, fmt.Errorf("no node_load1/5/15 or node_cpu_seconds_total in the exposition")
 	}
 	h.CPUs = len(cpus)
+	// The counters are whole ticks: the sums to a tick, without the
+	// float sum's tails (2744.3199999999997).
+	for _, v := range []*float64{&h.CPUTotalSeconds, &h.CPUBusySeconds, &h.CPUIRQSeconds, &h.CPUStealSeconds} {
+		*v = math.Round(*v*clkTck) / clkTck
+	}
 	return h, nil
 }
 

@@ -119,6 +119,11 @@ type Network struct {
 	// Linkem picks the link-emulation backend: "auto", "netem", "userspace",
 	// "agent" (an NFQUEUE agent beside each node: swarm).
 	Linkem string `toml:"linkem" json:"linkem"`
+	// TimeScale runs the testnet in slow motion: every consensus timeout
+	// of every node (its release's default or the manifest's value) is
+	// multiplied by it, so a testnet too large for its machines still
+	// reaches consensus; reports say so. 0 or 1 = real time.
+	TimeScale float64 `toml:"time_scale" json:"time_scale,omitempty"`
 }
 
 // Group is one [node.<name>] table: Count identical nodes.

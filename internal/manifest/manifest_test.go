@@ -163,6 +163,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{"bad.toml:2: network.loss: \"0.1\": want a percentage"}},
 		{"loss over 100", "[network]\nloss = \"150%\"\n[node.validator]\ncount = 1\n",
 			[]string{"bad.toml:2: network.loss: \"150%\""}},
+		{"time_scale below 1", "[network]\ntime_scale = 0.5\n[node.validator]\ncount = 1\n",
+			[]string{"bad.toml:2: network.time_scale: 0.5: want a factor in [1, 100]"}},
 		{"bandwidth in bytes", "[network]\nbandwidth = \"10MBps\"\n[node.validator]\ncount = 1\n",
 			[]string{"bad.toml:2: network.bandwidth: \"10MBps\": want a positive rate with a bit unit"}},
 		{"default zone not in aws", "[network]\nzones = \"aws\"\n[node.validator]\ncount = 1\n",

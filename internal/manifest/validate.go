@@ -81,6 +81,9 @@ func (m *Manifest) Validate() Errors {
 	if _, err := ParseBandwidth(nw.Bandwidth); err != nil {
 		add("network.bandwidth", "%v", err)
 	}
+	if nw.TimeScale != 0 && (nw.TimeScale < 1 || nw.TimeScale > 100) {
+		add("network.time_scale", "%v: want a factor in [1, 100] (1 = real time) by which every consensus timeout is stretched", nw.TimeScale)
+	}
 	zonesOK := m.validateZoneSet(add)
 	m.validateThresholds(add)
 	m.validateInfra(add)

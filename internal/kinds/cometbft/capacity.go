@@ -72,7 +72,7 @@ func needConsensus(p *plan.Testnet, runner string) capacity.Estimate {
 		e.Fixed += speed * (CPUFixed + float64(peers)*CPUPerPeer)
 		e.PerRate += speed * (CPUPerHeight + float64(validators)*CPUPerVote)
 		e.RSS += max(prof.RSS+int64((float64(peers)-prof.Peers)*RSSPerPeer), prof.RSS/2) + capacity.RunnerRSS(runner)
-		if r := nominalRate(n); e.Nominal == 0 || r < e.Nominal {
+		if r := nominalRate(n) / max(p.Network.TimeScale, 1); e.Nominal == 0 || r < e.Nominal {
 			e.Nominal = r
 		}
 	}
@@ -83,7 +83,8 @@ func needConsensus(p *plan.Testnet, runner string) capacity.Estimate {
 }
 
 // nominalRate is the block rate a node's timeouts allow when CPU is not
-// short: a height takes about timeout_commit plus 0.2 s of rounds.
+// short: a height takes about timeout_commit plus 0.2 s of rounds (in real
+// time: [network] time_scale divides it).
 func nominalRate(n *plan.Node) float64 {
 	commit := time.Second // CometBFT's default
 	if v, ok := n.Config["consensus.timeout_commit"]; ok {

@@ -212,7 +212,11 @@ func GenerateHomes(ctx context.Context, p *plan.Testnet, bins map[release.Releas
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		patched, err := PatchConfig(cfg, set, n.Release.String())
+		scaled, err := ScaleTimeouts(cfg, set, p.Network.TimeScale)
+		if err != nil {
+			return fmt.Errorf("node %s (%s): %w", n.Name, n.Release, err)
+		}
+		patched, err := PatchConfig(cfg, append(set, scaled...), n.Release.String())
 		if err != nil {
 			return fmt.Errorf("node %s (%s): %w", n.Name, n.Release, err)
 		}

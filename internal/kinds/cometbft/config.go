@@ -266,3 +266,41 @@ func quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// ScaleTimeouts returns the settings that stretch every consensus timeout
+// of config (the release's own file: its keys and defaults, whatever the
+// release calls them) by scale, after set (the manifest's values win over
+// the file's, then are scaled). [network] time_scale runs a testnet too
+// large for its machines in slow motion.
+func ScaleTimeouts(config []byte, set []Setting, scale float64) ([]Setting, error) {
+	if scale <= 1 {
+		return nil, nil
+	}
+	given := map[string]any{}
+	for _, s := range set {
+		given[s.Key] = s.Value
+	}
+	var out []Setting
+	section := ""
+	for _, l := range strings.Split(string(config), "\n") {
+		if m := sectionRe.FindStringSubmatch(l); m != nil {
+			section = m[1]
+			continue
+		}
+		m := keyRe.FindStringSubmatch(l)
+		if section != "consensus" || m == nil || !strings.HasPrefix(m[2], "timeout_") {
+			continue
+		}
+		key := join(section, m[2])
+		raw := strings.Trim(strings.TrimSpace(strings.SplitN(l[len(m[0]):], "#", 2)[0]), `"`)
+		if v, ok := given[key]; ok {
+			raw = fmt.Sprint(v)
+		}
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return nil, fmt.Errorf("time_scale: %s = %q is not a duration", key, raw)
+		}
+		out = append(out, Setting{Key: key, Value: time.Duration(float64(d) * scale).String()})
+	}
+	return out, nil
+}

@@ -291,3 +291,66 @@ func checkConfig(t *testing.T, cfg []byte, p *plan.Testnet, n *plan.Node, ids ma
 		}
 	}
 }
+
+// TestScaleTimeouts: on every release's own config.toml, time_scale
+// stretches each consensus timeout the file has (its default, or the
+// manifest's value when given) and nothing else; 1 changes nothing.
+func TestScaleTimeouts(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/*/config.toml")
+	if err != nil || len(dirs) < 4 {
+		t.Fatalf("release configs: %v %v", dirs, err)
+	}
+	for _, path := range dirs {
+		cfg, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Consensus map[string]any }
+		if err := toml.Unmarshal(cfg, &doc); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var keys []string
+		for k, v := range doc.Consensus {
+			if s, ok := v.(string); ok && strings.HasPrefix(k, "timeout_") {
+				if _, err := time.ParseDuration(s); err == nil {
+					keys = append(keys, k)
+				}
+			}
+		}
+		if len(keys) < 2 {
+			t.Fatalf("%s: only %v timeouts", path, keys)
+		}
+		if got, err := ScaleTimeouts(cfg, nil, 1); err != nil || got != nil {
+			t.Errorf("%s: scale 1 gives %v, %v", path, got, err)
+		}
+		given := []Setting{{Key: "consensus.timeout_propose", Value: "7s"}}
+		got, err := ScaleTimeouts(cfg, given, 10)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(got) != len(keys) {
+			t.Errorf("%s: %d settings for %d timeouts %v: %v", path, len(got), len(keys), keys, got)
+		}
+		for _, s := range got {
+			k := strings.TrimPrefix(s.Key, "consensus.")
+			want, _ := time.ParseDuration(doc.Consensus[k].(string))
+			if s.Key == "consensus.timeout_propose" {
+				want = 7 * time.Second
+			}
+			if d, err := time.ParseDuration(s.Value.(string)); err != nil || d != 10*want {
+				t.Errorf("%s: %s = %v, want %v", path, s.Key, s.Value, 10*want)
+			}
+		}
+		// The patched file holds the scaled values.
+		out, err := PatchConfig(cfg, append(given, got...), filepath.Base(filepath.Dir(path)))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if !strings.Contains(string(out), `timeout_propose = "1m10s"`) {
+			t.Errorf("%s: patched file lacks timeout_propose = 1m10s", path)
+		}
+	}
+	if _, err := ScaleTimeouts([]byte("[consensus]\ntimeout_commit = \"soon\"\n"), nil, 2); err == nil {
+		t.Error("a timeout that is no duration: no error")
+	}
+}

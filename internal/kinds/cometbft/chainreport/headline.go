@@ -49,6 +49,9 @@ func (r *run) headlineSection() []page.Block {
 	}
 	if r.plan != nil {
 		rows = append(rows, []string{"testnet", fmt.Sprintf("%d nodes, topology %s, %s", len(r.plan.Nodes), r.plan.Topology, r.releases())})
+		if ts := r.plan.Network.TimeScale; ts > 1 {
+			rows = append(rows, []string{"slow motion", fmt.Sprintf("every consensus timeout ×%g ([network] time_scale): block times and latencies are not real-time figures", ts)})
+		}
 	}
 	bs = append(bs, page.Table{Head: []string{"", "run " + orNone(res.RunID)}, Rows: rows})
 	return append(bs, page.Para{Text: "Details: [Accounting](#accounting) · [Summary](#summary) · [Plots](#plots) · [Parameters](#parameters) · [Events](#events)."})
