@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -37,6 +40,7 @@ func newLinkemAgentCmd() *cobra.Command {
 		rate     string
 		tool     string
 		realtime bool
+		capture  []string
 	)
 	c := &cobra.Command{
 		Use:   "linkem-agent --link [NAME=]DST,delay=D[,jitter=J][,loss=P%][,rate=R]... [--metrics ADDR] [-- NODE ARGV...]",
@@ -46,6 +50,13 @@ func newLinkemAgentCmd() *cobra.Command {
 				return usageError{fmt.Errorf("linkem-agent: the node's argv goes after --, not %q", args[0])}
 			}
 			cfg := nfq.Config{Queue: queue, Seed: seed, Realtime: realtime}
+			for _, c := range capture {
+				p, err := netip.ParsePrefix(c)
+				if err != nil {
+					return usageError{fmt.Errorf("--capture %q: want a CIDR", c)}
+				}
+				cfg.Capture = append(cfg.Capture, p)
+			}
 			for _, s := range links {
 				l, err := nfq.ParseLink(s)
 				if err != nil {
@@ -63,12 +74,13 @@ func newLinkemAgentCmd() *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVar(&links, "link", nil, "a destination's link: [NAME=]ADDR|CIDR[,delay=50ms][,jitter=2ms][,loss=1%][,rate=10mbit][,queue=BYTES] (repeat)")
+	f.StringArrayVar(&links, "link", nil, "a destination's link: [NAME=]ADDR|CIDR|HOST[,delay=50ms][,jitter=2ms][,loss=1%][,rate=10mbit][,queue=BYTES] (repeat; a HOST is resolved by DNS and needs --capture)")
+	f.StringArrayVar(&capture, "capture", nil, "also queue packets to this CIDR (the network HOST links' addresses are in), repeat")
 	f.StringVar(&metrics, "metrics", "", "serve counters and the lateness histogram as Prometheus text on this address (/metrics)")
 	f.Uint16Var(&queue, "queue", 0, "NFQUEUE number")
 	f.Uint64Var(&seed, "seed", 1, "seed of the loss and jitter draws")
 	f.StringVar(&rate, "rate", "", "the node's egress rate over all emulated links (\"100mbit\"; default unlimited)")
-	f.StringVar(&tool, "rules", "", "rule tool: nft or iptables (default: nft, else iptables)")
+	f.StringVar(&tool, "rules", "", "rule tool: netlink, nft or iptables (default: netlink, else nft, else iptables)")
 	f.BoolVar(&realtime, "realtime", true, "run the verdict thread SCHED_FIFO when privileged")
 	return c
 }
@@ -96,16 +108,25 @@ func runLinkemAgent(ctx context.Context, cfg nfq.Config, tool, metrics string, a
 		return err
 	}
 	defer func() { err = errors.Join(err, rules.Remove(context.WithoutCancel(ctx))) }() // before the agent's Close
-	fmt.Fprintf(os.Stderr, "linkem-agent: queue %d, %d links, rules by %s, verdict thread %s\n", cfg.Queue, len(cfg.Links), rules.Tool, a.Sched())
+	fmt.Fprintf(os.Stderr, "linkem-agent: queue %d, %d links, rules by %s, verdict thread %s\n", cfg.Queue, len(cfg.Links), rules.Describe(), a.Sched())
 	if metrics != "" {
 		ln, err := net.Listen("tcp", metrics)
 		if err != nil {
 			return fmt.Errorf("linkem-agent: metrics: %w", err)
 		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			_ = a.WriteMetrics(w)
-		}), ReadHeaderTimeout: 5 * time.Second}
+		})
+		// The lateness histogram at full resolution, as a line of the run's
+		// linkem/lateness.jsonl (the harness merges every agent's).
+		mux.HandleFunc("/lateness", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			s := a.Sample()
+			_ = json.NewEncoder(w).Encode(&s)
+		})
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
@@ -152,4 +173,75 @@ func childStatus(err error) error {
 		return childExit{ee.ExitCode()}
 	}
 	return err
+}
+
+// newLinkemProbeCmd is the hidden `benchnet node linkem-probe`: from the
+// namespace it runs in (a node's task, by docker exec), it times TCP
+// connects to each HOST:PORT (SYN out through this node's agent, SYN-ACK
+// back through the destination's: the emulated round trip) and prints one
+// JSON object per destination: {"dst", "n", "ok", "min_ms", "median_ms",
+// "max_ms", "err"}. Tests measure the delay matrix back with it.
+func newLinkemProbeCmd() *cobra.Command {
+	var count int
+	c := &cobra.Command{
+		Use:   "linkem-probe [--count N] HOST:PORT...",
+		Short: "Time TCP connects to each destination (the emulated round trip)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			for _, dst := range args {
+				if err := enc.Encode(probeRTT(cmd.Context(), dst, count)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&count, "count", 10, "connects per destination")
+	return c
+}
+
+type probeResult struct {
+	Dst      string  `json:"dst"`
+	N        int     `json:"n"`
+	OK       int     `json:"ok"`
+	MinMs    float64 `json:"min_ms"`
+	MedianMs float64 `json:"median_ms"`
+	MaxMs    float64 `json:"max_ms"`
+	Err      string  `json:"err,omitempty"`
+}
+
+func probeRTT(ctx context.Context, dst string, n int) probeResult {
+	r := probeResult{Dst: dst, N: n}
+	host, port, err := net.SplitHostPort(dst)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	// Resolve once: the connect time is the round trip, not DNS.
+	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		r.Err = fmt.Sprintf("resolve %s: %v", host, err)
+		return r
+	}
+	target := net.JoinHostPort(addrs[0], port)
+	var rtts []time.Duration
+	for range n {
+		start := time.Now()
+		c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", target)
+		if err != nil {
+			r.Err = err.Error()
+			continue
+		}
+		rtts = append(rtts, time.Since(start))
+		_ = c.Close()
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.OK = len(rtts)
+	if len(rtts) > 0 {
+		slices.Sort(rtts)
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		r.MinMs, r.MedianMs, r.MaxMs = ms(rtts[0]), ms(rtts[len(rtts)/2]), ms(rtts[len(rtts)-1])
+	}
+	return r
 }

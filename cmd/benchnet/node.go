@@ -30,7 +30,7 @@ func newNodeCmd() *cobra.Command {
 	}
 	g.Flags().StringVar(&config, "config", "", "host config (JSON, written by the testnet)")
 	_ = g.MarkFlagRequired("config")
-	c.AddCommand(g, newAccountsAppCmd(), newMachineExporterCmd(), newLinkemAgentCmd())
+	c.AddCommand(g, newAccountsAppCmd(), newMachineExporterCmd(), newLinkemAgentCmd(), newLinkemProbeCmd())
 	return c
 }
 

@@ -296,6 +296,11 @@ func TestSwarmMultiEngine(t *testing.T) {
 		}
 	})
 
+	// Emulated links across the engines (issue 32 item 1): every node's
+	// task runs under its NFQUEUE agent; the zone matrix is measured back
+	// between every pair, within the agents' lateness bound.
+	t.Run("links", func(t *testing.T) { swarmLinksCase(t, bin, c) })
+
 	// Faults and node churn across the engines (issue 32 item 3): a kill,
 	// a restart, a pause and a resume of validators, and 4 cycles of two
 	// rotating full nodes each started from an empty home (a copied home

@@ -108,6 +108,26 @@ type MachineMetrics struct {
 	URL  string // its /metrics
 }
 
+// LinkAgents is a link-emulation backend whose emulation runs beside each
+// node, in its network namespace (linkem's "agent" backend): a runner
+// that starts nodes apart wraps each node's argv in `benchnet node
+// linkem-agent ARGS --metrics :LinkAgentPort -- ARGV`.
+type LinkAgents interface {
+	// Args are node's agent flags, taken when the node first starts.
+	Args(node string) ([]string, error)
+}
+
+// LinkAgentUser is a runner that can start its nodes under link agents
+// (swarm): it needs the benchnet binary (Config.Executable) in the node's
+// image, NET_ADMIN for the task, and publishes the agent's metrics port
+// (statefile.Endpoints.Linkem).
+type LinkAgentUser interface {
+	UseLinkAgents(LinkAgents)
+}
+
+// LinkAgentPort is the agent's metrics port inside a node's namespace.
+const LinkAgentPort = 9464
+
 // HomeCopier is implemented by runners that may run a node on a copy of
 // its home (a volume on another machine's engine) rather than on the run
 // directory's: after the testnet resets a node's home there (a rotating

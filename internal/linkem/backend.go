@@ -46,6 +46,8 @@ type Options struct {
 	Netem NetemConfig
 	// Userspace configures the switch.
 	Userspace UserspaceConfig
+	// Agents configures the agent backend (runners whose nodes run apart).
+	Agents AgentsConfig
 }
 
 // Open resolves kind ("auto" probes the kernel with Detect) and returns the
@@ -64,10 +66,12 @@ func Open(ctx context.Context, kind string, o Options) (Backend, string, error) 
 			return nil, reason, err
 		}
 		return u, reason, nil
+	case KindAgent:
+		return NewAgents(o.Agents), reason, nil
 	case KindNone:
 		return Nop{}, reason, nil
 	}
-	return nil, reason, fmt.Errorf("linkem: unknown backend %q (want auto, netem, userspace or none)", kind)
+	return nil, reason, fmt.Errorf("linkem: unknown backend %q (want auto, netem, userspace, agent or none)", kind)
 }
 
 // Nop is the "none" backend: links are left as they are.

@@ -3,8 +3,11 @@ package linkem
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/benchnet/benchnet/internal/rundir"
 )
 
 // The userspace switch certifies itself: for every delayed frame it records
@@ -209,4 +212,20 @@ func minNonzeroDelay(s *Snapshot) time.Duration {
 		}
 	}
 	return d
+}
+
+// TakeIntervalMax returns the largest lateness since the last call (ns)
+// and starts a new interval: the recorded series' per-line max.
+func (h *LatHist) TakeIntervalMax() int64 { return h.interval.Swap(0) }
+
+// SampleOf is a lateness record line of l at t (trailing empty buckets
+// left out): what the switch's recorder writes, and what the NFQUEUE agent
+// serves for the harness to merge into the run's record.
+func SampleOf(t time.Time, l Lateness, intervalMax, minDelay int64, sched string) rundir.LinkemLatenessSample {
+	n := len(l.Counts)
+	for n > 0 && l.Counts[n-1] == 0 {
+		n--
+	}
+	return rundir.LinkemLatenessSample{Time: t.UTC(), Frames: l.Frames, SumNs: int64(l.Sum), MaxNs: intervalMax,
+		MinDelayNs: minDelay, Sched: sched, Counts: slices.Clone(l.Counts[:n])}
 }

@@ -64,15 +64,7 @@ func (u *Userspace) startRecorder() error {
 // record appends a lateness line and rewrites counters.prom.
 func (u *Userspace) record() {
 	r := u.rec
-	l := u.late.Snapshot()
-	n := len(l.Counts)
-	for n > 0 && l.Counts[n-1] == 0 {
-		n--
-	}
-	s := rundir.LinkemLatenessSample{
-		Time: time.Now().UTC(), Frames: l.Frames, SumNs: int64(l.Sum),
-		MaxNs: u.late.interval.Swap(0), MinDelayNs: u.minDelay.Load(), Sched: threadSched(u.DeliveryThread()), Counts: l.Counts[:n],
-	}
+	s := SampleOf(time.Now(), u.late.Snapshot(), u.late.TakeIntervalMax(), u.minDelay.Load(), threadSched(u.DeliveryThread()))
 	err := errors.Join(r.series.Write(&s), u.WriteMetricsFile(filepath.Join(r.dir, rundir.LinkemCountersFile)))
 	if err != nil && r.err == nil {
 		r.err = fmt.Errorf("linkem record %s: %w", r.dir, err)

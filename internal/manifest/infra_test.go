@@ -31,7 +31,9 @@ func TestInfra(t *testing.T) {
 		{"swarm", "[infra]\nrunner = \"swarm\"\n", "", "swarm"},
 		{"socket app refused on swarm", "app = \"kvstore-socket\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.app: "kvstore-socket" runs a second process`, ""},
 		{"accounts app refused on swarm", "app = \"accounts\"\n[load]\nworkload = \"accounts\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.app: "accounts" runs a second process in the node's network namespace, which runner "swarm" cannot host: use app = "kvstore", or infra.runner = "docker" or "local"`, ""},
-		{"links refused on swarm", "[network]\njitter = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.jitter: link emulation is not supported by runner "swarm" yet (only docker or local)`, ""},
+		{"links on swarm (agent)", "[network]\njitter = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", "", "swarm"},
+		{"userspace refused on swarm", "[network]\ndelay = \"5ms\"\nlinkem = \"userspace\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:6: network.linkem: linkem = "userspace" is not supported by runner "swarm" yet: use "agent"`, ""},
+		{"partition refused on swarm", "[network]\ndelay = \"5ms\"\n[[perturb]]\nat = \"1s\"\nnode = \"validator0\"\naction = \"partition\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:9: perturb[0].action: partition changes links mid-run, which the link agents of runner "swarm" cannot do yet`, ""},
 		{"limits need containers", "[infra]\ncpus = 1\n", `m.toml:5: infra.cpus: per-node limits need a runner that enforces them (docker or swarm)`, ""},
 		{"bad memory", "[infra]\nrunner = \"docker\"\nmemory = \"lots\"\n", `m.toml:6: infra.memory: memory "lots": want a size`, ""},
 		{"tiny memory", "[infra]\nrunner = \"docker\"\nmemory = \"1m\"\n", `m.toml:6: infra.memory: memory "1m": below docker's minimum`, ""},
@@ -42,7 +44,7 @@ func TestInfra(t *testing.T) {
 		{"engines need swarm", "[infra]\nrunner = \"docker\"\nengines = [\"w2\"]\n", `m.toml:6: infra.engines: engines are the machines of a runner that drives several (swarm)`, ""},
 		{"blank engine", "[infra]\nrunner = \"swarm\"\nengines = [\" \"]\n", `m.toml:6: infra.engines: entry 0 " "`, ""},
 		{"gossipsub on swarm", "kind = \"gossipsub\"\n[infra]\nrunner = \"swarm\"\n", "", "swarm"},
-		{"delay refused on swarm", "[network]\ndelay = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:5: network.delay: link emulation is not supported by runner "swarm"`, ""},
+		{"delay on swarm (agent)", "[network]\ndelay = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", "", "swarm"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

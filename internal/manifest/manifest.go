@@ -119,7 +119,8 @@ type Network struct {
 	Loss string `toml:"loss" json:"loss"`
 	// Bandwidth is every node's egress rate ("10mbit"); "" = unlimited.
 	Bandwidth string `toml:"bandwidth" json:"bandwidth"`
-	// Linkem picks the link-emulation backend: "auto", "netem", "userspace".
+	// Linkem picks the link-emulation backend: "auto", "netem", "userspace",
+	// "agent" (an NFQUEUE agent beside each node: swarm).
 	Linkem string `toml:"linkem" json:"linkem"`
 	// TimeScale runs the testnet in slow motion: every consensus timeout
 	// of every node (its release's default or the manifest's value) is

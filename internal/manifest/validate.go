@@ -69,8 +69,8 @@ func (m *Manifest) Validate() Errors {
 		add("network.subnet", "%q is not a private range: want one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", nw.Subnet)
 	}
 	kind := m.validateKinds(add)
-	if !slices.Contains([]string{"auto", "netem", "userspace", "none"}, nw.Linkem) {
-		add("network.linkem", "%q: want \"auto\", \"netem\", \"userspace\" or \"none\"", nw.Linkem)
+	if !slices.Contains([]string{"auto", "netem", "userspace", "agent", "none"}, nw.Linkem) {
+		add("network.linkem", "%q: want \"auto\", \"netem\", \"userspace\", \"agent\" or \"none\"", nw.Linkem)
 	}
 	if _, _, err := ParseJitter(nw.Jitter); err != nil {
 		add("network.jitter", "%v", err)

@@ -27,7 +27,7 @@ func wantsLinkem(p *plan.Testnet) bool {
 
 // openLinks builds the link model and opens its backend before the hosts
 // exist: the userspace backend must hand the runner its TAPs.
-func (t *Testnet) openLinks(ctx context.Context, r tapUser, runner string) error {
+func (t *Testnet) openLinks(ctx context.Context, r infra.Runner, runner string) error {
 	p := t.Plan
 	if !wantsLinkem(p) {
 		return nil
@@ -45,6 +45,15 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser, runner string) error
 		// The switch records its lateness into the run directory while it
 		// runs (analyze checks it), from a real-time delivery thread.
 		Userspace: linkem.UserspaceConfig{RecordDir: t.Dir.Join(rundir.LinkemDir), Realtime: true},
+		// The agents beside the nodes (swarm) certify themselves; their
+		// records are scraped into the same place.
+		Agents: linkem.AgentsConfig{RecordDir: t.Dir.Join(rundir.LinkemDir), Capture: p.Subnet, Endpoint: func(node string) string {
+			ep, err := r.Endpoints(node)
+			if err != nil {
+				return ""
+			}
+			return ep.Linkem
+		}},
 	})
 	if err != nil {
 		return fmt.Errorf("link emulation: %w", err)
@@ -56,7 +65,18 @@ func (t *Testnet) openLinks(ctx context.Context, r tapUser, runner string) error
 	fmt.Fprintf(t.log, "link emulation: %s backend (%s)\n", be.Name(), reason)
 	_ = t.Dir.Event(rundir.EventLinkem, "", be.Name()+": "+reason)
 	if ports, ok := be.(proctable.PortProvider); ok {
-		r.UseTAPs(ports)
+		tu, ok := r.(tapUser)
+		if !ok {
+			return fmt.Errorf("link emulation: the %s backend needs each node's link through its TAP, which runner %s does not wire", be.Name(), runner)
+		}
+		tu.UseTAPs(ports)
+	}
+	if agents, ok := be.(infra.LinkAgents); ok {
+		au, ok := r.(infra.LinkAgentUser)
+		if !ok {
+			return fmt.Errorf("link emulation: the %s backend runs beside each node, which runner %s does not wire", be.Name(), runner)
+		}
+		au.UseLinkAgents(agents)
 	}
 	return t.writeLinkInfo(be.Name(), reason, model)
 }

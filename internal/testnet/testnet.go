@@ -214,8 +214,10 @@ func (t *Testnet) host(ctx context.Context, m *manifest.Manifest, opts Options) 
 		fmt.Fprintf(opts.Log, "note: %s is not searchable by other users, so node processes run as root, not nobody (%v; use --output under a 0755 path to change that)\n", blocker, err)
 	}
 	t.env = node.Env{Dir: reach, Homes: reach.Join(rundir.Homes), Unprivileged: t.unprivileged}
-	if lr, ok := t.Runner.(tapUser); ok {
-		if err := t.openLinks(ctx, lr, m.Infra.Runner); err != nil {
+	_, taps := t.Runner.(tapUser)
+	_, agents := t.Runner.(infra.LinkAgentUser)
+	if taps || agents {
+		if err := t.openLinks(ctx, t.Runner, m.Infra.Runner); err != nil {
 			return 0, err
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,29 +29,38 @@ const Label = "benchnet.run"
 var tagRe = regexp.MustCompile(`[^a-z0-9._-]+`)
 
 // EnsureImage builds (or finds) benchnet/<release>:<binary>-<hash>, FROM
-// scratch with binary at its absolute host path and an empty /tmp.
-func EnsureImage(ctx context.Context, binary string) (string, error) {
-	abs, err := filepath.Abs(binary)
-	if err != nil {
-		return "", err
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", fmt.Errorf("image of %s: %w", abs, err)
-	}
-	// The image holds the binary at its own path: the path is part of
+// scratch with binary at its absolute host path and an empty /tmp; extra
+// binaries (the benchnet binary whose link agent wraps a node) go in at
+// their own absolute paths too.
+func EnsureImage(ctx context.Context, binary string, extra ...string) (string, error) {
+	var abss []string
+	// The image holds each binary at its own path: the path is part of
 	// the key, or one binary copied to two paths would share an image
 	// that has it at the first path only.
 	h := sha256.New()
-	h.Write([]byte(abs + "\x00"))
-	_, err = io.Copy(h, f)
-	f.Close()
-	if err != nil {
-		return "", fmt.Errorf("image of %s: %w", abs, err)
+	for _, b := range append([]string{binary}, extra...) {
+		abs, err := filepath.Abs(b)
+		if err != nil {
+			return "", err
+		}
+		f, err := os.Open(abs)
+		if err != nil {
+			return "", fmt.Errorf("image of %s: %w", abs, err)
+		}
+		h.Write([]byte(abs + "\x00"))
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("image of %s: %w", abs, err)
+		}
+		if err := checkStatic(abs); err != nil {
+			return "", err
+		}
+		if !slices.Contains(abss, abs) {
+			abss = append(abss, abs)
+		}
 	}
-	if err := checkStatic(abs); err != nil {
-		return "", err
-	}
+	abs := abss[0]
 	release := tagRe.ReplaceAllString(strings.ToLower(filepath.Base(filepath.Dir(abs))), "-")
 	tool := tagRe.ReplaceAllString(strings.ToLower(filepath.Base(abs)), "-")
 	ref := "benchnet/" + strings.Trim(release, "-._") + ":" + tool + "-" + hex.EncodeToString(h.Sum(nil))[:12]
@@ -61,16 +72,21 @@ func EnsureImage(ctx context.Context, binary string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	// A hard link when the cache is on the same filesystem, else a copy.
-	if err := os.Link(abs, filepath.Join(dir, "bin")); err != nil {
-		if err := copyFile(abs, filepath.Join(dir, "bin")); err != nil {
-			return "", fmt.Errorf("image of %s: %w", abs, err)
+	df := "FROM scratch\n"
+	for i, a := range abss {
+		name := "bin" + strconv.Itoa(i)
+		// A hard link when the cache is on the same filesystem, else a copy.
+		if err := os.Link(a, filepath.Join(dir, name)); err != nil {
+			if err := copyFile(a, filepath.Join(dir, name)); err != nil {
+				return "", fmt.Errorf("image of %s: %w", a, err)
+			}
 		}
+		df += fmt.Sprintf("COPY %s %s\n", name, jsonString(a))
 	}
 	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o1777); err != nil {
 		return "", err
 	}
-	df := fmt.Sprintf("FROM scratch\nCOPY bin %s\nCOPY tmp /tmp\nLABEL benchnet.image=1\n", jsonString(abs))
+	df += "COPY tmp /tmp\nLABEL benchnet.image=1\n"
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
 		return "", err
 	}

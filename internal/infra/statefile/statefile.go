@@ -55,6 +55,9 @@ type Endpoints struct {
 	P2P     string `json:"p2p,omitempty"`
 	RPC     string `json:"rpc,omitempty"`
 	Metrics string `json:"metrics,omitempty"`
+	// Linkem is where the node's link agent serves its metrics (runners
+	// whose links are emulated beside each node: swarm).
+	Linkem string `json:"linkem,omitempty"`
 }
 
 // Doc is the JSON of state.json.

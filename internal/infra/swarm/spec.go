@@ -18,14 +18,17 @@ import (
 type spec struct {
 	node, service string
 	image         string
-	argv          []string
-	env           []string
-	workdir       string
-	volumes       []volume
-	ports         []int // published in host mode on ports the engine picks
-	cpus          float64
-	memory        int64
-	constraints   []string
+	// argv is what the task runs: the node's own (nodeArgv), or, when its
+	// links are emulated, the link agent's around it.
+	argv, nodeArgv []string
+	capAdd         []string
+	env            []string
+	workdir        string
+	volumes        []volume
+	ports          []int // published in host mode on ports the engine picks
+	cpus           float64
+	memory         int64
+	constraints    []string
 }
 
 // volume is a node home (or another directory the node writes): a local
@@ -45,7 +48,7 @@ type volume struct {
 }
 
 func (r *Runner) specOf(s *service, proc infra.Process, image string, copied bool) *spec {
-	sp := &spec{node: s.node.Name, service: s.name, image: image, argv: proc.Argv,
+	sp := &spec{node: s.node.Name, service: s.name, image: image, argv: proc.Argv, nodeArgv: proc.Argv,
 		workdir: proc.Dir, ports: []int{s.node.RPCPort, s.node.PrometheusPort},
 		cpus: r.cfg.CPUs, memory: r.cfg.MemoryBytes}
 	r.mu.Lock()
@@ -90,6 +93,9 @@ func (sp *spec) updateArgs(label string) []string {
 	}
 	for _, v := range sp.volumes {
 		args = append(args, "--mount-add", v.mount(label))
+	}
+	for _, c := range sp.capAdd {
+		args = append(args, "--cap-add", c)
 	}
 	for _, p := range sp.ports {
 		args = append(args, "--publish-add", "mode=host,target="+strconv.Itoa(p))
@@ -148,6 +154,9 @@ func (r *Runner) writeStack() error {
 			fmt.Fprintf(&b, "    working_dir: %s\n", q(sp.workdir))
 		}
 		fmt.Fprintf(&b, "    environment: [%s]\n", joinQuoted(sp.env))
+		if len(sp.capAdd) > 0 {
+			fmt.Fprintf(&b, "    cap_add: [%s]\n", joinQuoted(sp.capAdd))
+		}
 		b.WriteString("    labels:\n")
 		lbl(&b, "      ")
 		fmt.Fprintf(&b, "    networks:\n      net:\n        aliases: [%s]\n", q(sp.node))
@@ -201,4 +210,18 @@ func joinQuoted(ss []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// withLinkAgent makes sp run the node under its link agent: `benchnet
+// node linkem-agent ARGS --metrics :LinkAgentPort -- NODE ARGV` (the
+// benchnet binary is in the image beside the node's), with NET_ADMIN (the
+// agent installs its rules and binds its queue in the task's namespace)
+// and SYS_NICE (its verdict thread runs SCHED_FIFO), the agent's port
+// published like the node's.
+func (sp *spec) withLinkAgent(exe string, agentArgs []string) {
+	argv := append([]string{exe, "node", "linkem-agent"}, agentArgs...)
+	argv = append(argv, "--metrics", ":"+strconv.Itoa(infra.LinkAgentPort), "--")
+	sp.argv = append(argv, sp.nodeArgv...)
+	sp.capAdd = []string{"NET_ADMIN", "SYS_NICE"}
+	sp.ports = append(sp.ports, infra.LinkAgentPort)
 }

@@ -65,8 +65,9 @@ func init() {
 		// A task's host-mode ports add four docker-proxy processes (IPv4
 		// and IPv6 for RPC and metrics, ~13 MiB) to the container's shim;
 		// scheduling a task takes about a second. A service's namespace is
-		// on another machine's engine: no link emulation and no second
-		// process beside the node. Gossipsub hosts listen on every address
+		// on another machine's engine: links are emulated by an NFQUEUE
+		// agent the node's task runs it under (linkem "agent"); no
+		// second process beside the node otherwise. Gossipsub hosts listen on every address
 		// and dial their peers by name (a service's virtual IP is not
 		// theirs); their traces come back from the task's engine. A
 		// testnet costs ~45 s more than on local: an A/A quick QA on the
@@ -76,7 +77,8 @@ func init() {
 		Machines:  Machines,
 		Leftovers: Leftovers,
 		Caps: caps.Record{ConcurrentStarts: 16, Engine: true, Engines: true, Limits: true,
-			NodeOverheadRSS: 26 << 20, StartPerNode: 1, TestnetS: 45, Placement: ZoneLabel, PeersByName: true, GossipHosts: true},
+			NodeOverheadRSS: 26 << 20, StartPerNode: 1, TestnetS: 45, Placement: ZoneLabel, PeersByName: true, GossipHosts: true,
+			Links: []string{"agent"}, AutoLinks: "agent", AutoLinksWhy: "runner swarm: each node's egress through an NFQUEUE agent in its task (no process owns every link)"},
 	})
 }
 
@@ -103,10 +105,13 @@ type Runner struct {
 	// exporterErr: the machine exporters could not be started (Setup
 	// goes on without them; MachineMetrics reports it).
 	exporterErr error
-	closing     bool
-	starting    sync.WaitGroup
-	stopWatch   context.CancelFunc
-	watchDone   chan struct{}
+	// agents: the nodes' links are emulated by an agent beside each
+	// (UseLinkAgents).
+	agents    infra.LinkAgents
+	closing   bool
+	starting  sync.WaitGroup
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 }
 
 var _ infra.Runner = (*Runner)(nil)
@@ -343,7 +348,7 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	running, configured := s.running, s.spec != nil
 	var first []string
 	if configured {
-		first = s.spec.argv
+		first = s.spec.nodeArgv
 	}
 	r.mu.Unlock()
 	if running {
@@ -355,7 +360,25 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 	}
 	since := time.Now().Add(-time.Second)
 	if !configured {
-		image, err := dockercli.EnsureImage(ctx, proc.Argv[0])
+		r.mu.Lock()
+		agents := r.agents
+		r.mu.Unlock()
+		var agentArgs, extra []string
+		if agents != nil {
+			exe := r.cfg.Executable
+			if exe == "" {
+				return 0, fmt.Errorf("start %s: link emulation on swarm runs the benchnet binary beside each node, and this harness has none (a Go test binary: build benchnet with CGO_ENABLED=0 and run it)", key)
+			}
+			if p := infra.LinkAgentPort; p == s.node.RPCPort || p == s.node.PrometheusPort || p == s.node.P2PPort {
+				return 0, fmt.Errorf("start %s: the node's ports include the link agent's %d", key, p)
+			}
+			var err error
+			if agentArgs, err = agents.Args(proc.Node); err != nil {
+				return 0, fmt.Errorf("start %s: %w", key, err)
+			}
+			extra = []string{exe}
+		}
+		image, err := dockercli.EnsureImage(ctx, proc.Argv[0], extra...)
 		if err != nil {
 			return 0, fmt.Errorf("start %s: %w", key, err)
 		}
@@ -368,6 +391,9 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 			}
 		}
 		sp := r.specOf(s, proc, image, copyHomes)
+		if agents != nil {
+			sp.withLinkAgent(r.cfg.Executable, agentArgs)
+		}
 		if err := r.deliverHomes(ctx, sp, targets); err != nil {
 			return 0, fmt.Errorf("start %s: %w", key, err)
 		}
@@ -408,6 +434,8 @@ func (r *Runner) Start(ctx context.Context, proc infra.Process) (int, error) {
 			ep.RPC = net.JoinHostPort(host, strconv.Itoa(pt.PublishedPort))
 		case s.node.PrometheusPort:
 			ep.Metrics = net.JoinHostPort(host, strconv.Itoa(pt.PublishedPort))
+		case infra.LinkAgentPort:
+			ep.Linkem = net.JoinHostPort(host, strconv.Itoa(pt.PublishedPort))
 		}
 	}
 	if ep.RPC == "" || ep.Metrics == "" {
@@ -466,7 +494,7 @@ func (r *Runner) deliverHomes(ctx context.Context, sp *spec, targets []dockercli
 			continue
 		}
 		for _, e := range targets {
-			if err := e.FillVolume(ctx, v.name, label, sp.image, sp.argv[0], v.path, v.path); err != nil {
+			if err := e.FillVolume(ctx, v.name, label, sp.image, sp.nodeArgv[0], v.path, v.path); err != nil {
 				return err
 			}
 		}
@@ -489,7 +517,7 @@ func (r *Runner) copyBack(ctx context.Context, s *service) error {
 		if !v.out {
 			continue
 		}
-		if err := r.engineOf(task.NodeID).CopyFromVolume(ctx, v.name, r.label(), sp.image, sp.argv[0], v.path, v.path); err != nil {
+		if err := r.engineOf(task.NodeID).CopyFromVolume(ctx, v.name, r.label(), sp.image, sp.nodeArgv[0], v.path, v.path); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.node.Name, err))
 		}
 	}
@@ -497,6 +525,16 @@ func (r *Runner) copyBack(ctx context.Context, s *service) error {
 }
 
 var _ infra.HomeCopier = (*Runner)(nil)
+
+var _ infra.LinkAgentUser = (*Runner)(nil)
+
+// UseLinkAgents starts every node under its link agent (linkem's "agent"
+// backend): the testnet calls it before Setup when links are emulated.
+func (r *Runner) UseLinkAgents(a infra.LinkAgents) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.agents = a
+}
 
 // onThisMachine reports whether pid, as another engine reported it for
 // container, is that container's process on this machine: the engine runs

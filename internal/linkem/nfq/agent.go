@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,9 +28,15 @@ import (
 // address or a subnet): what netem on the sender's egress would do.
 type Link struct {
 	// Name labels the link's counters (the port label of counters.prom,
-	// e.g. the destination node); default the prefix.
+	// e.g. the destination node); default the prefix (or Host).
 	Name   string
 	Prefix netip.Prefix
+	// Host, instead of Prefix, is a destination by DNS name (a swarm
+	// node's alias on the overlay, whose address changes when its task
+	// does): the agent resolves it, again every ResolveEvery and soon
+	// after a packet to a Capture address matched no link. Its packets
+	// reach the queue only through Config.Capture.
+	Host   string
 	Delay  time.Duration // one-way
 	Jitter time.Duration // standard deviation of a normal term added to Delay
 	Loss   float64       // probability, 0..1
@@ -54,7 +62,22 @@ type Config struct {
 	Realtime bool
 	// Conn is how the queue is bound (ConnConfig.Queue is Queue).
 	Conn ConnConfig
+	// Capture are prefixes queued besides the links' own (Prefixes): the
+	// network the Host links' addresses are in (the overlay's subnet).
+	Capture []netip.Prefix
+	// Resolver resolves Host links (default net.DefaultResolver).
+	Resolver *net.Resolver
 }
+
+// Re-resolution of Host links: every ResolveEvery once all resolved,
+// every resolvePending while some is not (its task not started yet), and
+// after a miss (a packet to a Capture address no link matched) at most
+// every resolveMissGap.
+var (
+	ResolveEvery   = 30 * time.Second
+	resolvePending = 2 * time.Second
+	resolveMissGap = 5 * time.Second
+)
 
 // Agent holds the verdicts of one queue. Packets whose destination no link
 // covers are accepted at once and counted under the port "other".
@@ -63,6 +86,12 @@ type Agent struct {
 	conn  *Conn
 	epoch time.Time
 	links []*link // longest prefix first; the last is "other"
+	hosts []*link // Host links
+	// byAddr maps the Host links' resolved addresses to them.
+	byAddr atomic.Pointer[map[netip.Addr]*link]
+	missc  chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	sched linkem.Scheduler[held]
 	wait  *linkem.Waiter
@@ -112,21 +141,34 @@ func Procs() int { return max(8, 2*runtime.NumCPU()) }
 func Start(cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, epoch: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e6671)), errc: make(chan error, 1)} // "nfq"
 	for _, l := range cfg.Links {
-		if !l.Prefix.IsValid() {
+		if !l.Prefix.IsValid() && l.Host == "" {
 			return nil, fmt.Errorf("nfq: link %q has no destination", l.Name)
 		}
 		if l.Loss < 0 || l.Loss > 1 || l.Delay < 0 || l.Jitter < 0 {
-			return nil, fmt.Errorf("nfq: link %s: delay, jitter and loss must not be negative, loss at most 1", l.Prefix)
+			return nil, fmt.Errorf("nfq: link %s%s: delay, jitter and loss must not be negative, loss at most 1", l.Prefix, l.Host)
+		}
+		if l.Rate > 0 && l.QueueBytes == 0 {
+			l.QueueBytes = linkem.QueueBytesFor(l.Rate)
+		}
+		if l.Host != "" {
+			if l.Name == "" {
+				l.Name = l.Host
+			}
+			a.hosts = append(a.hosts, &link{Link: l})
+			continue
 		}
 		l.Prefix = l.Prefix.Masked()
 		if l.Name == "" {
 			l.Name = l.Prefix.String()
 		}
-		if l.Rate > 0 && l.QueueBytes == 0 {
-			l.QueueBytes = linkem.QueueBytesFor(l.Rate)
-		}
 		a.links = append(a.links, &link{Link: l})
 	}
+	if len(a.hosts) > 0 && len(cfg.Capture) == 0 {
+		return nil, errors.New("nfq: links by host name need a capture prefix (the network their addresses are in)")
+	}
+	a.byAddr.Store(&map[netip.Addr]*link{})
+	a.missc = make(chan struct{}, 1)
+	a.ctx, a.cancel = context.WithCancel(context.Background())
 	sort.SliceStable(a.links, func(i, j int) bool { return a.links[i].Prefix.Bits() > a.links[j].Prefix.Bits() })
 	a.links = append(a.links, &link{Link: Link{Name: "other"}})
 	if cfg.Rate > 0 && a.cfg.QueueBytes == 0 {
@@ -146,7 +188,81 @@ func Start(cfg Config) (*Agent, error) {
 	a.wg.Add(2)
 	go func() { defer a.wg.Done(); a.receive() }()
 	go func() { defer a.wg.Done(); a.deliver() }()
+	if len(a.hosts) > 0 {
+		a.wg.Add(1)
+		go func() { defer a.wg.Done(); a.resolveLoop() }()
+	}
 	return a, nil
+}
+
+// resolveLoop keeps byAddr current until Close.
+func (a *Agent) resolveLoop() {
+	r := a.cfg.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	var last time.Time
+	for a.ctx.Err() == nil {
+		all := a.resolve(r)
+		last = time.Now()
+		wait := ResolveEvery
+		if !all {
+			wait = resolvePending
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-a.ctx.Done():
+		case <-t.C:
+		case <-a.missc:
+			if gap := resolveMissGap - time.Since(last); gap > 0 {
+				select {
+				case <-a.ctx.Done():
+				case <-time.After(gap):
+				}
+			}
+		}
+		t.Stop()
+	}
+}
+
+// resolve looks every Host link up and publishes the addresses found (a
+// name that does not resolve now keeps its last addresses); it reports
+// whether every one resolved.
+func (a *Agent) resolve(r *net.Resolver) bool {
+	old := *a.byAddr.Load()
+	m := make(map[netip.Addr]*link, len(old))
+	all := true
+	for _, l := range a.hosts {
+		ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
+		addrs, err := r.LookupNetIP(ctx, "ip", l.Host)
+		cancel()
+		if err != nil || len(addrs) == 0 {
+			all = false
+			for ad, ol := range old {
+				if ol == l {
+					m[ad] = l
+				}
+			}
+			continue
+		}
+		for _, ad := range addrs {
+			m[ad.Unmap()] = l
+		}
+	}
+	a.byAddr.Store(&m)
+	return all
+}
+
+// Resolved lists each Host link's current addresses, by link name.
+func (a *Agent) Resolved() map[string][]netip.Addr {
+	out := map[string][]netip.Addr{}
+	for ad, l := range *a.byAddr.Load() {
+		out[l.Name] = append(out[l.Name], ad)
+	}
+	for _, v := range out {
+		slices.SortFunc(v, func(x, y netip.Addr) int { return x.Compare(y) })
+	}
+	return out
 }
 
 func (a *Agent) now() int64 { return int64(time.Since(a.epoch)) }
@@ -155,11 +271,17 @@ func (a *Agent) now() int64 { return int64(time.Since(a.epoch)) }
 // (a socket failure), if one does.
 func (a *Agent) Err() <-chan error { return a.errc }
 
-// Prefixes are the links' destinations: what the rules must queue.
+// Prefixes are the links' destinations and the capture prefixes: what
+// the rules must queue.
 func (a *Agent) Prefixes() []netip.Prefix {
 	var out []netip.Prefix
 	for _, l := range a.links[:len(a.links)-1] {
 		out = append(out, l.Prefix)
+	}
+	for _, p := range a.cfg.Capture {
+		if p = p.Masked(); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -176,9 +298,20 @@ func (a *Agent) classify(p []byte) *link {
 	default:
 		return a.links[len(a.links)-1]
 	}
+	if len(a.hosts) > 0 {
+		if l, ok := (*a.byAddr.Load())[dst]; ok {
+			return l
+		}
+	}
 	for _, l := range a.links[:len(a.links)-1] {
 		if l.Prefix.Contains(dst) {
 			return l
+		}
+	}
+	if len(a.hosts) > 0 {
+		select { // a node's new address, maybe: look the names up again soon
+		case a.missc <- struct{}{}:
+		default:
 		}
 	}
 	return a.links[len(a.links)-1]
@@ -352,7 +485,7 @@ func (a *Agent) Lateness() linkem.Lateness { return a.late.Snapshot() }
 // argument, linkem.LatenessBound).
 func (a *Agent) MinDelay() time.Duration {
 	var d time.Duration
-	for _, l := range a.links {
+	for _, l := range append(a.links[:len(a.links):len(a.links)], a.hosts...) {
 		if l.Delay > 0 && (d == 0 || l.Delay < d) {
 			d = l.Delay
 		}
@@ -379,9 +512,10 @@ func (a *Agent) Stats() []linkem.PortStats {
 			ReadErrors: 0, WriteErrors: 0,
 		})
 	}
+	all := append(a.links[:len(a.links):len(a.links)], a.hosts...)
 	for _, cl := range a.cfg.Links { // configured order
-		for _, l := range a.links {
-			if l.Prefix == cl.Prefix.Masked() && !byName[l] {
+		for _, l := range all {
+			if !byName[l] && ((cl.Host != "" && l.Host == cl.Host) || (cl.Host == "" && l.Host == "" && l.Prefix == cl.Prefix.Masked())) {
 				add(l)
 				break
 			}
@@ -391,6 +525,13 @@ func (a *Agent) Stats() []linkem.PortStats {
 	out[len(out)-1].ReadErrors = a.recvErrors.Load() + a.enobufs.Load()
 	out[len(out)-1].WriteErrors = a.sendErrors.Load() + a.verdictErrors.Load()
 	return out
+}
+
+// Sample is the agent's lateness record line now (cumulative histogram,
+// the max since the last Sample): served for the harness, which merges
+// every agent's into the run's linkem/lateness.jsonl.
+func (a *Agent) Sample() rundir.LinkemLatenessSample {
+	return linkem.SampleOf(time.Now(), a.late.Snapshot(), a.late.TakeIntervalMax(), int64(a.MinDelay()), a.Sched())
 }
 
 // Counters is the agent's counters.prom record.
@@ -429,6 +570,7 @@ func (a *Agent) Close() error {
 	}
 	a.closed = true
 	a.stop.Store(true)
+	a.cancel()
 	a.wait.Wake()
 	a.wg.Wait() // the receiver notices within its 100 ms receive timeout
 	due, _, _ := a.sched.PopDue(1<<62, nil)

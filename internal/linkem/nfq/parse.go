@@ -12,8 +12,10 @@ import (
 // ParseLink parses one entry of the agent's link table, as the CLI takes
 // it (--link):
 //
-//	[NAME=]ADDR|CIDR[,delay=50ms][,jitter=2ms][,loss=1%][,rate=10mbit][,queue=BYTES]
+//	[NAME=]ADDR|CIDR|HOST[,delay=50ms][,jitter=2ms][,loss=1%][,rate=10mbit][,queue=BYTES]
 //
+// A HOST (a DNS name, e.g. a swarm node's alias) is resolved by the agent,
+// and needs a capture prefix (Config.Capture) to be queued at all.
 // The values have the manifest's syntaxes ([network] delay, loss,
 // bandwidth; jitter is an absolute duration here, the model having
 // resolved a percentage).
@@ -25,16 +27,19 @@ func ParseLink(s string) (Link, error) {
 		l.Name, dst = strings.TrimSpace(name), strings.TrimSpace(rest)
 	}
 	var err error
-	if strings.Contains(dst, "/") {
+	switch {
+	case strings.Contains(dst, "/"):
 		l.Prefix, err = netip.ParsePrefix(dst)
-	} else {
+	case isHostName(dst):
+		l.Host = dst
+	default:
 		var a netip.Addr
 		if a, err = netip.ParseAddr(dst); err == nil {
 			l.Prefix = netip.PrefixFrom(a, a.BitLen())
 		}
 	}
 	if err != nil {
-		return Link{}, fmt.Errorf("link %q: destination %q: want an address or a CIDR", s, dst)
+		return Link{}, fmt.Errorf("link %q: destination %q: want an address, a CIDR or a host name", s, dst)
 	}
 	for _, f := range fields[1:] {
 		k, v, ok := strings.Cut(strings.TrimSpace(f), "=")
@@ -74,7 +79,11 @@ func (l Link) String() string {
 	if l.Name != "" {
 		b.WriteString(l.Name + "=")
 	}
-	b.WriteString(l.Prefix.String())
+	if l.Host != "" {
+		b.WriteString(l.Host)
+	} else {
+		b.WriteString(l.Prefix.String())
+	}
 	if l.Delay > 0 {
 		fmt.Fprintf(&b, ",delay=%s", l.Delay)
 	}
@@ -91,4 +100,23 @@ func (l Link) String() string {
 		fmt.Fprintf(&b, ",queue=%d", l.QueueBytes)
 	}
 	return b.String()
+}
+
+// isHostName reports whether s is a DNS name (letters, digits, '-', '.',
+// '_'), and not an address: it has a letter, or a label starts with one.
+func isHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	letter := false
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+			letter = true
+		case c >= '0' && c <= '9', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return letter && !strings.Contains(s, ":")
 }

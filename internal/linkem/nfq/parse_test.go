@@ -18,7 +18,10 @@ func TestParseLink(t *testing.T) {
 			Prefix: netip.MustParsePrefix("10.0.1.0/24"), Delay: 40 * time.Millisecond, Jitter: 2 * time.Millisecond,
 			Loss: 0.01, Rate: 10_000_000, QueueBytes: 65536}, false},
 		{"fd00::2,loss=30%", Link{Prefix: netip.MustParsePrefix("fd00::2/128"), Loss: 0.3}, false},
+		{"validator1=validator1,delay=42ms,jitter=2.1ms", Link{Name: "validator1", Host: "validator1", Delay: 42 * time.Millisecond, Jitter: 2100 * time.Microsecond}, false},
+		{"seed0.benchnet_x,loss=1%", Link{Host: "seed0.benchnet_x", Loss: 0.01}, false},
 		{"10.0.0.300", Link{}, true},
+		{"bad host,delay=1ms", Link{}, true},
 		{"10.0.0.2,delay=-1ms", Link{}, true},
 		{"10.0.0.2,loss=0.3", Link{}, true}, // a percentage, as the manifest
 		{"10.0.0.2,jitter=-2ms", Link{}, true},

@@ -16,13 +16,20 @@ import (
 // (while no agent listens, before Start or after a crash, they pass
 // unemulated rather than being dropped).
 //
-// Two tools can install them. nft needs the kernel's nft_queue
-// (CONFIG_NFT_QUEUE), which this lab's kernel lacks ("Could not process
-// rule: No such file or directory"); iptables' NFQUEUE target
-// (xt_NFQUEUE, also through iptables-nft) works there. Tool "" tries nft,
-// then iptables.
+// Three tools can install them. "netlink" is the agent itself, over
+// nftables' netlink API (rules_netlink.go): no binary needed, which a
+// FROM-scratch task image has none of; it uses nft's queue where the
+// kernel has nft_queue, else the xtables NFQUEUE target through
+// nft_compat, as iptables-nft does (this lab's kernel). The exec
+// fallbacks: nft needs nft_queue (CONFIG_NFT_QUEUE; here "Could not
+// process rule: No such file or directory"); iptables' NFQUEUE target
+// (xt_NFQUEUE, also through iptables-nft) works there. Tool "" tries
+// netlink, then nft, then iptables.
 type Rules struct {
-	Tool     string // "nft", "iptables" or "" (either)
+	Tool string // "netlink", "nft", "iptables" or "" (the first that works)
+	// Via is how the netlink tool queued (ViaNftQueue, ViaXtNFQUEUE), set
+	// by Install.
+	Via      string
 	Table    string // nft table / iptables chain; default "benchnet_linkem"
 	Queue    uint16
 	Prefixes []netip.Prefix
@@ -122,17 +129,26 @@ func (r Rules) Install(ctx context.Context) (Rules, error) {
 	}
 	tools := []string{r.Tool}
 	if r.Tool == "" {
-		tools = []string{"nft", "iptables"}
+		tools = []string{"netlink", "nft", "iptables"}
 	}
 	var errs []error
 	for _, tool := range tools {
 		r.Tool = tool
+		if tool == "netlink" {
+			via, err := r.installNetlink()
+			if err == nil {
+				r.Via = via
+				return r, nil
+			}
+			errs = append(errs, err)
+			continue
+		}
 		_ = r.Remove(ctx)
 		argv := r.NftArgv()
 		if tool == "iptables" {
 			argv = r.IptablesArgv()
 		} else if tool != "nft" {
-			return r, fmt.Errorf("nfq rules: unknown tool %q (nft, iptables)", tool)
+			return r, fmt.Errorf("nfq rules: unknown tool %q (netlink, nft, iptables)", tool)
 		}
 		err := func() error {
 			for _, a := range argv {
@@ -153,6 +169,9 @@ func (r Rules) Install(ctx context.Context) (Rules, error) {
 
 // Remove deletes the rules r.Tool installed (an error when there are none).
 func (r Rules) Remove(ctx context.Context) error {
+	if r.Tool == "netlink" {
+		return r.removeNetlink()
+	}
 	if r.Tool == "nft" {
 		return r.run(ctx, []string{"nft", "delete", "table", "inet", r.name()})
 	}
@@ -173,4 +192,13 @@ func (r Rules) Remove(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Describe says how the rules were installed, for the agent's log line:
+// "netlink (xt NFQUEUE target)", "iptables (exec)".
+func (r Rules) Describe() string {
+	if r.Tool == "netlink" {
+		return "netlink (" + r.Via + ")"
+	}
+	return r.Tool + " (exec)"
 }
