@@ -56,6 +56,10 @@ type Agents struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	rec    *agentRecorder
+	// scraping makes one scrape's reads and merge whole: two interleaved
+	// would merge an agent's older reading after its newer one and take
+	// the drop for a restart (counting its frames twice).
+	scraping sync.Mutex
 }
 
 // NewAgents returns the agent backend.
@@ -183,6 +187,8 @@ func (a *Agents) recordLoop() {
 // scrape reads every running agent (at most 16 at once) and records the
 // merged line.
 func (a *Agents) scrape() {
+	a.scraping.Lock()
+	defer a.scraping.Unlock()
 	a.mu.Lock()
 	s := a.snap
 	a.mu.Unlock()
