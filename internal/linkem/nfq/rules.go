@@ -79,19 +79,31 @@ func (r Rules) NftArgv() [][]string {
 	return out
 }
 
+// toolSet is one iptables tool and the prefixes of its family.
+type toolSet struct {
+	tool string
+	set  []string
+}
+
+// tools are iptables and ip6tables with their prefixes, each only when it
+// has some.
+func (r Rules) tools() []toolSet {
+	v4, v6 := r.families()
+	var out []toolSet
+	for _, f := range []toolSet{{"iptables", v4}, {"ip6tables", v6}} {
+		if len(f.set) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // IptablesArgv is the iptables (ip6tables) commands that install r: a
 // chain of NFQUEUE rules, one per prefix, jumped to first from OUTPUT.
 func (r Rules) IptablesArgv() [][]string {
 	c := r.chain()
 	var out [][]string
-	v4, v6 := r.families()
-	for _, f := range []struct {
-		tool string
-		set  []string
-	}{{"iptables", v4}, {"ip6tables", v6}} {
-		if len(f.set) == 0 {
-			continue
-		}
+	for _, f := range r.tools() {
 		out = append(out, []string{f.tool, "-w", "-N", c})
 		for _, p := range f.set {
 			out = append(out, []string{f.tool, "-w", "-A", c, "-d", p, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(r.Queue)), "--queue-bypass"})
@@ -177,14 +189,7 @@ func (r Rules) Remove(ctx context.Context) error {
 	}
 	c := r.chain()
 	var errs []error
-	v4, v6 := r.families()
-	for _, f := range []struct {
-		tool string
-		set  []string
-	}{{"iptables", v4}, {"ip6tables", v6}} {
-		if len(f.set) == 0 {
-			continue
-		}
+	for _, f := range r.tools() {
 		for _, a := range [][]string{{"-D", "OUTPUT", "-j", c}, {"-F", c}, {"-X", c}} {
 			if err := r.run(ctx, append([]string{f.tool, "-w"}, a...)); err != nil {
 				errs = append(errs, err)
