@@ -41,8 +41,9 @@ func (r *run) latencyHeadline() string {
 	return fmt.Sprintf("links on time (emulator p99 lateness %s ms ≤ %s ms)", page.F(c.P99Ms, 3), page.F(c.BoundMs, 3))
 }
 
-// lateness is the network section's account of the emulator's lateness.
-func (r *run) lateness() []page.Block {
+// lateness is the network section's account of the emulator's lateness
+// (emulator names it).
+func (r *run) lateness(emulator string) []page.Block {
 	c := r.latenessCheck()
 	if c == nil {
 		return nil
@@ -60,9 +61,9 @@ func (r *run) lateness() []page.Block {
 		sched = " Its delivery thread ran as " + c.Sched + "."
 	}
 	return []page.Block{
-		page.Para{Text: fmt.Sprintf("How late the userspace switch handed delayed frames to their destination, compared with their scheduled time, over %s. "+
+		page.Para{Text: fmt.Sprintf("How late the %s handed delayed frames to their destination, compared with their scheduled time, over %s. "+
 			"The bound is p99 ≤ max(%s ms, %g %% of the smallest configured delay); when it is missed the run's latencies are marked invalid (docs/linkem.md).%s",
-			c.Window, page.F(float64(linkem.LatenessFloor.Microseconds())/1000, 0), linkem.LatenessFraction*100, sched)},
+			emulator, c.Window, page.F(float64(linkem.LatenessFloor.Microseconds())/1000, 0), linkem.LatenessFraction*100, sched)},
 
 		page.Table{Head: []string{"delayed frames", "mean ms", "p50 ms", "p99 ms", "max ms", "smallest delay ms", "bound (p99) ms", "met"}, Rows: [][]string{{fmt.Sprint(c.Frames), page.F(c.MeanMs, 3), page.F(c.P50Ms, 3), page.F(c.P99Ms, 3), page.F(c.MaxMs, 3), smallest, page.F(c.BoundMs, 3), met}}},
 

@@ -19,24 +19,43 @@ func TestReportLinkLateness(t *testing.T) {
 	onTime := late
 	onTime.P99Ms, onTime.MaxMs, onTime.Met, onTime.Verdict = 0.212, 3.1, true, "link emulator on time: p99 0.212 ms"
 	for _, tc := range []struct {
-		name  string
-		check rundir.LinkLateness
-		want  []string
+		name    string
+		check   rundir.LinkLateness
+		want    []string
+		backend string // linkem.json's, when not the fixture's userspace
 	}{
 		{"late", late, []string{
 			"latency: **INVALID**: the link emulator was late (p99 182.054 ms > bound 1.440 ms, max 972.5 ms)",
 			"| 20190 | 0.900 | 0.078 | 182.054 | 972.542 | 72.000 | 1.440 | **NO** |",
 			"link emulator LATE: p50 0.078 ms, p99 182.054 ms.",
 			"Its delivery thread ran as SCHED_FIFO 1.",
-		}},
+		}, ""},
 		{"on time", onTime, []string{
 			"links on time (emulator p99 lateness 0.212 ms ≤ 1.440 ms)",
 			"| 20190 | 0.900 | 0.078 | 0.212 | 3.100 | 72.000 | 1.440 | yes |",
-		}},
+			"How late the userspace switch handed delayed frames",
+			"userspace switch counters at the end of the run",
+		}, ""},
+		{"agents on swarm", onTime, []string{
+			"links on time (emulator p99 lateness 0.212 ms ≤ 1.440 ms)",
+			"How late the nodes' link agents (an NFQUEUE agent in each node's task, their records merged) handed delayed frames",
+			"counters of the link agents at the end of the run, one port per node and peer",
+		}, linkem.KindAgent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyDir(t, "testdata/run1")
 			patchResults(t, dir, tc.check)
+			if tc.backend != "" {
+				d := &rundir.Dir{Path: dir}
+				info, err := d.ReadLinkemInfo()
+				if err != nil {
+					t.Fatal(err)
+				}
+				info.Backend = tc.backend
+				if err := d.WriteLinkemInfo(info); err != nil {
+					t.Fatal(err)
+				}
+			}
 			var h strings.Builder
 			if err := linkem.WriteLatenessMetrics(&h, linkem.Lateness{Frames: 1, Counts: make([]uint64, linkem.LatBuckets)}); err != nil {
 				t.Fatal(err)

@@ -42,9 +42,10 @@ func (r *run) network() []page.Block {
 			bs = append(bs, r.zoneTable(mx))
 		}
 	}
-	bs = append(bs, r.lateness()...)
+	em, counters := emulator(info.Backend)
+	bs = append(bs, r.lateness(em)...)
 	if c, err := r.dir.ReadLinkemCounters(); err == nil {
-		bs = append(bs, page.Details{Summary: "userspace switch counters at the end of the run", Text: summarizeCounters(c)})
+		bs = append(bs, page.Details{Summary: counters, Text: summarizeCounters(c)})
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.note(err)
 	}
@@ -83,4 +84,14 @@ func summarizeCounters(c *rundir.LinkemCounters) string {
 	lines := c.CounterLines()
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// emulator names what kept the lateness record and the counters: the
+// userspace switch, or on a runner whose nodes run apart (swarm) the
+// NFQUEUE agent in each node's task, whose records the harness merged.
+func emulator(backend string) (name, counters string) {
+	if backend == linkem.KindAgent {
+		return "nodes' link agents (an NFQUEUE agent in each node's task, their records merged)", "counters of the link agents at the end of the run, one port per node and peer"
+	}
+	return "userspace switch", "userspace switch counters at the end of the run"
 }
