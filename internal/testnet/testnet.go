@@ -334,7 +334,7 @@ func (t *Testnet) startNodes(ctx context.Context, nodes []*plan.Node, bins []nod
 		case <-watchDone:
 		}
 	}()
-	if err := t.startPhases(ctx, nodes, bins, env, k); err != nil {
+	if err := t.startPhases(ctx, cancel, nodes, bins, env, k); err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			return cause
 		}
@@ -343,9 +343,9 @@ func (t *Testnet) startNodes(ctx context.Context, nodes []*plan.Node, bins []nod
 	return nil
 }
 
-func (t *Testnet) startPhases(ctx context.Context, nodes []*plan.Node, bins []node.Binary, env node.Env, k int) error {
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
+// startPhases is startNodes' work; a failed start cancels ctx with its
+// error, so no further start begins.
+func (t *Testnet) startPhases(ctx context.Context, cancel context.CancelCauseFunc, nodes []*plan.Node, bins []node.Binary, env node.Env, k int) error {
 	var seeds, rest []*plan.Node
 	for _, n := range nodes {
 		if n.Role == "seed" {
@@ -382,7 +382,7 @@ func (t *Testnet) startPhases(ctx context.Context, nodes []*plan.Node, bins []no
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				if errs[i] = t.startNode(ctx, n, bins, env); errs[i] != nil {
-					stop() // no more starts: the testnet cannot be whole
+					cancel(errs[i]) // no more starts: the testnet cannot be whole
 				}
 			}()
 		}

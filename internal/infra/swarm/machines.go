@@ -106,10 +106,10 @@ func (r *Runner) MachineMetrics(ctx context.Context) ([]infra.MachineMetrics, er
 		}
 		running, failed := map[string]taskStatus{}, map[string]string{}
 		for _, t := range ts {
-			switch t.Status.State {
-			case "running":
+			switch {
+			case t.Status.State == "running":
 				running[t.NodeID] = t
-			case "failed", "rejected", "complete", "shutdown", "orphaned":
+			case taskEnded(t.Status.State):
 				if _, ok := running[t.NodeID]; !ok {
 					failed[t.NodeID] = t.Status.State + ": " + t.Status.Err
 				}

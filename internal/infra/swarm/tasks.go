@@ -186,11 +186,11 @@ const noSuitableNode = "no suitable node"
 // waits in, for the message when it never runs.
 func taskState(svc string, ts []taskStatus) (info taskInfo, running bool, waiting string, err error) {
 	for _, t := range ts {
-		switch t.Status.State {
-		case "running":
+		switch {
+		case t.Status.State == "running":
 			return taskInfo{ID: t.ID, NodeID: t.NodeID, ContainerID: t.Status.ContainerStatus.ContainerID,
 				PID: t.Status.ContainerStatus.PID, Ports: t.Status.PortStatus.Ports}, true, "", nil
-		case "failed", "rejected", "complete", "shutdown", "orphaned", "remove":
+		case taskEnded(t.Status.State):
 			return taskInfo{}, false, "", fmt.Errorf("task of %s %s: %s", svc, t.Status.State, t.Status.Err)
 		}
 	}
@@ -216,4 +216,13 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// taskEnded reports whether a task in state will not run again.
+func taskEnded(state string) bool {
+	switch state {
+	case "failed", "rejected", "complete", "shutdown", "orphaned", "remove":
+		return true
+	}
+	return false
 }

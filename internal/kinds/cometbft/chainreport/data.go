@@ -322,8 +322,12 @@ func (r *run) loadProc() error {
 
 func (r *run) loadHost() error {
 	return readCSV(r, rundir.HostCSV, func(h *rundir.Host) {
-		r.host = append(r.host, hostRow{h.TimeNs, h.Load1, h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUs})
+		r.host = append(r.host, hostRowOf(h))
 	})
+}
+
+func hostRowOf(h *rundir.Host) hostRow {
+	return hostRow{h.TimeNs, h.Load1, h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUs}
 }
 
 func (r *run) loadMachines() error {
@@ -331,8 +335,7 @@ func (r *run) loadMachines() error {
 		if r.machines == nil {
 			r.machines = map[string][]hostRow{}
 		}
-		h := m.Host
-		r.machines[m.Machine] = append(r.machines[m.Machine], hostRow{h.TimeNs, h.Load1, h.CPUBusySeconds, h.CPUTotalSeconds, h.CPUs})
+		r.machines[m.Machine] = append(r.machines[m.Machine], hostRowOf(&m.Host))
 	})
 }
 
