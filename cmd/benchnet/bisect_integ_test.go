@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,11 +35,18 @@ func TestBisectLocalHistory(t *testing.T) {
 	f.WriteString("\n<!-- a harmless change -->\n")
 	f.Close()
 	bad := gitCommitAll(t, tree, "docs: a harmless change")
-	// Three pairs at most: the spin reads ~0.35 and decides at three.
-	m := qaTestManifests(t, "10.213.252.0/24", "10.213.253.0/24", "rotate = \"\"\nmax_pairs = 3\n")
-	out := testenv.OutputDir(t)
-
-	b, _, err := runLong(t, 3*qaTestBudget, "bisect", tree, "--good", good, "--bad", bad, m, "-o", out, "--budget", qaTestBudget.String())
+	// The spin reads ~0.34 and decides at the third pair; up to five when
+	// a pair strays (the rule stops as soon as it decides, so an ordinary
+	// run still costs three). With three at most, CI (2026-12-01) left the
+	// spin undecided, then judged the harmless commit against it at
+	// 1.599 [0.200, 12.774]: "bisect ended with 2 candidates".
+	m := qaTestManifests(t, "10.213.252.0/24", "10.213.253.0/24", "rotate = \"\"\nmax_pairs = 5\n")
+	var out, b string
+	retryStolen(t, func(attempt int) (string, bool) {
+		out = filepath.Join(testenv.OutputDir(t), fmt.Sprintf("try%d", attempt))
+		b, _, err = runLong(t, 3*qaTestBudget, "bisect", tree, "--good", good, "--bad", bad, m, "-o", out, "--budget", qaTestBudget.String())
+		return b, err == nil
+	})
 	if err != nil {
 		t.Fatalf("bisect failed: %v", err)
 	}

@@ -41,6 +41,7 @@ func newLinkemAgentCmd() *cobra.Command {
 		tool     string
 		realtime bool
 		capture  []string
+		ingress  bool
 	)
 	c := &cobra.Command{
 		Use:   "linkem-agent --link [NAME=]DST,delay=D[,jitter=J][,loss=P%][,rate=R]... [--metrics ADDR] [-- NODE ARGV...]",
@@ -49,7 +50,7 @@ func newLinkemAgentCmd() *cobra.Command {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				return usageError{fmt.Errorf("linkem-agent: the node's argv goes after --, not %q", args[0])}
 			}
-			cfg := nfq.Config{Queue: queue, Seed: seed, Realtime: realtime}
+			cfg := nfq.Config{Queue: queue, Seed: seed, Realtime: realtime, Ingress: ingress}
 			for _, c := range capture {
 				p, err := netip.ParsePrefix(c)
 				if err != nil {
@@ -81,6 +82,7 @@ func newLinkemAgentCmd() *cobra.Command {
 	f.Uint64Var(&seed, "seed", 1, "seed of the loss and jitter draws")
 	f.StringVar(&rate, "rate", "", "the node's egress rate over all emulated links (\"100mbit\"; default unlimited)")
 	f.StringVar(&tool, "rules", "", "rule tool: netlink, nft or iptables (default: netlink, else nft, else iptables)")
+	f.BoolVar(&ingress, "ingress", false, "hold arriving packets by the link of their source (--link names peers); not with --rate (nfq.Config.Ingress)")
 	f.BoolVar(&realtime, "realtime", true, "run the verdict thread SCHED_FIFO when privileged")
 	return c
 }
@@ -103,7 +105,7 @@ func runLinkemAgent(ctx context.Context, cfg nfq.Config, tool, metrics string, a
 		return err
 	}
 	defer func() { err = errors.Join(err, a.Close()) }()
-	rules, err := nfq.Rules{Tool: tool, Queue: cfg.Queue, Prefixes: a.Prefixes()}.Install(ctx)
+	rules, err := nfq.Rules{Tool: tool, Queue: cfg.Queue, Prefixes: a.Prefixes(), Ingress: cfg.Ingress}.Install(ctx)
 	if err != nil {
 		return err
 	}

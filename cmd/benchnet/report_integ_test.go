@@ -58,7 +58,7 @@ func onlyRunDir(t *testing.T, out string) string {
 }
 
 // onlyRunDirOf is the one run directory of the manifest named name in out.
-func onlyRunDirOf(t *testing.T, out, name string) string {
+func onlyRunDirOf(t testing.TB, out, name string) string {
 	t.Helper()
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-"+name))
 	if len(dirs) != 1 {

@@ -89,7 +89,7 @@ func (a *Agents) Apply(ctx context.Context, m *Model) error {
 	a.snap = s
 	if !a.started && a.cfg.RecordDir != "" {
 		a.started = true
-		rec, err := newAgentRecorder(a.cfg.RecordDir)
+		rec, err := newAgentRecorder(a.cfg.RecordDir, Ingress(s))
 		if err != nil {
 			return err
 		}
@@ -134,12 +134,39 @@ func (a *Agents) Args(node string) ([]string, error) {
 	return agentArgs(s, i, a.cfg.Capture), nil
 }
 
+// Ingress says whether the agents hold packets on arrival (nfq.Config.
+// Ingress: on egress, TCP Small Queues caps a flow through a delayed
+// link at a few packets per delay), which they do unless some node has
+// an egress rate, a node's own budget over all its links that only its
+// sender side sees. Then every agent keeps its egress: a rate-limited
+// link backs TCP off as a slow NIC would, but its delay does too (docs/
+// linkem.md says what that costs).
+func Ingress(s *Snapshot) bool {
+	for _, n := range s.Nodes {
+		if n.Rate > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// agentArgs are node i's agent flags: on arrival (Ingress) one --link per
+// peer j whose traffic to i is conditioned (the model's j→i), else one
+// per destination j (i→j) and the node's --rate.
 func agentArgs(s *Snapshot, i int, capture netip.Prefix) []string {
 	args := []string{"--capture", capture.String(), "--seed", strconv.Itoa(i + 1)}
+	ingress := Ingress(s)
+	if ingress {
+		args = append(args, "--ingress")
+	}
 	if r := s.Nodes[i].Rate; r > 0 {
 		args = append(args, "--rate", FormatRate(r))
 	}
-	for j, l := range s.Links[i] {
+	for j := range s.Links[i] {
+		l := s.Links[i][j]
+		if ingress {
+			l = s.Links[j][i]
+		}
 		if j == i || (l.Delay <= 0 && l.Jitter <= 0 && l.Loss <= 0) {
 			continue // no condition: accepted at once as "other"
 		}
@@ -262,15 +289,17 @@ func scrapeAgent(ctx context.Context, ep string) (*rundir.LinkemLatenessSample, 
 // summed (an agent that restarted with its node counts from zero again,
 // so what it had before is kept as its base), the interval max the
 // largest, the smallest delay the smallest; the counters one port per
-// (node, destination), "node>destination".
+// (node, destination), "node>destination" (an arriving link's
+// "source>node": the direction its packets go).
 type agentRecorder struct {
-	dir    string
-	series *rundir.JSONLWriter[rundir.LinkemLatenessSample]
-	mu     sync.Mutex
-	nodes  map[string]*agentRecord
-	order  []string
-	maxNs  int64 // the largest lateness any agent reported
-	err    error
+	dir     string
+	ingress bool
+	series  *rundir.JSONLWriter[rundir.LinkemLatenessSample]
+	mu      sync.Mutex
+	nodes   map[string]*agentRecord
+	order   []string
+	maxNs   int64 // the largest lateness any agent reported
+	err     error
 }
 
 type agentRecord struct {
@@ -283,7 +312,7 @@ type agentRecord struct {
 	ports      []string
 }
 
-func newAgentRecorder(dir string) (*agentRecorder, error) {
+func newAgentRecorder(dir string, ingress bool) (*agentRecorder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("link agents' record: %w", err)
 	}
@@ -291,7 +320,7 @@ func newAgentRecorder(dir string) (*agentRecorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("link agents' record: %w", err)
 	}
-	r := &agentRecorder{dir: dir, series: f, nodes: map[string]*agentRecord{}}
+	r := &agentRecorder{dir: dir, ingress: ingress, series: f, nodes: map[string]*agentRecord{}}
 	r.write(time.Now()) // the base of a window that starts now
 	return r, nil
 }
@@ -375,6 +404,9 @@ func (r *agentRecorder) write(t time.Time) {
 		for _, p := range n.ports {
 			pc := addPort(n.baseCtr[p], n.lastCtr[p])
 			pc.Port = name + ">" + p
+			if r.ingress {
+				pc.Port = p + ">" + name
+			}
 			c.Ports = append(c.Ports, pc)
 		}
 	}

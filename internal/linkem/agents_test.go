@@ -86,8 +86,43 @@ func TestAgentsRecord(t *testing.T) {
 	for _, p := range got.Ports {
 		ports[p.Port] = p.SentPackets
 	}
-	if ports["a>b"] != 350 || ports["b>b"] != 200 {
-		t.Errorf("ports %v, want a>b 350 (across the restart), b>b 200", ports)
+	// The agents held arriving packets (no node has an egress rate): a's
+	// link "b" carried b's traffic to a.
+	if ports["b>a"] != 350 || ports["b>b"] != 200 {
+		t.Errorf("ports %v, want b>a 350 (across the restart), b>b 200", ports)
+	}
+}
+
+// Each agent holds arriving packets by their source's link (the model's
+// j→i for node i), unless a node has an egress rate, which only the sender
+// sees: then every agent keeps its egress, links i→j and the node's rate.
+func TestAgentArgsDirection(t *testing.T) {
+	delay := map[[2]string]time.Duration{{"a", "b"}: 10 * time.Millisecond, {"b", "a"}: 30 * time.Millisecond}
+	for _, tc := range []struct {
+		name string
+		rate uint64
+		want []string
+	}{
+		{"ingress", 0, []string{"--capture", "10.0.0.0/24", "--seed", "1", "--ingress", "--link", "b=b,delay=30ms"}},
+		{"egress with a rate", 10_000_000, []string{"--capture", "10.0.0.0/24", "--seed", "1", "--rate", "10mbit", "--link", "b=b,delay=10ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New([]Endpoint{{Name: "a", Rate: tc.rate}, {Name: "b"}}, nil, func(x, y Endpoint) Link { return Link{Delay: delay[[2]string{x.Name, y.Name}]} }, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			be := NewAgents(AgentsConfig{Capture: netip.MustParsePrefix("10.0.0.0/24")})
+			if err := be.Apply(context.Background(), m); err != nil {
+				t.Fatal(err)
+			}
+			got, err := be.Args("a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("args of a:\n got %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }
 

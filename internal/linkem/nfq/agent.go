@@ -67,6 +67,16 @@ type Config struct {
 	Capture []netip.Prefix
 	// Resolver resolves Host links (default net.DefaultResolver).
 	Resolver *net.Resolver
+	// Ingress holds arriving packets (input hook), each by the link of its
+	// source: Links then name the peers whose traffic to this node they
+	// carry. A packet held on egress still belongs to its sender's socket,
+	// and TCP Small Queues lets a socket have only about a millisecond of
+	// its pacing rate below it: a 60 ms egress delay held one TCP flow to
+	// 0.22 MB/s, where the same delay on arrival passed 22 MB/s (veth
+	// namespaces, 2026-12-01), and a loaded chain stalled on swarm. On a
+	// real path the NIC frees the packet before its propagation delay.
+	// Rate (a node's egress) is refused with it.
+	Ingress bool
 }
 
 // Re-resolution of Host links: every ResolveEvery once all resolved,
@@ -140,6 +150,9 @@ func Procs() int { return max(8, 2*runtime.NumCPU()) }
 // feed the queue after Start (InstallRules); Close the agent.
 func Start(cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, epoch: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e6671)), errc: make(chan error, 1)} // "nfq"
+	if cfg.Ingress && cfg.Rate > 0 {
+		return nil, errors.New("nfq: a node's egress rate cannot be kept on arrival: give Rate without Ingress")
+	}
 	for _, l := range cfg.Links {
 		if !l.Prefix.IsValid() && l.Host == "" {
 			return nil, fmt.Errorf("nfq: link %q has no destination", l.Name)
@@ -286,15 +299,19 @@ func (a *Agent) Prefixes() []netip.Prefix {
 	return out
 }
 
-// classify returns the link of the packet's destination (the "other" link
-// for none or an unreadable header).
+// classify returns the link of the packet's destination, or its source
+// with Ingress (the "other" link for none or an unreadable header).
 func (a *Agent) classify(p []byte) *link {
 	var dst netip.Addr
+	v4, v6 := 16, 24 // daddr offsets; saddr sits just before, of the same size
+	if a.cfg.Ingress {
+		v4, v6 = 12, 8
+	}
 	switch {
 	case len(p) >= 20 && p[0]>>4 == 4:
-		dst = netip.AddrFrom4([4]byte(p[16:20]))
+		dst = netip.AddrFrom4([4]byte(p[v4 : v4+4]))
 	case len(p) >= 40 && p[0]>>4 == 6:
-		dst = netip.AddrFrom16([16]byte(p[24:40]))
+		dst = netip.AddrFrom16([16]byte(p[v6 : v6+16]))
 	default:
 		return a.links[len(a.links)-1]
 	}

@@ -11,10 +11,11 @@ import (
 	"strings"
 )
 
-// Rules are the netfilter rules that queue the node's emulated egress:
+// Rules are the netfilter rules that queue the node's emulated traffic:
 // packets to Prefixes, in the output hook, go to queue Queue with bypass
 // (while no agent listens, before Start or after a crash, they pass
-// unemulated rather than being dropped).
+// unemulated rather than being dropped); with Ingress, packets from
+// Prefixes, in the input hook.
 //
 // Three tools can install them. "netlink" is the agent itself, over
 // nftables' netlink API (rules_netlink.go): no binary needed, which a
@@ -33,6 +34,9 @@ type Rules struct {
 	Table    string // nft table / iptables chain; default "benchnet_linkem"
 	Queue    uint16
 	Prefixes []netip.Prefix
+	// Ingress queues arriving packets by source (input hook) instead of
+	// leaving ones by destination (Config.Ingress says why).
+	Ingress bool
 	// Netns, if set, runs the tool in that named namespace (ip netns exec)
 	// instead of the caller's.
 	Netns string
@@ -43,6 +47,15 @@ func (r Rules) name() string {
 		return "benchnet_linkem"
 	}
 	return r.Table
+}
+
+// hook is the chain (and nft hook) the rules sit in; addr the header
+// field they match ("daddr", "saddr"); flag iptables' address flag.
+func (r Rules) hook() (chain, addr, flag string) {
+	if r.Ingress {
+		return "input", "saddr", "-s"
+	}
+	return "output", "daddr", "-d"
 }
 
 // families splits the prefixes by address family.
@@ -59,12 +72,14 @@ func (r Rules) families() (v4, v6 []string) {
 
 // NftArgv is the nft commands (argument lists, no shell) that install r:
 // one table (inet) with an output chain and a rule per address family,
-// `ip daddr { prefixes } queue num N bypass`.
+// `ip daddr { prefixes } queue num N bypass` (input and saddr with
+// Ingress).
 func (r Rules) NftArgv() [][]string {
 	t := r.name()
+	hook, addr, _ := r.hook()
 	out := [][]string{
 		{"nft", "add", "table", "inet", t},
-		{"nft", "add", "chain", "inet", t, "output", "{", "type", "filter", "hook", "output", "priority", "0", ";", "policy", "accept", ";", "}"},
+		{"nft", "add", "chain", "inet", t, hook, "{", "type", "filter", "hook", hook, "priority", "0", ";", "policy", "accept", ";", "}"},
 	}
 	v4, v6 := r.families()
 	for _, f := range []struct {
@@ -72,7 +87,7 @@ func (r Rules) NftArgv() [][]string {
 		set []string
 	}{{"ip", v4}, {"ip6", v6}} {
 		if len(f.set) > 0 {
-			out = append(out, []string{"nft", "add", "rule", "inet", t, "output", f.kw, "daddr", "{", strings.Join(f.set, ", "), "}",
+			out = append(out, []string{"nft", "add", "rule", "inet", t, hook, f.kw, addr, "{", strings.Join(f.set, ", "), "}",
 				"queue", "num", strconv.Itoa(int(r.Queue)), "bypass"})
 		}
 	}
@@ -99,16 +114,18 @@ func (r Rules) tools() []toolSet {
 }
 
 // IptablesArgv is the iptables (ip6tables) commands that install r: a
-// chain of NFQUEUE rules, one per prefix, jumped to first from OUTPUT.
+// chain of NFQUEUE rules, one per prefix, jumped to first from OUTPUT
+// (INPUT with Ingress).
 func (r Rules) IptablesArgv() [][]string {
 	c := r.chain()
+	hook, _, flag := r.hook()
 	var out [][]string
 	for _, f := range r.tools() {
 		out = append(out, []string{f.tool, "-w", "-N", c})
 		for _, p := range f.set {
-			out = append(out, []string{f.tool, "-w", "-A", c, "-d", p, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(r.Queue)), "--queue-bypass"})
+			out = append(out, []string{f.tool, "-w", "-A", c, flag, p, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(r.Queue)), "--queue-bypass"})
 		}
-		out = append(out, []string{f.tool, "-w", "-I", "OUTPUT", "1", "-j", c})
+		out = append(out, []string{f.tool, "-w", "-I", strings.ToUpper(hook), "1", "-j", c})
 	}
 	return out
 }
@@ -188,9 +205,10 @@ func (r Rules) Remove(ctx context.Context) error {
 		return r.run(ctx, []string{"nft", "delete", "table", "inet", r.name()})
 	}
 	c := r.chain()
+	hook, _, _ := r.hook()
 	var errs []error
 	for _, f := range r.tools() {
-		for _, a := range [][]string{{"-D", "OUTPUT", "-j", c}, {"-F", c}, {"-X", c}} {
+		for _, a := range [][]string{{"-D", strings.ToUpper(hook), "-j", c}, {"-F", c}, {"-X", c}} {
 			if err := r.run(ctx, append([]string{f.tool, "-w"}, a...)); err != nil {
 				errs = append(errs, err)
 			}

@@ -89,14 +89,19 @@ func (r Rules) installNetlink() (string, error) {
 	for _, via := range []string{ViaNftQueue, ViaXtNFQUEUE} {
 		for _, t := range r.netlinkTables() {
 			c.AddTable(t)
-			ch := c.AddChain(&nftables.Chain{Name: "output", Table: t, Type: nftables.ChainTypeFilter,
-				Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityFilter, Policy: ref(nftables.ChainPolicyAccept)})
+			name, _, _ := r.hook()
+			hook := nftables.ChainHookOutput
+			if r.Ingress {
+				hook = nftables.ChainHookInput
+			}
+			ch := c.AddChain(&nftables.Chain{Name: name, Table: t, Type: nftables.ChainTypeFilter,
+				Hooknum: hook, Priority: nftables.ChainPriorityFilter, Policy: ref(nftables.ChainPolicyAccept)})
 			for _, p := range r.Prefixes {
 				p = p.Masked()
 				if p.Addr().Is4() != (t.Family == nftables.TableFamilyIPv4) {
 					continue
 				}
-				c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: append(daddrMatch(p), r.queueExpr(via))})
+				c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: append(addrMatch(p, r.Ingress), r.queueExpr(via))})
 			}
 		}
 		err := c.Flush()
@@ -119,12 +124,16 @@ func (r Rules) queueExpr(via string) expr.Any {
 	return &expr.Target{Name: "NFQUEUE", Rev: 3, Info: &info}
 }
 
-// daddrMatch matches the packet's destination address against p (the
-// network header's daddr, masked when p is not a single address).
-func daddrMatch(p netip.Prefix) []expr.Any {
+// addrMatch matches the packet's destination address (its source with
+// src) against p (the network header's field, masked when p is not a
+// single address).
+func addrMatch(p netip.Prefix, src bool) []expr.Any {
 	off, n := uint32(16), uint32(4) // IPv4 daddr
 	if p.Addr().Is6() {
 		off, n = 24, 16
+	}
+	if src { // saddr sits just before daddr, of the same size
+		off -= n
 	}
 	out := []expr.Any{&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n}}
 	if p.Bits() < p.Addr().BitLen() {
