@@ -160,6 +160,14 @@ func agentArgs(s *Snapshot, i int, capture netip.Prefix) []string {
 	return args
 }
 
+// AgentTable is a link agent's table in its flags' syntax: each --link
+// (nfq.ParseLink's syntax) and the --rate. It is the body of the agent's
+// control port (PUT /links) and of its reply (the table in force).
+type AgentTable struct {
+	Links []string `json:"links"`
+	Rate  string   `json:"rate,omitempty"`
+}
+
 // Close stops the recorder after a last scrape.
 func (a *Agents) Close() error {
 	a.cancel()
