@@ -209,7 +209,11 @@ func (a *Agent) SetTable(ctx context.Context, tb Table) (Table, error) {
 	}
 	a.bind(t)
 	old := a.tab.Load()
-	a.lookup(ctx, t, byHost(*old.byAddr.Load()), false)
+	// Bounded below the harness's push timeout: a name that does not
+	// resolve yet (its node not running) is the resolve loop's to retry.
+	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	a.lookup(lctx, t, byHost(*old.byAddr.Load()), false)
+	cancel()
 	a.tab.Store(t)
 	select { // look the new names up again soon if some did not resolve
 	case a.missc <- struct{}{}:
