@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchnet/benchnet/internal/linkem"
 	"github.com/benchnet/benchnet/internal/linkem/nfq"
 )
 
@@ -58,26 +59,19 @@ func newLinkemAgentCmd() *cobra.Command {
 				}
 				cfg.Capture = append(cfg.Capture, p)
 			}
-			for _, s := range links {
-				l, err := nfq.ParseLink(s)
-				if err != nil {
-					return usageError{err}
-				}
-				cfg.Links = append(cfg.Links, l)
+			// One parser for the flags and the control port (PUT /links).
+			tb, err := nfq.ParseTable(linkem.AgentTable{Links: links, Rate: rate})
+			if err != nil {
+				return usageError{err}
 			}
-			if rate != "" {
-				var err error
-				if cfg.Rate, err = parseAgentRate(rate); err != nil {
-					return usageError{err}
-				}
-			}
+			cfg.Links, cfg.Rate = tb.Links, tb.Rate
 			return runLinkemAgent(cmd.Context(), cfg, tool, metrics, args)
 		},
 	}
 	f := c.Flags()
 	f.StringArrayVar(&links, "link", nil, "a destination's link: [NAME=]ADDR|CIDR|HOST[,delay=50ms][,jitter=2ms][,loss=1%][,rate=10mbit][,queue=BYTES] (repeat; a HOST is resolved by DNS and needs --capture)")
 	f.StringArrayVar(&capture, "capture", nil, "also queue packets to this CIDR (the network HOST links' addresses are in), repeat")
-	f.StringVar(&metrics, "metrics", "", "serve counters and the lateness histogram as Prometheus text on this address (/metrics)")
+	f.StringVar(&metrics, "metrics", "", "serve counters and the lateness histogram as Prometheus text on this address (/metrics), and the link table (GET and PUT /links)")
 	f.Uint16Var(&queue, "queue", 0, "NFQUEUE number")
 	f.Uint64Var(&seed, "seed", 1, "seed of the loss and jitter draws")
 	f.StringVar(&rate, "rate", "", "the node's egress rate over all emulated links (\"100mbit\"; default unlimited)")
@@ -85,14 +79,6 @@ func newLinkemAgentCmd() *cobra.Command {
 	f.BoolVar(&ingress, "ingress", false, "hold arriving packets by the link of their source (--link names peers); not with --rate (nfq.Config.Ingress)")
 	f.BoolVar(&realtime, "realtime", true, "run the verdict thread SCHED_FIFO when privileged")
 	return c
-}
-
-func parseAgentRate(s string) (uint64, error) {
-	l, err := nfq.ParseLink("0.0.0.0/0,rate=" + s)
-	if err != nil {
-		return 0, fmt.Errorf("--rate: %w", err)
-	}
-	return l.Rate, nil
 }
 
 func runLinkemAgent(ctx context.Context, cfg nfq.Config, tool, metrics string, argv []string) (err error) {
@@ -116,19 +102,9 @@ func runLinkemAgent(ctx context.Context, cfg nfq.Config, tool, metrics string, a
 		if err != nil {
 			return fmt.Errorf("linkem-agent: metrics: %w", err)
 		}
-		mux := http.NewServeMux()
-		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-			_ = a.WriteMetrics(w)
-		})
-		// The lateness histogram at full resolution, as a line of the run's
-		// linkem/lateness.jsonl (the harness merges every agent's).
-		mux.HandleFunc("/lateness", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			s := a.Sample()
-			_ = json.NewEncoder(w).Encode(&s)
-		})
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		// Metrics, lateness and the control port (PUT /links: the harness
+		// changes the node's links mid-run through it).
+		srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}

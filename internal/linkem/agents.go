@@ -73,18 +73,20 @@ func NewAgents(cfg AgentsConfig) *Agents {
 
 func (a *Agents) Name() string { return KindAgent }
 
-// ErrAgentLinksFixed: the agents take their tables when their nodes start.
-var ErrAgentLinksFixed = errors.New("the agent backend gives each node its links when the node starts: changing them mid-run (disconnect, partition, heal, SetLink) is not supported yet")
-
-// Apply records the model's conditions for the nodes still to start; once
-// a node runs with its table, a change to any link is refused (the
-// agents have no control port yet).
+// Apply records the model's conditions for the nodes still to start, and
+// pushes each running node's new table to its agent's control port (PUT
+// /links). It is all or nothing: when an agent refuses or does not
+// answer, the agents already changed get their previous table back
+// (ErrRolledBack in the error) and the conditions stay those last applied.
+// A node that took its table but runs no agent now (stopped) is skipped.
 func (a *Agents) Apply(ctx context.Context, m *Model) error {
 	s := m.Snapshot()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.snap != nil && len(a.taken) > 0 && !sameConditions(a.snap, s) {
-		return ErrAgentLinksFixed
+		if err := a.push(ctx, a.snap, s); err != nil {
+			return err
+		}
 	}
 	a.snap = s
 	if !a.started && a.cfg.RecordDir != "" {
@@ -155,12 +157,27 @@ func Ingress(s *Snapshot) bool {
 // per destination j (i→j) and the node's --rate.
 func agentArgs(s *Snapshot, i int, capture netip.Prefix) []string {
 	args := []string{"--capture", capture.String(), "--seed", strconv.Itoa(i + 1)}
-	ingress := Ingress(s)
-	if ingress {
+	if Ingress(s) {
 		args = append(args, "--ingress")
 	}
+	t := agentTable(s, i)
+	if t.Rate != "" {
+		args = append(args, "--rate", t.Rate)
+	}
+	for _, l := range t.Links {
+		args = append(args, "--link", l)
+	}
+	return args
+}
+
+// agentTable is node i's table: its egress rate, and a link (by name)
+// to every other node with a condition (from it, on arrival: Ingress); a
+// cut is a link of 100 % loss.
+func agentTable(s *Snapshot, i int) AgentTable {
+	t := AgentTable{Links: []string{}}
+	ingress := Ingress(s)
 	if r := s.Nodes[i].Rate; r > 0 {
-		args = append(args, "--rate", FormatRate(r))
+		t.Rate = FormatRate(r)
 	}
 	for j := range s.Links[i] {
 		l := s.Links[i][j]
@@ -182,9 +199,17 @@ func agentArgs(s *Snapshot, i int, capture netip.Prefix) []string {
 		if l.Loss > 0 {
 			b.WriteString(",loss=" + strconv.FormatFloat(l.Loss*100, 'g', -1, 64) + "%")
 		}
-		args = append(args, "--link", b.String())
+		t.Links = append(t.Links, b.String())
 	}
-	return args
+	return t
+}
+
+// AgentTable is a link agent's table in its flags' syntax: each --link
+// (nfq.ParseLink's syntax) and the --rate. It is the body of the agent's
+// control port (PUT /links) and of its reply (the table in force).
+type AgentTable struct {
+	Links []string `json:"links"`
+	Rate  string   `json:"rate,omitempty"`
 }
 
 // Close stops the recorder after a last scrape.

@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,10 +94,12 @@ type Agent struct {
 	cfg   Config
 	conn  *Conn
 	epoch time.Time
-	links []*link // longest prefix first; the last is "other"
-	hosts []*link // Host links
-	// byAddr maps the Host links' resolved addresses to them.
-	byAddr atomic.Pointer[map[netip.Addr]*link]
+	// tab is the link table in force (SetTable swaps it); queued are the
+	// prefixes the rules installed at Start queue.
+	tab    atomic.Pointer[table]
+	queued []netip.Prefix
+	setMu  sync.Mutex // one SetTable at a time
+	ports  ports
 	missc  chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -123,10 +124,8 @@ type Agent struct {
 
 type link struct {
 	Link
+	*counters
 	nextFree int64 // owned by the receiver
-	sent, sentBytes,
-	fwd, fwdBytes,
-	lossDrops, queueDrops atomic.Uint64
 }
 
 // held is a packet whose verdict waits for its time.
@@ -149,74 +148,62 @@ func Procs() int { return max(8, 2*runtime.NumCPU()) }
 // thread, which sends verdicts when they are due. Install the rules that
 // feed the queue after Start (InstallRules); Close the agent.
 func Start(cfg Config) (*Agent, error) {
-	a := &Agent{cfg: cfg, epoch: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e6671)), errc: make(chan error, 1)} // "nfq"
-	if cfg.Ingress && cfg.Rate > 0 {
-		return nil, errors.New("nfq: a node's egress rate cannot be kept on arrival: give Rate without Ingress")
-	}
-	for _, l := range cfg.Links {
-		if !l.Prefix.IsValid() && l.Host == "" {
-			return nil, fmt.Errorf("nfq: link %q has no destination", l.Name)
-		}
-		if l.Loss < 0 || l.Loss > 1 || l.Delay < 0 || l.Jitter < 0 {
-			return nil, fmt.Errorf("nfq: link %s%s: delay, jitter and loss must not be negative, loss at most 1", l.Prefix, l.Host)
-		}
-		if l.Rate > 0 && l.QueueBytes == 0 {
-			l.QueueBytes = linkem.QueueBytesFor(l.Rate)
-		}
-		if l.Host != "" {
-			if l.Name == "" {
-				l.Name = l.Host
-			}
-			a.hosts = append(a.hosts, &link{Link: l})
-			continue
-		}
-		l.Prefix = l.Prefix.Masked()
-		if l.Name == "" {
-			l.Name = l.Prefix.String()
-		}
-		a.links = append(a.links, &link{Link: l})
-	}
-	if len(a.hosts) > 0 && len(cfg.Capture) == 0 {
-		return nil, errors.New("nfq: links by host name need a capture prefix (the network their addresses are in)")
-	}
-	a.byAddr.Store(&map[netip.Addr]*link{})
-	a.missc = make(chan struct{}, 1)
-	a.ctx, a.cancel = context.WithCancel(context.Background())
-	sort.SliceStable(a.links, func(i, j int) bool { return a.links[i].Prefix.Bits() > a.links[j].Prefix.Bits() })
-	a.links = append(a.links, &link{Link: Link{Name: "other"}})
-	if cfg.Rate > 0 && a.cfg.QueueBytes == 0 {
-		a.cfg.QueueBytes = linkem.QueueBytesFor(cfg.Rate)
+	a, err := newAgent(cfg)
+	if err != nil {
+		return nil, err
 	}
 	w, err := linkem.NewWaiter()
 	if err != nil {
+		a.cancel()
 		return nil, fmt.Errorf("nfq: %w", err)
 	}
 	a.wait, a.sched.Wake = w, w.Wake
 	cc := cfg.Conn
 	cc.Queue = cfg.Queue
 	if a.conn, err = Open(cc); err != nil {
+		a.cancel()
 		_ = w.Close()
 		return nil, err
 	}
 	a.wg.Add(2)
 	go func() { defer a.wg.Done(); a.receive() }()
 	go func() { defer a.wg.Done(); a.deliver() }()
-	if len(a.hosts) > 0 {
+	if len(cfg.Capture) > 0 { // Host links may come with a later table too
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); a.resolveLoop() }()
 	}
 	return a, nil
 }
 
-// resolveLoop keeps byAddr current until Close.
-func (a *Agent) resolveLoop() {
-	r := a.cfg.Resolver
-	if r == nil {
-		r = net.DefaultResolver
+// errRateIngress: a node's egress rate is its sender side's to keep.
+var errRateIngress = errors.New("nfq: a node's egress rate cannot be kept on arrival: give Rate without Ingress")
+
+// newAgent is an agent with its first table, not yet bound to its queue.
+func newAgent(cfg Config) (*Agent, error) {
+	a := &Agent{cfg: cfg, epoch: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e6671)), errc: make(chan error, 1)} // "nfq"
+	if cfg.Ingress && cfg.Rate > 0 {
+		return nil, errRateIngress
 	}
+	t, err := newTable(cfg.Links, cfg.Rate, cfg.QueueBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.hosts) > 0 && len(cfg.Capture) == 0 {
+		return nil, errors.New("nfq: links by host name need a capture prefix (the network their addresses are in)")
+	}
+	a.bind(t)
+	a.tab.Store(t)
+	a.queued = prefixes(t, cfg.Capture)
+	a.missc = make(chan struct{}, 1)
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	return a, nil
+}
+
+// resolveLoop keeps the table's addresses current until Close.
+func (a *Agent) resolveLoop() {
 	var last time.Time
 	for a.ctx.Err() == nil {
-		all := a.resolve(r)
+		all := a.resolve()
 		last = time.Now()
 		wait := ResolveEvery
 		if !all {
@@ -238,38 +225,18 @@ func (a *Agent) resolveLoop() {
 	}
 }
 
-// resolve looks every Host link up and publishes the addresses found (a
-// name that does not resolve now keeps its last addresses); it reports
-// whether every one resolved.
-func (a *Agent) resolve(r *net.Resolver) bool {
-	old := *a.byAddr.Load()
-	m := make(map[netip.Addr]*link, len(old))
-	all := true
-	for _, l := range a.hosts {
-		ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
-		addrs, err := r.LookupNetIP(ctx, "ip", l.Host)
-		cancel()
-		if err != nil || len(addrs) == 0 {
-			all = false
-			for ad, ol := range old {
-				if ol == l {
-					m[ad] = l
-				}
-			}
-			continue
-		}
-		for _, ad := range addrs {
-			m[ad.Unmap()] = l
-		}
-	}
-	a.byAddr.Store(&m)
-	return all
+// resolve looks every Host link of the table in force up and publishes
+// the addresses found (a name that does not resolve now keeps its last
+// addresses); it reports whether every one resolved.
+func (a *Agent) resolve() bool {
+	t := a.tab.Load()
+	return a.lookup(a.ctx, t, byHost(*t.byAddr.Load()), true)
 }
 
 // Resolved lists each Host link's current addresses, by link name.
 func (a *Agent) Resolved() map[string][]netip.Addr {
 	out := map[string][]netip.Addr{}
-	for ad, l := range *a.byAddr.Load() {
+	for ad, l := range *a.tab.Load().byAddr.Load() {
 		out[l.Name] = append(out[l.Name], ad)
 	}
 	for _, v := range out {
@@ -286,12 +253,14 @@ func (a *Agent) Err() <-chan error { return a.errc }
 
 // Prefixes are the links' destinations and the capture prefixes: what
 // the rules must queue.
-func (a *Agent) Prefixes() []netip.Prefix {
+func (a *Agent) Prefixes() []netip.Prefix { return slices.Clone(a.queued) }
+
+func prefixes(t *table, capture []netip.Prefix) []netip.Prefix {
 	var out []netip.Prefix
-	for _, l := range a.links[:len(a.links)-1] {
+	for _, l := range t.links[:len(t.links)-1] {
 		out = append(out, l.Prefix)
 	}
-	for _, p := range a.cfg.Capture {
+	for _, p := range capture {
 		if p = p.Masked(); !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -299,9 +268,9 @@ func (a *Agent) Prefixes() []netip.Prefix {
 	return out
 }
 
-// classify returns the link of the packet's destination, or its source
-// with Ingress (the "other" link for none or an unreadable header).
-func (a *Agent) classify(p []byte) *link {
+// classify returns the link of t for the packet's destination, or its
+// source with Ingress (the "other" link for none or an unreadable header).
+func (a *Agent) classify(t *table, p []byte) *link {
 	var dst netip.Addr
 	v4, v6 := 16, 24 // daddr offsets; saddr sits just before, of the same size
 	if a.cfg.Ingress {
@@ -313,25 +282,25 @@ func (a *Agent) classify(p []byte) *link {
 	case len(p) >= 40 && p[0]>>4 == 6:
 		dst = netip.AddrFrom16([16]byte(p[v6 : v6+16]))
 	default:
-		return a.links[len(a.links)-1]
+		return t.links[len(t.links)-1]
 	}
-	if len(a.hosts) > 0 {
-		if l, ok := (*a.byAddr.Load())[dst]; ok {
+	if len(t.hosts) > 0 {
+		if l, ok := (*t.byAddr.Load())[dst]; ok {
 			return l
 		}
 	}
-	for _, l := range a.links[:len(a.links)-1] {
+	for _, l := range t.links[:len(t.links)-1] {
 		if l.Prefix.Contains(dst) {
 			return l
 		}
 	}
-	if len(a.hosts) > 0 {
+	if len(t.hosts) > 0 {
 		select { // a node's new address, maybe: look the names up again soon
 		case a.missc <- struct{}{}:
 		default:
 		}
 	}
-	return a.links[len(a.links)-1]
+	return t.links[len(t.links)-1]
 }
 
 // pace passes a packet of n bytes through a drop-tail queue served at rate
@@ -368,11 +337,12 @@ func (a *Agent) receive() {
 			if p == nil {
 				return nil
 			}
-			l := a.classify(p.Payload)
+			tab := a.tab.Load()
+			l := a.classify(tab, p.Payload)
 			l.sent.Add(1)
 			l.sentBytes.Add(uint64(p.Len))
 			t := a.now()
-			at, ok := pace(t, t, &a.nextFree, a.cfg.Rate, a.cfg.QueueBytes, p.Len)
+			at, ok := pace(t, t, &a.nextFree, tab.rate, tab.queueBytes, p.Len)
 			if ok {
 				at, ok = pace(t, at, &l.nextFree, l.Rate, l.QueueBytes, p.Len)
 			}
@@ -502,7 +472,7 @@ func (a *Agent) Lateness() linkem.Lateness { return a.late.Snapshot() }
 // argument, linkem.LatenessBound).
 func (a *Agent) MinDelay() time.Duration {
 	var d time.Duration
-	for _, l := range append(a.links[:len(a.links):len(a.links)], a.hosts...) {
+	for _, l := range a.tab.Load().all() {
 		if l.Delay > 0 && (d == 0 || l.Delay < d) {
 			d = l.Delay
 		}
@@ -511,34 +481,20 @@ func (a *Agent) MinDelay() time.Duration {
 }
 
 // Stats are the per-destination counters in the switch's terms, one port
-// per link (configured order, then "other"): Sent what the node sent to
+// per link (configured order, then links later tables added, then
+// "other"; a link a later table removed keeps its port): Sent what the node sent to
 // it, Forwarded what the agent let through, the drops; Received stays 0
 // (the agent sees egress only).
 func (a *Agent) Stats() []linkem.PortStats {
-	byName := map[*link]bool{}
-	var out []linkem.PortStats
-	add := func(l *link) {
-		if byName[l] {
-			return
-		}
-		byName[l] = true
-		out = append(out, linkem.PortStats{
-			Port: l.Name, SentPackets: l.sent.Load(), SentBytes: l.sentBytes.Load(),
-			ForwardedPackets: l.fwd.Load(), ForwardedBytes: l.fwdBytes.Load(),
-			DroppedLoss: l.lossDrops.Load(), DroppedQueue: l.queueDrops.Load(),
-			ReadErrors: 0, WriteErrors: 0,
-		})
-	}
-	all := append(a.links[:len(a.links):len(a.links)], a.hosts...)
-	for _, cl := range a.cfg.Links { // configured order
-		for _, l := range all {
-			if !byName[l] && ((cl.Host != "" && l.Host == cl.Host) || (cl.Host == "" && l.Host == "" && l.Prefix == cl.Prefix.Masked())) {
-				add(l)
-				break
-			}
+	names, cs := a.ports.list()
+	out := make([]linkem.PortStats, len(cs))
+	for i, c := range cs {
+		out[i] = linkem.PortStats{
+			Port: names[i], SentPackets: c.sent.Load(), SentBytes: c.sentBytes.Load(),
+			ForwardedPackets: c.fwd.Load(), ForwardedBytes: c.fwdBytes.Load(),
+			DroppedLoss: c.lossDrops.Load(), DroppedQueue: c.queueDrops.Load(),
 		}
 	}
-	add(a.links[len(a.links)-1])
 	out[len(out)-1].ReadErrors = a.recvErrors.Load() + a.enobufs.Load()
 	out[len(out)-1].WriteErrors = a.sendErrors.Load() + a.verdictErrors.Load()
 	return out

@@ -179,14 +179,14 @@ func TestMissingPacketHeader(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	a := &Agent{}
-	for _, l := range []Link{
+	tab, err := newTable([]Link{
 		{Name: "subnet", Prefix: netip.MustParsePrefix("10.1.0.0/16")},
 		{Name: "host", Prefix: netip.MustParsePrefix("10.1.2.3/32")},
 		{Name: "v6", Prefix: netip.MustParsePrefix("fd00::/64")},
-	} {
-		a.links = append(a.links, &link{Link: l})
+	}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	a.links = []*link{a.links[1], a.links[0], a.links[2], {Link: Link{Name: "other"}}} // longest prefix first, as Start sorts
 	v4 := func(d [4]byte) []byte {
 		p := make([]byte, 20)
 		p[0] = 0x45
@@ -211,7 +211,7 @@ func TestClassify(t *testing.T) {
 		{v6(netip.MustParseAddr("fd01::5")), "other"},
 		{[]byte{0x45, 0}, "other"},
 	} {
-		if got := a.classify(tc.p).Name; got != tc.want {
+		if got := a.classify(tab, tc.p).Name; got != tc.want {
 			t.Errorf("classify % x = %s, want %s", tc.p, got, tc.want)
 		}
 	}
