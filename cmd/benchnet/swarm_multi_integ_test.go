@@ -74,8 +74,10 @@ target = "round-robin"
 }
 
 // swarmFaults is 4 validators and 2 rotating full nodes over three zones,
-// with every [[perturb]] action a runner without links can take and 4
-// rotate cycles, under a light load; thresholds give local's verdicts. (10
+// with a kill, a restart, a pause and a disconnect (through the link
+// agents' control ports: every link 2 ms, so each node runs under its
+// agent) and 4 rotate cycles, under a light load; thresholds give
+// local's verdicts. (10
 // cycles over 180 s ran here too, all caught up in 9.4-22.0 s, HISTORY
 // 2026-11-30; CI runs 4 to stay under its time.)
 func swarmFaults(t *testing.T, subnet string, engines []string) string {
@@ -87,6 +89,7 @@ halt_limit = "60s"
 [network]
 subnet = %q
 topology = "full"
+delay = "2ms"
 
 [node.validator]
 count = 4
@@ -128,6 +131,12 @@ action = "pause"
 at = "36s"
 node = "validator3"
 action = "resume"
+
+[[perturb]]
+at = "50s"
+node = "validator0"
+action = "disconnect"
+for = "8s"
 
 [infra]
 runner = "swarm"
@@ -322,8 +331,30 @@ func TestSwarmMultiEngine(t *testing.T) {
 		if f.Halted != "" {
 			t.Errorf("halted: %s", f.Halted)
 		}
-		if len(f.Perturbations) != 3 {
-			t.Errorf("%d perturbations, want 3 (kill, restart, pause-resume)", len(f.Perturbations))
+		if len(f.Perturbations) != 4 {
+			t.Errorf("%d perturbations, want 4 (kill, restart, pause-resume, disconnect)", len(f.Perturbations))
+		}
+		// The disconnect cut validator0 off at the agents: their counters
+		// dropped its packets both ways (the agents hold arriving ones, so
+		// validator0's agent dropped what came to it, the others' what
+		// came from it).
+		ctr, err := (&rundir.Dir{Path: dir}).ReadLinkemCounters()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var to, from uint64
+		for _, p := range ctr.Ports {
+			src, dst, _ := strings.Cut(p.Port, ">")
+			switch {
+			case dst == "validator0":
+				to += p.DroppedLoss
+			case src == "validator0":
+				from += p.DroppedLoss
+			}
+		}
+		t.Logf("disconnect: the agents dropped %d packets to validator0 and %d from it", to, from)
+		if to == 0 || from == 0 {
+			t.Errorf("disconnect dropped %d packets to validator0 and %d from it: want both > 0", to, from)
 		}
 		// A restarted task may be published on other ports: the harness
 		// must see the node again (it did not before the collector and

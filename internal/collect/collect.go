@@ -291,7 +291,7 @@ func (c *Collector) procLoop(ctx context.Context) {
 			if pid <= 0 {
 				continue
 			}
-			p, err := ReadProc(pid)
+			p, err := ReadProcTree(pid)
 			if err != nil {
 				c.recordError(now, t.Node, "proc", err)
 				continue

@@ -29,6 +29,57 @@ func ReadProc(pid int) (Proc, error) {
 	return readProc("/proc", pid)
 }
 
+// ReadProcTree is ReadProc summed over pid and its descendants: a node
+// that runs under a wrapper (the swarm runner's link agent, whose child
+// the node is) is the whole tree; the wrapper's share is the run's own,
+// as the userspace switch's is the harness's on local. A descendant that
+// exits between the listing and its read is left out.
+func ReadProcTree(pid int) (Proc, error) {
+	return readProcTree("/proc", pid)
+}
+
+func readProcTree(root string, pid int) (Proc, error) {
+	p, err := readProc(root, pid)
+	if err != nil {
+		return p, err
+	}
+	queue := children(root, pid)
+	for seen := 0; len(queue) > 0 && seen < maxTree; seen++ {
+		c := queue[0]
+		queue = queue[1:]
+		q, err := readProc(root, c)
+		if err != nil {
+			continue
+		}
+		p.CPUSeconds += q.CPUSeconds
+		p.RSSBytes += q.RSSBytes
+		queue = append(queue, children(root, c)...)
+	}
+	return p, nil
+}
+
+// maxTree bounds the descendants read per process tree.
+const maxTree = 64
+
+// children lists pid's child processes from every thread's children file
+// (CONFIG_PROC_CHILDREN; none without it).
+func children(root string, pid int) []int {
+	tasks, _ := os.ReadDir(fmt.Sprintf("%s/%d/task", root, pid))
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("%s/%d/task/%s/children", root, pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 func readProc(root string, pid int) (Proc, error) {
 	var p Proc
 	stat, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", root, pid))
