@@ -141,7 +141,9 @@ func BenchmarkSwarmQAQuick(t *testing.B) {
 	}
 	defer logf.Close()
 	var buf bytes.Buffer
-	cmd := exec.Command(bin, "qa", filepath.Join(dir, "qa.toml"), "--runner", "swarm", "--quick",
+	// A swarm testnet takes 60-90 s to come up, so the quick plan is ~26
+	// min: the 15 min quick budget refuses it before it starts.
+	cmd := exec.Command(bin, "qa", filepath.Join(dir, "qa.toml"), "--runner", "swarm", "--quick", "--budget", "40m",
 		"--baseline", "cometbft@v1.0.1", "--candidate", "cometbft@v1.0.1", "--output", out)
 	cmd.Stdout = io.MultiWriter(&buf, logf)
 	cmd.Stderr = cmd.Stdout
