@@ -1,11 +1,9 @@
 package nfq_test
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,20 +25,11 @@ func TestAgentControl(t *testing.T) {
 	defer srv.Close()
 	put := func(body string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPut, srv.URL+"/links", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
+		status, reply := nfq.DoLinks(t, srv, http.MethodPut, body)
+		if status != http.StatusOK {
+			t.Fatalf("PUT /links %s: %d: %s", body, status, reply)
 		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("PUT /links %s: %s: %s", body, resp.Status, b)
-		}
-		t.Logf("PUT /links → %s", strings.TrimSpace(string(b)))
+		t.Logf("PUT /links → %s", reply)
 	}
 
 	r0 := probe(t, l.a, addrB, 100, 5*time.Millisecond)

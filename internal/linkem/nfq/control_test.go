@@ -14,6 +14,23 @@ import (
 	"github.com/benchnet/benchnet/internal/linkem"
 )
 
+// DoLinks sends body to the control port's /links with method and returns
+// the status and the trimmed reply (also for nfq_test).
+func DoLinks(t testing.TB, srv *httptest.Server, method, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+"/links", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b))
+}
+
 // controlAgent is an agent with its first table and no queue: what the
 // control port changes, without the kernel.
 func controlAgent(t *testing.T, capture ...string) *Agent {
@@ -74,19 +91,9 @@ func TestControlPut(t *testing.T) {
 			a := controlAgent(t, tc.capture...)
 			srv := httptest.NewServer(a.Handler())
 			defer srv.Close()
-			req, err := http.NewRequest(tc.method, srv.URL+"/links", strings.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
-			got := strings.TrimSpace(string(body))
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, got)
+			status, got := DoLinks(t, srv, tc.method, tc.body)
+			if status != tc.status {
+				t.Fatalf("status %d, want %d: %s", status, tc.status, got)
 			}
 			if tc.status == 200 {
 				if got != tc.want {
