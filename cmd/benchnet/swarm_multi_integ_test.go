@@ -335,9 +335,11 @@ func TestSwarmMultiEngine(t *testing.T) {
 			t.Errorf("%d perturbations, want 4 (kill, restart, pause-resume, disconnect)", len(f.Perturbations))
 		}
 		// The disconnect cut validator0 off at the agents: their counters
-		// dropped its packets both ways (the agents hold arriving ones, so
-		// validator0's agent dropped what came to it, the others' what
-		// came from it).
+		// dropped its packets (the agents hold arriving ones, so
+		// validator0's agent drops what comes to it, the others' what
+		// comes from it). TCP's retransmit backoff keeps the counts small
+		// over 8 s: 5 and 2 in one run, 0 and 3 in the next (CI,
+		// 2026-12-01), so the test asks for drops, not for both ways.
 		ctr, err := (&rundir.Dir{Path: dir}).ReadLinkemCounters()
 		if err != nil {
 			t.Fatal(err)
@@ -353,8 +355,8 @@ func TestSwarmMultiEngine(t *testing.T) {
 			}
 		}
 		t.Logf("disconnect: the agents dropped %d packets to validator0 and %d from it", to, from)
-		if to == 0 || from == 0 {
-			t.Errorf("disconnect dropped %d packets to validator0 and %d from it: want both > 0", to, from)
+		if to+from == 0 {
+			t.Errorf("disconnect dropped no packet to or from validator0: the cut did not reach the agents")
 		}
 		// A restarted task may be published on other ports: the harness
 		// must see the node again (it did not before the collector and
