@@ -182,14 +182,7 @@ func (m *Manifest) validateFaults() Errors {
 	case m.Rotate != nil:
 		rotating = m.validateRotate(&errs)
 	}
-	// The backend link actions reach: named, or the one "auto" always is
-	// under the runner (swarm: the agents, through their control ports).
-	rc, _ := caps.Of(m.Infra.Runner)
-	linkem := m.Network.Linkem
-	if (linkem == "auto" || linkem == "") && rc.AutoLinks != "" {
-		linkem = rc.AutoLinks
-	}
-	linkemOK := linkem == "netem" || linkem == "userspace" || linkem == "agent"
+	linkemOK := m.Network.Linkem == "netem" || m.Network.Linkem == "userspace"
 	for i, p := range m.Perturb {
 		add := func(key, format string, args ...any) {
 			errs = append(errs, m.perturbErrorf(i, key, format, args...))
@@ -215,7 +208,14 @@ func (m *Manifest) validateFaults() Errors {
 		if p.Action == ActWipeRestart && noChain {
 			add("action", "wipe-restart resets a node's chain state to genesis: a %s host keeps none (kind = %q)", kind, kind)
 		}
-		if LinkAction(p.Action) && !linkemOK {
+		switch rc, _ := caps.Of(m.Infra.Runner); {
+		case !LinkAction(p.Action):
+		case m.Network.Linkem == "agent" || (len(rc.Links) > 0 && !rc.CanLink("netem") && !rc.CanLink("userspace")):
+			// The agents beside the nodes (swarm) take their links when
+			// their node starts: no control port yet.
+			add("action", "%s changes links mid-run, which the link agents of runner %q cannot do yet (each takes its node's links when the node starts): use infra.runner = %s", p.Action, m.Infra.Runner,
+				orList(quoteEach(caps.Where(func(r caps.Record) bool { return r.CanLink("netem") || r.CanLink("userspace") }))))
+		case !linkemOK:
 			add("action", "%s changes links: set [network].linkem = \"netem\" or \"userspace\" (now %q)", p.Action, m.Network.Linkem)
 		}
 		targets := p.Nodes
