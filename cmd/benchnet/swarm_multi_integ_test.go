@@ -74,12 +74,12 @@ target = "round-robin"
 }
 
 // swarmFaults is 4 validators and 2 rotating full nodes over three zones,
-// with a kill, a restart, a pause and a disconnect (through the link
-// agents' control ports: every link 2 ms, so each node runs under its
-// agent) and 4 rotate cycles, under a light load; thresholds give
-// local's verdicts. (10
-// cycles over 180 s ran here too, all caught up in 9.4-22.0 s, HISTORY
-// 2026-11-30; CI runs 4 to stay under its time.)
+// with a kill, a restart and a pause (every link 2 ms, so each node runs
+// under its link agent) and 4 rotate cycles, under a light load;
+// thresholds give local's verdicts. A disconnect through the agents'
+// control ports reached them in 1 of 3 runs (NOTES): refused on swarm for
+// now. (10 cycles over 180 s ran here too, all caught up in 9.4-22.0 s,
+// HISTORY 2026-11-30; CI runs 4 to stay under its time.)
 func swarmFaults(t *testing.T, subnet string, engines []string) string {
 	t.Helper()
 	m := fmt.Sprintf(`name = "swarm-faults"
@@ -131,12 +131,6 @@ action = "pause"
 at = "36s"
 node = "validator3"
 action = "resume"
-
-[[perturb]]
-at = "50s"
-node = "validator0"
-action = "disconnect"
-for = "8s"
 
 [infra]
 runner = "swarm"
@@ -331,32 +325,8 @@ func TestSwarmMultiEngine(t *testing.T) {
 		if f.Halted != "" {
 			t.Errorf("halted: %s", f.Halted)
 		}
-		if len(f.Perturbations) != 4 {
-			t.Errorf("%d perturbations, want 4 (kill, restart, pause-resume, disconnect)", len(f.Perturbations))
-		}
-		// The disconnect cut validator0 off at the agents: their counters
-		// dropped its packets (the agents hold arriving ones, so
-		// validator0's agent drops what comes to it, the others' what
-		// comes from it). TCP's retransmit backoff keeps the counts small
-		// over 8 s: 5 and 2 in one run, 0 and 3 in the next (CI,
-		// 2026-12-01), so the test asks for drops, not for both ways.
-		ctr, err := (&rundir.Dir{Path: dir}).ReadLinkemCounters()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var to, from uint64
-		for _, p := range ctr.Ports {
-			src, dst, _ := strings.Cut(p.Port, ">")
-			switch {
-			case dst == "validator0":
-				to += p.DroppedLoss
-			case src == "validator0":
-				from += p.DroppedLoss
-			}
-		}
-		t.Logf("disconnect: the agents dropped %d packets to validator0 and %d from it", to, from)
-		if to+from == 0 {
-			t.Errorf("disconnect dropped no packet to or from validator0: the cut did not reach the agents")
+		if len(f.Perturbations) != 3 {
+			t.Errorf("%d perturbations, want 3 (kill, restart, pause-resume)", len(f.Perturbations))
 		}
 		// A restarted task may be published on other ports: the harness
 		// must see the node again (it did not before the collector and

@@ -33,7 +33,7 @@ func TestInfra(t *testing.T) {
 		{"accounts app refused on swarm", "app = \"accounts\"\n[load]\nworkload = \"accounts\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:4: node.validator.app: "accounts" runs a second process in the node's network namespace, which runner "swarm" cannot host: use app = "kvstore", or infra.runner = "docker" or "local"`, ""},
 		{"links on swarm (agent)", "[network]\njitter = \"5ms\"\n[infra]\nrunner = \"swarm\"\n", "", "swarm"},
 		{"userspace refused on swarm", "[network]\ndelay = \"5ms\"\nlinkem = \"userspace\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:6: network.linkem: linkem = "userspace" is not supported by runner "swarm" yet: use "agent"`, ""},
-		{"partition refused on swarm", "[network]\ndelay = \"5ms\"\n[[perturb]]\nat = \"1s\"\nnode = \"validator0\"\naction = \"partition\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:9: perturb[0].action: partition changes links mid-run, which the link agents of runner "swarm" cannot do yet`, ""},
+		{"partition refused on swarm", "[network]\ndelay = \"5ms\"\n[[perturb]]\nat = \"1s\"\nnode = \"validator0\"\naction = \"partition\"\n[infra]\nrunner = \"swarm\"\n", `m.toml:9: perturb[0].action: partition changes links mid-run, which the link agents of runner "swarm" do not do reliably yet`, ""},
 		{"limits need containers", "[infra]\ncpus = 1\n", `m.toml:5: infra.cpus: per-node limits need a runner that enforces them (docker or swarm)`, ""},
 		{"bad memory", "[infra]\nrunner = \"docker\"\nmemory = \"lots\"\n", `m.toml:6: infra.memory: memory "lots": want a size`, ""},
 		{"tiny memory", "[infra]\nrunner = \"docker\"\nmemory = \"1m\"\n", `m.toml:6: infra.memory: memory "1m": below docker's minimum`, ""},

@@ -211,9 +211,11 @@ func (m *Manifest) validateFaults() Errors {
 		switch rc, _ := caps.Of(m.Infra.Runner); {
 		case !LinkAction(p.Action):
 		case m.Network.Linkem == "agent" || (len(rc.Links) > 0 && !rc.CanLink("netem") && !rc.CanLink("userspace")):
-			// The agents beside the nodes (swarm) take their links when
-			// their node starts: no control port yet.
-			add("action", "%s changes links mid-run, which the link agents of runner %q cannot do yet (each takes its node's links when the node starts): use infra.runner = %s", p.Action, m.Infra.Runner,
+			// The agents beside the nodes (swarm) have a control port,
+			// but a push the harness skipped (a node's agent endpoint not
+			// found) went unseen: cuts reached the agents in 1 of 3 swarm
+			// runs (NOTES). Refused until every push is accounted for.
+			add("action", "%s changes links mid-run, which the link agents of runner %q do not do reliably yet (a node whose agent the harness does not reach keeps its links): use infra.runner = %s", p.Action, m.Infra.Runner,
 				orList(quoteEach(caps.Where(func(r caps.Record) bool { return r.CanLink("netem") || r.CanLink("userspace") }))))
 		case !linkemOK:
 			add("action", "%s changes links: set [network].linkem = \"netem\" or \"userspace\" (now %q)", p.Action, m.Network.Linkem)
