@@ -94,33 +94,16 @@ func newLab(t testing.TB) *lab {
 }
 
 // startAgent starts an agent in namespace ns with its rules, both removed
-// at cleanup.
+// at cleanup; the rules must go in by the agent's own netlink path.
 func startAgent(t testing.TB, ns string, links []nfq.Link) *nfq.Agent {
 	t.Helper()
-	a, err := nfq.Start(nfq.Config{Queue: 0, Links: links, Seed: 1, Realtime: true, Conn: nfq.ConnConfig{Netns: ns}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := a.Close(); err != nil {
-			t.Errorf("close agent: %v", err)
-		}
-	})
-	r, err := nfq.Rules{Queue: 0, Prefixes: a.Prefixes(), Netns: ns}.Install(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, r := startAgentWith(t, ns, nfq.Config{Links: links, Seed: 1})
 	t.Logf("rules installed by %s", r.Describe())
 	if r.Tool != "netlink" {
 		// A task's image has no nft or iptables: the agent's own netlink
 		// path must work on every kernel the lab supports.
 		t.Errorf("rules installed by %s, want netlink (the agent's own)", r.Describe())
 	}
-	t.Cleanup(func() {
-		if err := r.Remove(context.Background()); err != nil {
-			t.Errorf("remove rules: %v", err)
-		}
-	})
 	return a
 }
 

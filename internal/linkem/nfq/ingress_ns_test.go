@@ -13,9 +13,9 @@ import (
 
 const addrA = "10.77.1.1" // namespace a's address towards b
 
-// startAgentWith starts an agent of cfg in namespace ns with its rules
-// (Ingress as cfg's), both removed at cleanup.
-func startAgentWith(t *testing.T, ns string, cfg nfq.Config) {
+// startAgentWith starts an agent of cfg (queue, realtime) in namespace ns
+// with its rules (Ingress as cfg's), both removed at cleanup.
+func startAgentWith(t testing.TB, ns string, cfg nfq.Config) (*nfq.Agent, nfq.Rules) {
 	t.Helper()
 	cfg.Conn.Netns, cfg.Realtime = ns, true
 	a, err := nfq.Start(cfg)
@@ -36,6 +36,7 @@ func startAgentWith(t *testing.T, ns string, cfg nfq.Config) {
 			t.Errorf("remove rules: %v", err)
 		}
 	})
+	return a, r
 }
 
 // tcpFlow sends from namespace a to b over one TCP connection for d and
@@ -110,7 +111,7 @@ func TestIngressKeepsTCP(t *testing.T) {
 		if ingress {
 			ns, peer = l.b, netip.MustParsePrefix(addrA+"/32")
 		}
-		startAgentWith(t, ns, nfq.Config{Links: []nfq.Link{{Name: "peer", Prefix: peer, Delay: delay}}, Seed: 1, Ingress: ingress})
+		_, _ = startAgentWith(t, ns, nfq.Config{Links: []nfq.Link{{Name: "peer", Prefix: peer, Delay: delay}}, Seed: 1, Ingress: ingress})
 		rtt, n := tcpFlow(t, l, window)
 		rates[ingress] = float64(n) / window.Seconds() / 1e6
 		t.Logf("ingress %v: connect %s, %.2f MB/s", ingress, rtt.Round(100*time.Microsecond), rates[ingress])
